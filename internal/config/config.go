@@ -1,0 +1,199 @@
+// Package config loads strata's YAML configuration. Defaults come from the embedded reference file
+// (configs/strata.yaml), so a file only states what it changes, and the documentation cannot drift
+// from the defaults.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/strata-rtc/strata/configs"
+)
+
+// Config is the whole server configuration.
+type Config struct {
+	General    General    `yaml:"general"`
+	Transports Transports `yaml:"transports"`
+	Media      Media      `yaml:"media"`
+	Plugins    Plugins    `yaml:"plugins"`
+}
+
+// General holds gateway-wide options (sessions, authentication, logging).
+type General struct {
+	ServerName            string        `yaml:"server_name"`
+	SessionTimeout        time.Duration `yaml:"session_timeout"`
+	ReclaimSessionTimeout time.Duration `yaml:"reclaim_session_timeout"`
+	AcceptNewSessions     bool          `yaml:"accept_new_sessions"`
+	APISecret             string        `yaml:"api_secret"`
+	TokenAuth             bool          `yaml:"token_auth"`
+	Tokens                []string      `yaml:"tokens"`
+	MaxMessageBytes       int64         `yaml:"max_message_bytes"`
+	LogLevel              string        `yaml:"log_level"`
+}
+
+// Transports configures the Janus API listeners.
+type Transports struct {
+	HTTP      HTTPTransport      `yaml:"http"`
+	WebSocket WebSocketTransport `yaml:"websocket"`
+	Admin     AdminTransport     `yaml:"admin"`
+}
+
+// HTTPTransport is the REST/long-poll transport (and the demo web server).
+type HTTPTransport struct {
+	Enabled         bool          `yaml:"enabled"`
+	Listen          string        `yaml:"listen"`
+	BasePath        string        `yaml:"base_path"`
+	LongPollTimeout time.Duration `yaml:"long_poll_timeout"`
+	CORSOrigin      string        `yaml:"cors_origin"`
+	Demos           bool          `yaml:"demos"`
+}
+
+// WebSocketTransport is the `janus-protocol` WebSocket transport.
+type WebSocketTransport struct {
+	Enabled bool   `yaml:"enabled"`
+	Listen  string `yaml:"listen"`
+}
+
+// AdminTransport is the admin API over HTTP.
+type AdminTransport struct {
+	Enabled     bool   `yaml:"enabled"`
+	Listen      string `yaml:"listen"`
+	BasePath    string `yaml:"base_path"`
+	AdminSecret string `yaml:"admin_secret"`
+}
+
+// Media configures every PeerConnection strata creates.
+type Media struct {
+	ICE          ICE           `yaml:"ice"`
+	NACK         bool          `yaml:"nack"`
+	RTX          bool          `yaml:"rtx"`
+	TWCC         bool          `yaml:"twcc"`
+	REMB         bool          `yaml:"remb"`
+	TWCCInterval time.Duration `yaml:"twcc_interval"`
+}
+
+// ICE configures candidate gathering and connectivity.
+type ICE struct {
+	PortMin     uint16       `yaml:"port_min"`
+	PortMax     uint16       `yaml:"port_max"`
+	UDPMuxPort  int          `yaml:"udp_mux_port"`
+	NAT1To1IPs  []string     `yaml:"nat_1to1_ips"`
+	STUNServers []string     `yaml:"stun_servers"`
+	TURNServers []TURNServer `yaml:"turn_servers"`
+	TCPPort     int          `yaml:"tcp_port"`
+	Lite        bool         `yaml:"lite"`
+	Loopback    bool         `yaml:"loopback"`
+	Interfaces  []string     `yaml:"interfaces"`
+	FullTrickle bool         `yaml:"full_trickle"`
+}
+
+// TURNServer is one TURN server entry.
+type TURNServer struct {
+	URLs       []string `yaml:"urls"`
+	Username   string   `yaml:"username"`
+	Credential string   `yaml:"credential"`
+}
+
+// Plugins holds one section per plugin.
+type Plugins struct {
+	EchoTest EchoTest `yaml:"echotest"`
+}
+
+// EchoTest configures janus.plugin.echotest.
+type EchoTest struct {
+	Enabled bool `yaml:"enabled"`
+}
+
+// Default returns the configuration with no file: the embedded reference file.
+func Default() *Config {
+	c, err := Parse(nil, "")
+	if err != nil {
+		panic("config: embedded reference configuration is invalid: " + err.Error())
+	}
+	return c
+}
+
+// Load reads a YAML file over the defaults. An empty path gives the defaults.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return Default(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes data (which may be nil) over the defaults and validates the result. name is used in
+// error messages.
+func Parse(data []byte, name string) (*Config, error) {
+	c := &Config{}
+	if err := decodeStrict(configs.Reference, c); err != nil {
+		return nil, fmt.Errorf("reference config: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := decodeStrict(data, c); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}
+
+func decodeStrict(data []byte, into *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(into); err != nil && !errors.Is(err, errEOF(err)) {
+		return err
+	}
+	return nil
+}
+
+// errEOF lets an empty document through: yaml.v3 reports io.EOF for it.
+func errEOF(err error) error {
+	if err != nil && err.Error() == "EOF" {
+		return err
+	}
+	return errors.New("not eof")
+}
+
+// Validate checks values that YAML types cannot express.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.General.SessionTimeout < 0 {
+		errs = append(errs, errors.New("general.session_timeout: must not be negative"))
+	}
+	if c.General.ReclaimSessionTimeout < 0 {
+		errs = append(errs, errors.New("general.reclaim_session_timeout: must not be negative"))
+	}
+	if c.General.MaxMessageBytes <= 0 {
+		errs = append(errs, errors.New("general.max_message_bytes: must be positive"))
+	}
+	switch c.General.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("general.log_level: %q is not one of debug, info, warn, error", c.General.LogLevel))
+	}
+	if c.Transports.HTTP.LongPollTimeout <= 0 {
+		errs = append(errs, errors.New("transports.http.long_poll_timeout: must be positive"))
+	}
+	ice := c.Media.ICE
+	if (ice.PortMin == 0) != (ice.PortMax == 0) || ice.PortMin > ice.PortMax {
+		errs = append(errs, fmt.Errorf("media.ice: port range %d-%d is invalid", ice.PortMin, ice.PortMax))
+	}
+	if ice.UDPMuxPort < 0 || ice.UDPMuxPort > 65535 || ice.TCPPort < 0 || ice.TCPPort > 65535 {
+		errs = append(errs, errors.New("media.ice: udp_mux_port and tcp_port must be 0-65535"))
+	}
+	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
+		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
+	}
+	return errors.Join(errs...)
+}
