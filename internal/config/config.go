@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -151,18 +152,11 @@ func Parse(data []byte, name string) (*Config, error) {
 func decodeStrict(data []byte, into *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(into); err != nil && !errors.Is(err, errEOF(err)) {
+	// An empty document decodes as io.EOF: that is a file with nothing to change.
+	if err := dec.Decode(into); err != nil && !errors.Is(err, io.EOF) {
 		return err
 	}
 	return nil
-}
-
-// errEOF lets an empty document through: yaml.v3 reports io.EOF for it.
-func errEOF(err error) error {
-	if err != nil && err.Error() == "EOF" {
-		return err
-	}
-	return errors.New("not eof")
 }
 
 // Validate checks values that YAML types cannot express.

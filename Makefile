@@ -1,0 +1,60 @@
+# strata — the two commands of the quick start are `make run` and `make test`.
+GO          ?= go
+BIN         := bin/strata
+CONFIG      ?=
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
+# Packages with concurrency run under the race detector.
+RACE_PKGS   := ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/...
+
+.PHONY: all build run deps-run deps-test test lint unit e2e bench lab fuzz clean
+
+all: build
+
+deps-run:
+	@scripts/install-deps.sh run
+	@$(GO) mod download
+
+deps-test:
+	@scripts/install-deps.sh test
+	@$(GO) mod download
+
+build:
+	$(GO) build -o $(BIN) ./cmd/strata
+
+## run: install what is missing, build, and serve with the embedded default configuration.
+run: deps-run build
+	./$(BIN) serve $(if $(CONFIG),-config $(CONFIG))
+
+## test: install what the tests need and run every test.
+test: deps-test lint unit
+
+lint:
+	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@echo "== go vet"; $(GO) vet ./...
+	@echo "== staticcheck"; $(GO) run $(STATICCHECK) ./...
+
+unit:
+	@echo "== go test"
+	$(GO) test -count=1 -timeout 15m ./...
+	@echo "== go test -race (concurrent packages)"
+	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)
+
+## bench: benchmarks of the hot paths and controllers.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## lab: run the full scenario library and refresh docs/RESULTS.md.
+lab: deps-test build
+	./$(BIN) lab run scenarios --out lab-out --results docs/RESULTS.md
+
+## fuzz: run every fuzzer for FUZZTIME each.
+FUZZTIME ?= 20s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin lab-out

@@ -1,0 +1,112 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/strata-rtc/strata/configs"
+)
+
+func TestDefaultsNeedNoFile(t *testing.T) {
+	c := Default()
+	if c.General.SessionTimeout != 60*time.Second {
+		t.Errorf("session_timeout = %v, want Janus's 60s", c.General.SessionTimeout)
+	}
+	if c.Transports.HTTP.Listen != ":8088" || c.Transports.WebSocket.Listen != ":8188" || c.Transports.Admin.Listen != ":7088" {
+		t.Errorf("listeners = %q %q %q, want Janus's default ports", c.Transports.HTTP.Listen, c.Transports.WebSocket.Listen, c.Transports.Admin.Listen)
+	}
+	if c.Transports.HTTP.LongPollTimeout != 30*time.Second {
+		t.Errorf("long_poll_timeout = %v, want 30s", c.Transports.HTTP.LongPollTimeout)
+	}
+	if !c.Plugins.EchoTest.Enabled {
+		t.Error("echotest should be enabled by default")
+	}
+}
+
+// TestReferenceDocumentsEveryOption walks the Config struct and checks that each yaml key appears in
+// the reference file, so an option cannot be added without being documented there.
+func TestReferenceDocumentsEveryOption(t *testing.T) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(configs.Reference, &root); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(typ reflect.Type, node *yaml.Node, path string)
+	walk = func(typ reflect.Type, node *yaml.Node, path string) {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			key := strings.Split(f.Tag.Get("yaml"), ",")[0]
+			child := lookup(node, key)
+			if child == nil {
+				t.Errorf("option %s%s is not in configs/strata.yaml", path, key)
+				continue
+			}
+			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)) {
+				walk(f.Type, child, path+key+".")
+			}
+		}
+	}
+	walk(reflect.TypeOf(Config{}), root.Content[0], "")
+}
+
+func lookup(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func TestFileOverridesOnlyWhatItStates(t *testing.T) {
+	c, err := Parse([]byte("general:\n  session_timeout: 5s\nmedia:\n  ice:\n    udp_mux_port: 20000\n"), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.General.SessionTimeout != 5*time.Second || c.Media.ICE.UDPMuxPort != 20000 {
+		t.Errorf("overrides not applied: %+v %+v", c.General, c.Media.ICE)
+	}
+	if c.Transports.HTTP.Listen != ":8088" || !c.Media.TWCC {
+		t.Errorf("defaults lost when overriding: %+v", c.Transports.HTTP)
+	}
+}
+
+func TestBadFilesAreRejectedWithTheirName(t *testing.T) {
+	cases := map[string]string{
+		"unknown key":      "general:\n  sesion_timeout: 5s\n",
+		"wrong type":       "general:\n  session_timeout: soon\n",
+		"negative timeout": "general:\n  session_timeout: -1s\n",
+		"bad log level":    "general:\n  log_level: loud\n",
+		"bad port range":   "media:\n  ice:\n    port_min: 30000\n    port_max: 20000\n",
+		"not yaml":         "general: [\n",
+	}
+	for name, text := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(text), "bad.yaml")
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), "bad.yaml") {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("general:\n  session_timeout: 5s\n"))
+	f.Add(configs.Reference)
+	f.Add([]byte("{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data, "fuzz.yaml")
+		if err == nil && c.Validate() != nil {
+			t.Fatal("Parse accepted a configuration Validate rejects")
+		}
+	})
+}

@@ -1,0 +1,158 @@
+// Package server assembles a running strata: it builds the PeerConnection factory and the plugins from
+// the configuration, starts the gateway, and binds the HTTP, WebSocket and admin listeners. It holds no
+// logic of its own beyond wiring, so tests can start a complete server in-process on free ports.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/gateway"
+	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/transport/adminapi"
+	"github.com/strata-rtc/strata/internal/transport/httpapi"
+	"github.com/strata-rtc/strata/internal/transport/wsapi"
+	"github.com/strata-rtc/strata/web"
+)
+
+// Server is a complete strata instance.
+type Server struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	level   *slog.LevelVar
+	peers   *peer.Factory
+	gw      *gateway.Gateway
+	plugins []plugin.Plugin
+
+	listeners map[string]*listener
+}
+
+type listener struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+// Listener names, as used by Addr.
+const (
+	HTTP      = "http"
+	WebSocket = "websocket"
+	Admin     = "admin"
+)
+
+// New builds a server from cfg. Nothing listens until Start.
+func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if level == nil {
+		level = new(slog.LevelVar)
+	}
+	peers, err := peer.NewFactory(cfg.Media, log.With("component", "peer"))
+	if err != nil {
+		return nil, fmt.Errorf("media configuration: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, level: level, peers: peers, listeners: map[string]*listener{}}
+	s.plugins = loadPlugins(cfg, log)
+	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level)
+	return s, nil
+}
+
+// loadPlugins creates every plugin enabled in the configuration.
+func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
+	var ps []plugin.Plugin
+	if cfg.Plugins.EchoTest.Enabled {
+		ps = append(ps, echotest.New(log.With("plugin", "echotest")))
+	}
+	return ps
+}
+
+// Start binds every enabled listener and serves in the background.
+func (s *Server) Start() error {
+	t := s.cfg.Transports
+	if t.HTTP.Enabled {
+		mux := http.NewServeMux()
+		api := httpapi.New(s.gw, s.cfg)
+		base := t.HTTP.BasePath
+		mux.Handle(base, api)
+		mux.Handle(base+"/", api)
+		if t.HTTP.Demos {
+			mux.Handle("/", web.Handler())
+		}
+		if err := s.listen(HTTP, t.HTTP.Listen, mux); err != nil {
+			return err
+		}
+	}
+	if t.WebSocket.Enabled {
+		if err := s.listen(WebSocket, t.WebSocket.Listen, wsapi.New(s.gw, s.cfg)); err != nil {
+			return err
+		}
+	}
+	if t.Admin.Enabled {
+		mux := http.NewServeMux()
+		admin := adminapi.New(s.gw, s.cfg)
+		mux.Handle(t.Admin.BasePath, admin)
+		mux.Handle(t.Admin.BasePath+"/", admin)
+		if err := s.listen(Admin, t.Admin.Listen, mux); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) listen(name, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.Close()
+		return fmt.Errorf("%s transport: %w", name, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s.listeners[name] = &listener{ln: ln, srv: srv}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("listener stopped", "transport", name, "err", err)
+		}
+	}()
+	s.log.Info("listening", "transport", name, "addr", ln.Addr().String())
+	return nil
+}
+
+// Addr is the bound address of a listener (HTTP, WebSocket or Admin), or "" if it is not running.
+func (s *Server) Addr(name string) string {
+	if l, ok := s.listeners[name]; ok {
+		return l.ln.Addr().String()
+	}
+	return ""
+}
+
+// HTTPAddr, WSAddr and AdminAddr are shorthands for Addr.
+func (s *Server) HTTPAddr() string  { return s.Addr(HTTP) }
+func (s *Server) WSAddr() string    { return s.Addr(WebSocket) }
+func (s *Server) AdminAddr() string { return s.Addr(Admin) }
+
+// Gateway exposes the gateway (for tests and the admin tooling).
+func (s *Server) Gateway() *gateway.Gateway { return s.gw }
+
+// Close stops the listeners, destroys every session and releases the media stack.
+func (s *Server) Close() {
+	// The gateway goes first: destroying the sessions releases held long-polls and WebSockets, so the
+	// listeners can then shut down without waiting for them.
+	s.gw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for name, l := range s.listeners {
+		_ = l.srv.Shutdown(ctx)
+		delete(s.listeners, name)
+	}
+	for _, p := range s.plugins {
+		p.Destroy()
+	}
+	s.peers.Close()
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what strata needs from Debian packages, idempotently: packages already present are not
+# touched, and apt-get runs only when something is missing.
+#   scripts/install-deps.sh run    what `make run` needs
+#   scripts/install-deps.sh test   what `make test` needs (browsers, the Janus client library, ns-3, ...)
+set -euo pipefail
+
+need_go() {
+  if ! command -v go >/dev/null 2>&1; then
+    echo "strata needs Go $(sed -n 's/^go //p' go.mod) or newer on PATH; install it from https://go.dev/dl/ (not in Debian bookworm)" >&2
+    exit 1
+  fi
+}
+
+packages_run=(ca-certificates)
+packages_test=(
+  chromium             # headless browser for the end-to-end tests
+  libjs-janus-gateway  # the unmodified janus.js the compatibility tests load
+  ffmpeg               # encodes the test media (VP8 simulcast, Opus)
+  iproute2             # network namespaces for isolated test servers
+  libns3-dev           # ns-3, the simulator's fidelity peer
+  g++ pkg-config       # to build the small ns-3 program
+)
+
+install() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -o DPkg::Lock::Timeout=600 -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}"
+}
+
+need_go
+case "${1:-run}" in
+  run) install "${packages_run[@]}" ;;
+  test) install "${packages_run[@]}" "${packages_test[@]}" ;;
+  *) echo "usage: $0 run|test" >&2; exit 2 ;;
+esac
