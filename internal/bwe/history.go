@@ -1,0 +1,68 @@
+package bwe
+
+import (
+	"time"
+
+	"github.com/strata-rtc/strata/cc"
+)
+
+// historySize is the number of packets remembered for matching feedback: 2^14 packets is over ten
+// seconds at 1500 packets per second, longer than any feedback is worth waiting for.
+const historySize = 1 << 14
+
+// sentRecord is what the sender remembers of one packet until its feedback arrives.
+type sentRecord struct {
+	seq      int64 // unwrapped transport-wide sequence number; -1 marks an empty slot
+	sendTime time.Duration
+	size     int
+}
+
+// sendHistory is a fixed-slot ring of sent packets indexed by transport-wide sequence number. It
+// allocates once, at creation; recording and lookup never allocate.
+type sendHistory struct {
+	slots [historySize]sentRecord
+}
+
+func newSendHistory() *sendHistory {
+	h := &sendHistory{}
+	for i := range h.slots {
+		h.slots[i].seq = -1
+	}
+	return h
+}
+
+func (h *sendHistory) add(seq int64, sendTime time.Duration, size int) {
+	h.slots[seq&(historySize-1)] = sentRecord{seq: seq, sendTime: sendTime, size: size}
+}
+
+// get returns the record of seq, or false when it was never sent or has been overwritten.
+func (h *sendHistory) get(seq int64) (sentRecord, bool) {
+	r := h.slots[seq&(historySize-1)]
+	return r, r.seq == seq
+}
+
+// seqUnwrapper extends 16-bit sequence numbers to int64, choosing the value nearest the last one.
+type seqUnwrapper struct {
+	last    int64
+	started bool
+}
+
+func (u *seqUnwrapper) unwrap(v uint16) int64 {
+	if !u.started {
+		u.last, u.started = int64(v), true
+		return u.last
+	}
+	delta := int64(int16(v - uint16(u.last)))
+	u.last += delta
+	return u.last
+}
+
+// appendResult joins one feedback entry with the send history; entries for packets the history no
+// longer holds are skipped, since a controller cannot use an arrival without its send time.
+func (h *sendHistory) appendResult(out []cc.PacketResult, seq int64, arrival time.Duration, lost bool) []cc.PacketResult {
+	r, ok := h.get(seq)
+	if !ok {
+		return out
+	}
+	return append(out, cc.PacketResult{SeqNo: seq, SendTime: r.sendTime, Size: r.size, Arrival: arrival, Lost: lost})
+}

@@ -1,0 +1,244 @@
+// Package bwe connects the pure controllers of package cc to Pion. The send-side interceptor
+// stamps transport-wide sequence numbers on every outgoing RTP packet, remembers when each left and
+// how big it was, and turns the TWCC feedback the remote peer sends into cc.Feedback for a rate
+// controller: the estimate of the path towards that peer. The receive-side interceptor feeds
+// received packets to a receiver estimator (GCC's draft receiver) and sends its value as REMB.
+//
+// The controllers never read a clock: this package is the one place where wall-clock time is read
+// and handed to them.
+package bwe
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+
+	"github.com/strata-rtc/strata/cc"
+)
+
+// TransportCCURI is the RTP header extension carrying transport-wide sequence numbers.
+const TransportCCURI = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
+
+// SendSideFactory makes one SendSide interceptor per PeerConnection.
+type SendSideFactory struct {
+	newController func() cc.RateController
+	tick          time.Duration
+
+	mu   sync.Mutex
+	last *Estimator
+}
+
+// NewSendSideFactory returns a factory whose interceptors drive controllers made by newController.
+// tick is how often the controller's timers run (OnTick) without feedback.
+func NewSendSideFactory(newController func() cc.RateController, tick time.Duration) *SendSideFactory {
+	if tick <= 0 {
+		tick = 50 * time.Millisecond
+	}
+	return &SendSideFactory{newController: newController, tick: tick}
+}
+
+// NewInterceptor implements interceptor.Factory.
+func (f *SendSideFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
+	s := newSendSide(f.newController(), f.tick)
+	f.mu.Lock()
+	f.last = s.est
+	f.mu.Unlock()
+	return s, nil
+}
+
+// TakeLast returns the Estimator of the interceptor made most recently, once. Pion builds a
+// PeerConnection's interceptors inside NewPeerConnection, so a caller that serialises
+// NewPeerConnection calls gets its PeerConnection's estimator this way.
+func (f *SendSideFactory) TakeLast() *Estimator {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.last
+	f.last = nil
+	return e
+}
+
+// Estimator is the thread-safe face of one PeerConnection's rate controller.
+type Estimator struct {
+	mu       sync.Mutex
+	ctrl     cc.RateController
+	feedback uint64
+	reports  uint64
+	onTarget func(cc.Bitrate)
+}
+
+// State is the controller's snapshot.
+func (e *Estimator) State() cc.State {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ctrl.State()
+}
+
+// TargetRate is the controller's current estimate of the path.
+func (e *Estimator) TargetRate() cc.Bitrate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ctrl.TargetRate()
+}
+
+// FeedbackCount is the number of feedback packets processed.
+func (e *Estimator) FeedbackCount() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.feedback
+}
+
+// OnTargetChange installs a callback called (outside the lock) when the target rate changes.
+func (e *Estimator) OnTargetChange(f func(cc.Bitrate)) {
+	e.mu.Lock()
+	e.onTarget = f
+	e.mu.Unlock()
+}
+
+// SendSide is the interceptor of one PeerConnection.
+type SendSide struct {
+	interceptor.NoOp
+	est   *Estimator
+	start time.Time
+	seq   atomic.Uint32
+
+	hmu        sync.Mutex
+	history    *sendHistory
+	unwrap     seqUnwrapper // for feedback base sequence numbers
+	sentUnwrap seqUnwrapper // for the numbers stamped on sent packets
+	results []cc.PacketResult
+
+	closeOnce sync.Once
+	done      chan struct{}
+}
+
+func newSendSide(ctrl cc.RateController, tick time.Duration) *SendSide {
+	s := &SendSide{
+		est:     &Estimator{ctrl: ctrl},
+		start:   time.Now(),
+		history: newSendHistory(),
+		results: make([]cc.PacketResult, 0, 512),
+		done:    make(chan struct{}),
+	}
+	go s.tickLoop(tick)
+	return s
+}
+
+func (s *SendSide) now() time.Duration { return time.Since(s.start) }
+
+func (s *SendSide) tickLoop(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			s.withController(func(c cc.RateController) { c.OnTick(s.now()) })
+		}
+	}
+}
+
+// withController runs f under the estimator's lock and reports a changed target afterwards.
+func (s *SendSide) withController(f func(cc.RateController)) {
+	e := s.est
+	e.mu.Lock()
+	before := e.ctrl.TargetRate()
+	f(e.ctrl)
+	after := e.ctrl.TargetRate()
+	cb := e.onTarget
+	e.mu.Unlock()
+	if cb != nil && after != before {
+		cb(after)
+	}
+}
+
+// BindLocalStream stamps a transport-wide sequence number on each packet of a stream that
+// negotiated the extension, and records its send time and size.
+func (s *SendSide) BindLocalStream(info *interceptor.StreamInfo, writer interceptor.RTPWriter) interceptor.RTPWriter {
+	var extID uint8
+	for _, e := range info.RTPHeaderExtensions {
+		if e.URI == TransportCCURI {
+			extID = uint8(e.ID)
+		}
+	}
+	if extID == 0 {
+		return writer
+	}
+	var ext [2]byte
+	var mu sync.Mutex // a stream's writes are serial in Pion, but RTX and media may share a writer
+	return interceptor.RTPWriterFunc(func(h *rtp.Header, payload []byte, a interceptor.Attributes) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		seq := uint16(s.seq.Add(1) - 1)
+		ext[0], ext[1] = byte(seq>>8), byte(seq)
+		if err := h.SetExtension(extID, ext[:]); err != nil {
+			return 0, err
+		}
+		size := h.MarshalSize() + len(payload)
+		now := s.now()
+		s.hmu.Lock()
+		full := s.unwrapSent(seq)
+		s.history.add(full, now, size)
+		s.hmu.Unlock()
+		s.withController(func(c cc.RateController) {
+			c.OnPacketSent(cc.SentPacket{SeqNo: full, SendTime: now, Size: size})
+		})
+		return writer.Write(h, payload, a)
+	})
+}
+
+// unwrapSent extends a stamped number; numbers are assigned here in order, so it never sees
+// reordering. Called with hmu held.
+func (s *SendSide) unwrapSent(seq uint16) int64 { return s.sentUnwrap.unwrap(seq) }
+
+// BindRTCPReader reads TWCC feedback (and RTT from receiver reports) from the remote peer.
+func (s *SendSide) BindRTCPReader(reader interceptor.RTCPReader) interceptor.RTCPReader {
+	return interceptor.RTCPReaderFunc(func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
+		n, attr, err := reader.Read(b, a)
+		if err != nil {
+			return n, attr, err
+		}
+		if attr == nil {
+			attr = interceptor.Attributes{}
+		}
+		pkts, perr := attr.GetRTCPPackets(b[:n])
+		if perr != nil {
+			return n, attr, nil // malformed RTCP is Pion's to report; the estimator ignores it
+		}
+		for _, p := range pkts {
+			if fb, ok := p.(*rtcp.TransportLayerCC); ok {
+				s.onFeedback(fb)
+			}
+		}
+		return n, attr, nil
+	})
+}
+
+func (s *SendSide) onFeedback(fb *rtcp.TransportLayerCC) {
+	now := s.now()
+	s.hmu.Lock()
+	s.results = decodeTWCC(s.results[:0], fb, &s.unwrap, s.history)
+	results := s.results
+	s.withController(func(c cc.RateController) {
+		s.est.feedback++
+		if len(results) > 0 {
+			c.OnFeedback(cc.Feedback{Now: now, Packets: results})
+		}
+	})
+	s.hmu.Unlock()
+}
+
+// OnRTT passes an RTT sample measured elsewhere (RTCP receiver reports) to the controller.
+func (s *SendSide) OnRTT(rtt time.Duration) {
+	s.withController(func(c cc.RateController) { c.OnRTT(s.now(), rtt) })
+}
+
+// Close stops the tick loop.
+func (s *SendSide) Close() error {
+	s.closeOnce.Do(func() { close(s.done) })
+	return nil
+}
