@@ -109,7 +109,7 @@ type SendSide struct {
 	history    *sendHistory
 	unwrap     seqUnwrapper // for feedback base sequence numbers
 	sentUnwrap seqUnwrapper // for the numbers stamped on sent packets
-	results []cc.PacketResult
+	results    []cc.PacketResult
 
 	closeOnce sync.Once
 	done      chan struct{}
