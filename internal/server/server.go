@@ -31,6 +31,7 @@ type Server struct {
 	peers   *peer.Factory
 	gw      *gateway.Gateway
 	plugins []plugin.Plugin
+	ws      *wsapi.Handler
 
 	listeners map[string]*listener
 }
@@ -91,7 +92,8 @@ func (s *Server) Start() error {
 		}
 	}
 	if t.WebSocket.Enabled {
-		if err := s.listen(WebSocket, t.WebSocket.Listen, wsapi.New(s.gw, s.cfg)); err != nil {
+		s.ws = wsapi.New(s.gw, s.cfg)
+		if err := s.listen(WebSocket, t.WebSocket.Listen, s.ws); err != nil {
 			return err
 		}
 	}
@@ -140,19 +142,19 @@ func (s *Server) AdminAddr() string { return s.Addr(Admin) }
 // Gateway exposes the gateway (for tests and the admin tooling).
 func (s *Server) Gateway() *gateway.Gateway { return s.gw }
 
-// Close stops the listeners, destroys every session and releases the media stack.
+// Close destroys every session and plugin, stops the listeners and releases the media stack.
 func (s *Server) Close() {
 	// The gateway goes first: destroying the sessions releases held long-polls and WebSockets, so the
 	// listeners can then shut down without waiting for them.
 	s.gw.Close()
+	if s.ws != nil {
+		s.ws.Close() // hijacked connections are not the http.Server's to close
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	for name, l := range s.listeners {
 		_ = l.srv.Shutdown(ctx)
 		delete(s.listeners, name)
 	}
-	for _, p := range s.plugins {
-		p.Destroy()
-	}
-	s.peers.Close()
+	s.peers.Close() // the gateway has already destroyed the plugins
 }

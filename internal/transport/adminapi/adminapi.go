@@ -1,0 +1,68 @@
+// Package adminapi serves the Janus admin API over HTTP POST at base, base/<s> and base/<s>/<h>
+// (Janus's admin_http on port 7088, path /admin). The verbs themselves are the gateway's
+// (gateway.Admin); this package only moves bytes and sets HTTP statuses and CORS headers.
+package adminapi
+
+import (
+	"net/http"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/gateway"
+	"github.com/strata-rtc/strata/internal/janus"
+	"github.com/strata-rtc/strata/internal/transport"
+)
+
+// Handler serves the admin API. Create it with New.
+type Handler struct {
+	gw      *gateway.Gateway
+	base    string
+	cors    string
+	maxBody int64
+}
+
+// New returns the admin API handler for gw, at cfg.Transports.Admin.BasePath (default /admin), with
+// cfg.General.MaxMessageBytes as the body limit and the HTTP transport's CORS origin. The admin
+// secret is the gateway's (cfg.Transports.Admin.AdminSecret).
+func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
+	h := &Handler{gw: gw, base: cfg.Transports.Admin.BasePath, cors: cfg.Transports.HTTP.CORSOrigin,
+		maxBody: cfg.General.MaxMessageBytes}
+	if h.base == "" {
+		h.base = "/admin"
+	}
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p, ok, jerr := transport.ParsePath(h.base, r.URL.Path)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	transport.CORS(w, r, h.cors)
+	switch {
+	case r.Method == http.MethodOptions:
+		w.WriteHeader(http.StatusOK)
+		return
+	case r.Method != http.MethodPost:
+		transport.MethodNotAllowed(w, r, "POST, OPTIONS")
+		return
+	case jerr != nil:
+		transport.WriteError(w, http.StatusNotFound, 0, jerr)
+		return
+	case p.Info:
+		transport.WriteError(w, http.StatusNotFound, 0, janus.Errorf(janus.ErrInvalidRequestPath, "Invalid path %q", r.URL.Path))
+		return
+	}
+	body, err := transport.ReadBody(w, r, h.maxBody)
+	if err == transport.ErrTooLarge {
+		transport.WriteError(w, http.StatusRequestEntityTooLarge, p.Session, transport.TooLarge(h.maxBody))
+		return
+	}
+	if err != nil {
+		transport.WriteError(w, http.StatusBadRequest, p.Session, janus.Errorf(janus.ErrTransportSpecific, "Cannot read request: %v", err))
+		return
+	}
+	m := h.gw.Admin(r.Context(), body, gateway.Origin{PathSession: p.Session, PathHandle: p.Handle})
+	transport.WriteJSON(w, transport.StatusFor(m, p.Session), janus.Encode(m))
+}

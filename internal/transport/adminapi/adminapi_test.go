@@ -1,0 +1,146 @@
+package adminapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/gateway"
+	"github.com/strata-rtc/strata/internal/gateway/gatewaytest"
+	"github.com/strata-rtc/strata/internal/plugin"
+)
+
+type env struct {
+	t    *testing.T
+	gw   *gateway.Gateway
+	echo *gatewaytest.Echo
+	sink *gatewaytest.Sink
+	url  string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	cfg := config.Default()
+	echo := gatewaytest.NewEcho()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	gw := gateway.New(cfg, nil, []plugin.Plugin{echo, gatewaytest.Failing{}}, log, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(New(gw, cfg))
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(func() { srv.Close(); gw.Close() })
+	return &env{t: t, gw: gw, echo: echo, sink: gatewaytest.NewSink(), url: srv.URL + "/admin"}
+}
+
+func (e *env) post(path, body string) (int, map[string]any) {
+	e.t.Helper()
+	body = strings.ReplaceAll(body, "SECRET", `"admin_secret":"janusoverlord"`)
+	resp, err := http.Post(e.url+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		e.t.Fatalf("not JSON: %v", err)
+	}
+	return resp.StatusCode, m
+}
+
+// session creates a session and handle through the gateway directly (a Janus API client would).
+func (e *env) session() (sid, hid uint64) {
+	e.t.Helper()
+	ctx := context.Background()
+	m := e.gw.Handle(ctx, []byte(`{"janus":"create","transaction":"c"}`), gateway.Origin{Sink: e.sink})
+	sid = m.Data.(map[string]uint64)["id"]
+	m = e.gw.Handle(ctx, []byte(fmt.Sprintf(`{"janus":"attach","transaction":"a","session_id":%d,"plugin":"%s","opaque_id":"adm"}`,
+		sid, gatewaytest.EchoPackage)), gateway.Origin{Sink: e.sink})
+	return sid, m.Data.(map[string]uint64)["id"]
+}
+
+func code(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+func TestAdminOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	sid, hid := e.session()
+	s, h := fmt.Sprintf("/%d", sid), fmt.Sprintf("/%d/%d", sid, hid)
+	success := []struct{ path, body, member string }{
+		{"", `{"janus":"info","transaction":"i"}`, "plugins"},
+		{"", `{"janus":"ping","transaction":"p"}`, ""},
+		{"", `{"janus":"get_status","transaction":"g",SECRET}`, "status"},
+		{"", `{"janus":"list_sessions","transaction":"l",SECRET}`, "sessions"},
+		{s, `{"janus":"list_handles","transaction":"l",SECRET}`, "handles"},
+		{"", fmt.Sprintf(`{"janus":"list_handles","transaction":"l","session_id":%d,SECRET}`, sid), "handles"},
+		{h, `{"janus":"handle_info","transaction":"h",SECRET}`, "info"},
+		{"", `{"janus":"set_session_timeout","transaction":"t","timeout":120,SECRET}`, "timeout"},
+		{"", `{"janus":"set_log_level","transaction":"t","level":5,SECRET}`, "level"},
+		{"", `{"janus":"accept_new_sessions","transaction":"t","accept":true,SECRET}`, "accept"},
+		{"", `{"janus":"message_plugin","transaction":"t","plugin":"` + gatewaytest.EchoPackage + `","request":{"request":"list"},SECRET}`, "response"},
+		{h, `{"janus":"hangup_webrtc","transaction":"h",SECRET}`, ""},
+		{h, `{"janus":"detach_handle","transaction":"d",SECRET}`, ""},
+		{s, `{"janus":"destroy_session","transaction":"d",SECRET}`, ""},
+	}
+	for _, c := range success {
+		status, m := e.post(c.path, c.body)
+		ok := status == 200 && (m["janus"] == "success" || m["janus"] == "server_info" || m["janus"] == "pong")
+		if _, has := m[c.member]; !ok || (c.member != "" && !has) {
+			t.Fatalf("%s %s: %d %v", c.path, c.body, status, m)
+		}
+	}
+	if e.gw.HasSession(sid) || !e.echo.Session(hid).Detached() {
+		t.Fatal("destroy_session/detach_handle had no effect")
+	}
+	if e.gw.SessionTimeout() != 120*time.Second {
+		t.Fatalf("set_session_timeout: %v", e.gw.SessionTimeout())
+	}
+}
+
+func TestAdminHTTPErrors(t *testing.T) {
+	e := newEnv(t)
+	sid, _ := e.session()
+	cases := []struct {
+		path, body string
+		status     int
+		code       float64
+	}{
+		{"", `{"janus":"list_sessions","transaction":"l"}`, 200, 403},
+		{"", `{"janus":"list_sessions","transaction":"l","admin_secret":"nope"}`, 200, 403},
+		{"", `{"janus":"handle_info","transaction":"l",SECRET}`, 200, 457},
+		{"/77", `{"janus":"list_handles","transaction":"l",SECRET}`, 404, 458},
+		{fmt.Sprintf("/%d/77", sid), `{"janus":"handle_info","transaction":"l",SECRET}`, 200, 459},
+		{"", `{"janus":"message_plugin","transaction":"m","plugin":"nope","request":{},SECRET}`, 200, 460},
+		{"", `{"janus":"message_plugin","transaction":"m","plugin":"` + gatewaytest.FailingPackage + `","request":{},SECRET}`, 200, 462},
+		{"", `{"janus":"attach","transaction":"l",SECRET}`, 200, 453},
+		{"", `not json`, 200, 454},
+	}
+	for _, c := range cases {
+		status, m := e.post(c.path, c.body)
+		if status != c.status || code(m) != c.code {
+			t.Fatalf("%s %s: %d %v, want %d/%v", c.path, c.body, status, m, c.status, c.code)
+		}
+	}
+	resp, err := http.Get(e.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+}
