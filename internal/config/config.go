@@ -76,7 +76,21 @@ type Media struct {
 	TWCC         bool          `yaml:"twcc"`
 	REMB         bool          `yaml:"remb"`
 	TWCCInterval time.Duration `yaml:"twcc_interval"`
+	// CongestionControl chooses the estimators run on every PeerConnection.
+	CongestionControl CongestionControl `yaml:"congestion_control"`
 }
+
+// CongestionControl selects and bounds the bandwidth estimators.
+type CongestionControl struct {
+	Estimator      string `yaml:"estimator"`
+	InitialBitrate int64  `yaml:"initial_bitrate"`
+	MinBitrate     int64  `yaml:"min_bitrate"`
+	MaxBitrate     int64  `yaml:"max_bitrate"`
+	REMBEstimator  string `yaml:"remb_estimator"`
+}
+
+// Estimators are the accepted values of media.congestion_control.estimator.
+var Estimators = []string{"gcc", "gcc-draft", "nada", "none"}
 
 // ICE configures candidate gathering and connectivity.
 type ICE struct {
@@ -186,8 +200,31 @@ func (c *Config) Validate() error {
 	if ice.UDPMuxPort < 0 || ice.UDPMuxPort > 65535 || ice.TCPPort < 0 || ice.TCPPort > 65535 {
 		errs = append(errs, errors.New("media.ice: udp_mux_port and tcp_port must be 0-65535"))
 	}
+	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}
 	return errors.Join(errs...)
+}
+
+func (cc CongestionControl) validate(twcc bool) []error {
+	var errs []error
+	known := false
+	for _, e := range Estimators {
+		known = known || e == cc.Estimator
+	}
+	if !known {
+		errs = append(errs, fmt.Errorf("media.congestion_control.estimator: %q is not one of %v", cc.Estimator, Estimators))
+	}
+	if cc.Estimator != "none" && !twcc {
+		errs = append(errs, fmt.Errorf("media.congestion_control.estimator: %q needs media.twcc: true", cc.Estimator))
+	}
+	if cc.REMBEstimator != "none" && cc.REMBEstimator != "gcc-draft" {
+		errs = append(errs, fmt.Errorf("media.congestion_control.remb_estimator: %q is not gcc-draft or none", cc.REMBEstimator))
+	}
+	if cc.MinBitrate <= 0 || cc.MinBitrate > cc.InitialBitrate || cc.InitialBitrate > cc.MaxBitrate {
+		errs = append(errs, fmt.Errorf("media.congestion_control: need 0 < min_bitrate <= initial_bitrate <= max_bitrate, got %d, %d, %d",
+			cc.MinBitrate, cc.InitialBitrate, cc.MaxBitrate))
+	}
+	return errs
 }

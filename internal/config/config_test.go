@@ -79,12 +79,15 @@ func TestFileOverridesOnlyWhatItStates(t *testing.T) {
 
 func TestBadFilesAreRejectedWithTheirName(t *testing.T) {
 	cases := map[string]string{
-		"unknown key":      "general:\n  sesion_timeout: 5s\n",
-		"wrong type":       "general:\n  session_timeout: soon\n",
-		"negative timeout": "general:\n  session_timeout: -1s\n",
-		"bad log level":    "general:\n  log_level: loud\n",
-		"bad port range":   "media:\n  ice:\n    port_min: 30000\n    port_max: 20000\n",
-		"not yaml":         "general: [\n",
+		"unknown key":        "general:\n  sesion_timeout: 5s\n",
+		"wrong type":         "general:\n  session_timeout: soon\n",
+		"negative timeout":   "general:\n  session_timeout: -1s\n",
+		"bad log level":      "general:\n  log_level: loud\n",
+		"bad port range":     "media:\n  ice:\n    port_min: 30000\n    port_max: 20000\n",
+		"bad estimator":      "media:\n  congestion_control:\n    estimator: bbr\n",
+		"estimator w/o twcc": "media:\n  twcc: false\n",
+		"min above max":      "media:\n  congestion_control:\n    min_bitrate: 20000000\n",
+		"not yaml":           "general: [\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {
