@@ -116,4 +116,6 @@ func newAPIWithAbsSendTime(t *testing.T, f interceptor.Factory) *webrtc.API {
 
 type noopFactory struct{}
 
-func (noopFactory) NewInterceptor(string) (interceptor.Interceptor, error) { return &interceptor.NoOp{}, nil }
+func (noopFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
+	return &interceptor.NoOp{}, nil
+}
