@@ -210,8 +210,13 @@ func (s *SendSide) BindRTCPReader(reader interceptor.RTCPReader) interceptor.RTC
 			return n, attr, nil // malformed RTCP is Pion's to report; the estimator ignores it
 		}
 		for _, p := range pkts {
-			if fb, ok := p.(*rtcp.TransportLayerCC); ok {
-				s.onFeedback(fb)
+			switch p := p.(type) {
+			case *rtcp.TransportLayerCC:
+				s.onFeedback(p)
+			case *rtcp.ReceiverReport:
+				s.onReports(p.Reports)
+			case *rtcp.SenderReport:
+				s.onReports(p.Reports)
 			}
 		}
 		return n, attr, nil
@@ -232,9 +237,14 @@ func (s *SendSide) onFeedback(fb *rtcp.TransportLayerCC) {
 	s.hmu.Unlock()
 }
 
-// OnRTT passes an RTT sample measured elsewhere (RTCP receiver reports) to the controller.
-func (s *SendSide) OnRTT(rtt time.Duration) {
-	s.withController(func(c cc.RateController) { c.OnRTT(s.now(), rtt) })
+// onReports gives the controller the RTT from the first reception report about our streams.
+func (s *SendSide) onReports(reports []rtcp.ReceptionReport) {
+	for _, r := range reports {
+		if rtt, ok := rttFromReport(time.Now(), r); ok {
+			s.withController(func(c cc.RateController) { c.OnRTT(s.now(), rtt) })
+			return
+		}
+	}
 }
 
 // Close stops the tick loop.

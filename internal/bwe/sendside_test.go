@@ -11,6 +11,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/cc/gcc"
 )
 
 // recordingController is a cc.RateController that remembers what it was given, so the test can
@@ -56,7 +57,46 @@ func newAPI(t *testing.T, f interceptor.Factory) *webrtc.API {
 
 func TestSendSideFeedsControllerFromRealTWCC(t *testing.T) {
 	ctrl := &recordingController{}
-	factory := NewSendSideFactory(func() cc.RateController { return ctrl }, 20*time.Millisecond)
+	est := sendOverLoopback(t, func() cc.RateController { return ctrl }, func(e *Estimator, seq uint16) bool {
+		return seq > 200 && e.FeedbackCount() > 5
+	})
+	if est.FeedbackCount() < 5 {
+		t.Fatalf("only %d TWCC feedback packets reached the estimator", est.FeedbackCount())
+	}
+	ctrl.mu.Lock()
+	defer ctrl.mu.Unlock()
+	if ctrl.sent < 200 || len(ctrl.results) < 100 || ctrl.ticks == 0 {
+		t.Fatalf("controller saw %d sends, %d results, %d ticks", ctrl.sent, len(ctrl.results), ctrl.ticks)
+	}
+	for i := 1; i < len(ctrl.results); i++ {
+		r, prev := ctrl.results[i], ctrl.results[i-1]
+		if r.Size < 1000 || r.Size > 1100 {
+			t.Fatalf("result size %d is not the packet's wire size", r.Size)
+		}
+		if !r.Lost && !prev.Lost && r.SeqNo == prev.SeqNo+1 && r.Arrival < prev.Arrival {
+			t.Fatalf("arrival times go backwards on loopback: %+v then %+v", prev, r)
+		}
+	}
+}
+
+// TestGCCRampsUpOverLoopback runs the real send-side GCC over a loopback PeerConnection carrying
+// 1.6 Mbit/s: with no congestion its estimate must grow from the 300 kbit/s start. Without a pacer
+// sending probe clusters, growth is AIMD's multiplicative increase alone (about 8 % a second).
+func TestGCCRampsUpOverLoopback(t *testing.T) {
+	const initial = 300_000
+	est := sendOverLoopback(t, func() cc.RateController {
+		return gcc.NewSender(gcc.WithInitialRate(initial))
+	}, func(e *Estimator, _ uint16) bool { return e.TargetRate() > 3*initial/2 })
+	if st := est.State(); est.TargetRate() <= 3*initial/2 || st.Algorithm != "gcc" {
+		t.Fatalf("estimate %v after 10 s of 1.6 Mbit/s on loopback, state %+v", est.TargetRate(), st)
+	}
+}
+
+// sendOverLoopback sends 1000-byte VP8 packets every 5 ms from a PeerConnection with the
+// send-side interceptor to one with Pion's TWCC feedback generator, until done or 10 s.
+func sendOverLoopback(t *testing.T, newController func() cc.RateController, done func(*Estimator, uint16) bool) *Estimator {
+	t.Helper()
+	factory := NewSendSideFactory(newController, 20*time.Millisecond)
 	twccSender, err := twcc.NewSenderInterceptor(twcc.SendInterval(50 * time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -105,31 +145,12 @@ func TestSendSideFeedsControllerFromRealTWCC(t *testing.T) {
 
 	payload := make([]byte, 1000)
 	deadline := time.Now().Add(10 * time.Second)
-	for seq := uint16(0); time.Now().Before(deadline); seq++ {
+	for seq := uint16(0); time.Now().Before(deadline) && !done(est, seq); seq++ {
 		_ = track.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq, Timestamp: uint32(seq) * 3000}, Payload: payload})
 		time.Sleep(5 * time.Millisecond)
-		if seq > 200 && est.FeedbackCount() > 5 {
-			break
-		}
 	}
 	<-got
-	if est.FeedbackCount() < 5 {
-		t.Fatalf("only %d TWCC feedback packets reached the estimator", est.FeedbackCount())
-	}
-	ctrl.mu.Lock()
-	defer ctrl.mu.Unlock()
-	if ctrl.sent < 200 || len(ctrl.results) < 100 || ctrl.ticks == 0 {
-		t.Fatalf("controller saw %d sends, %d results, %d ticks", ctrl.sent, len(ctrl.results), ctrl.ticks)
-	}
-	for i := 1; i < len(ctrl.results); i++ {
-		r, prev := ctrl.results[i], ctrl.results[i-1]
-		if r.Size < 1000 || r.Size > 1100 {
-			t.Fatalf("result size %d is not the packet's wire size", r.Size)
-		}
-		if !r.Lost && !prev.Lost && r.SeqNo == prev.SeqNo+1 && r.Arrival < prev.Arrival {
-			t.Fatalf("arrival times go backwards on loopback: %+v then %+v", prev, r)
-		}
-	}
+	return est
 }
 
 // connect does a non-trickle offer/answer between two local PeerConnections.
