@@ -1,9 +1,21 @@
 // Package peer is the one place that turns strata's media configuration into Pion settings and wraps a
 // PeerConnection with what the gateway needs: Janus-style events (webrtcup, media, slowlink, hangup),
 // half-trickle answers, remote trickle candidates and the statistics shown by the admin API.
+//
+// A Factory holds what all PeerConnections share (settings, codecs, the UDP/TCP mux sockets); each
+// Peer owns one PeerConnection. Plugins use Peer.PC for tracks and data channels, but install their
+// track handler with Peer.OnTrack (the Peer keeps Pion's OnTrack, OnICECandidate and state callbacks).
 package peer
 
 import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/interceptor/pkg/stats"
 	"github.com/pion/webrtc/v4"
 )
 
@@ -22,8 +34,233 @@ type Hooks struct {
 	OnCandidate func(c *webrtc.ICECandidateInit)
 }
 
+// Hang-up reasons, as Janus words them.
+const (
+	ReasonICEFailed = "ICE failed"
+	ReasonDTLSAlert = "DTLS alert"
+	ReasonClosed    = "Close PC"
+)
+
+// maxPendingCandidates bounds the remote candidates queued before the remote description is set.
+const maxPendingCandidates = 256
+
+// ErrClosed is returned by operations on a Peer that has been closed.
+var ErrClosed = errors.New("peer: PeerConnection closed")
+
 // Peer is one WebRTC PeerConnection owned by a handle.
 type Peer struct {
 	// PC is the Pion PeerConnection; plugins add tracks and handlers to it.
 	PC *webrtc.PeerConnection
+
+	hooks       Hooks
+	log         *slog.Logger
+	fullTrickle bool
+	lite        bool
+
+	mu             sync.Mutex
+	remoteSet      bool
+	pending        []webrtc.ICECandidateInit
+	candidatesDone bool
+
+	onTrack   atomic.Pointer[func(*webrtc.TrackRemote, *webrtc.RTPReceiver)]
+	bweInfo   atomic.Pointer[func() any]
+	srtp      atomic.Pointer[string]
+	stats     stats.Getter
+	counters  *counterSet
+	monitor   *monitor
+	remap     atomic.Bool
+	upOnce    sync.Once
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// OnTrack installs the handler for incoming tracks. Set it before negotiating. The handler must read
+// the track (that is what drives RTCP and statistics); tracks arriving while no handler is set are
+// read and discarded by the Peer.
+func (p *Peer) OnTrack(f func(*webrtc.TrackRemote, *webrtc.RTPReceiver)) {
+	p.onTrack.Store(&f)
+}
+
+// SetBWEInfo installs the provider of the `bwe` part of Info (the congestion controller's state).
+func (p *Peer) SetBWEInfo(f func() any) { p.bweInfo.Store(&f) }
+
+// Closed is closed when the Peer has been closed.
+func (p *Peer) Closed() <-chan struct{} { return p.closed }
+
+// FullTrickle reports whether local candidates go through Hooks.OnCandidate instead of the SDP.
+func (p *Peer) FullTrickle() bool { return p.fullTrickle }
+
+// AddRemoteCandidate adds a trickled candidate from the client. Candidates that arrive before the
+// remote description (Janus clients trickle while the offer is still with the plugin) are queued and
+// applied once it is set. An empty candidate string means end of candidates.
+func (p *Peer) AddRemoteCandidate(c webrtc.ICECandidateInit) error {
+	if p.isClosed() {
+		return ErrClosed
+	}
+	if c.Candidate == "" {
+		p.RemoteCandidatesDone()
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.remoteSet {
+		if len(p.pending) >= maxPendingCandidates {
+			return fmt.Errorf("peer: more than %d candidates before the remote description", maxPendingCandidates)
+		}
+		p.pending = append(p.pending, c)
+		return nil
+	}
+	return p.PC.AddICECandidate(c)
+}
+
+// RemoteCandidatesDone records that the client finished trickling ({"completed": true}).
+func (p *Peer) RemoteCandidatesDone() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.candidatesDone = true
+}
+
+// Close tears the PeerConnection down and fires Hooks.OnHangup(reason), once however often and from
+// wherever it is called. It returns when the PeerConnection is closed.
+func (p *Peer) Close(reason string) {
+	p.closeOnce.Do(func() {
+		close(p.closed)
+		if err := p.PC.Close(); err != nil {
+			p.log.Debug("closing PeerConnection", "err", err)
+		}
+		if p.hooks.OnHangup != nil {
+			p.hooks.OnHangup(reason)
+		}
+	})
+}
+
+func (p *Peer) isClosed() bool {
+	select {
+	case <-p.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// install wires Pion's callbacks to the hooks.
+func (p *Peer) install() {
+	p.PC.OnConnectionStateChange(p.connectionStateChanged)
+	p.PC.OnTrack(p.trackArrived)
+	if p.fullTrickle {
+		p.PC.OnICECandidate(func(c *webrtc.ICECandidate) {
+			if p.hooks.OnCandidate == nil || p.isClosed() {
+				return
+			}
+			if c == nil {
+				p.hooks.OnCandidate(nil)
+				return
+			}
+			init := c.ToJSON()
+			p.hooks.OnCandidate(&init)
+		})
+	}
+}
+
+func (p *Peer) connectionStateChanged(s webrtc.PeerConnectionState) {
+	p.log.Debug("PeerConnection state", "state", s.String())
+	switch s {
+	case webrtc.PeerConnectionStateConnected:
+		if p.isClosed() {
+			return
+		}
+		p.upOnce.Do(func() {
+			if p.hooks.OnUp != nil {
+				p.hooks.OnUp()
+			}
+		})
+	case webrtc.PeerConnectionStateFailed:
+		reason := ReasonDTLSAlert
+		if p.PC.ICEConnectionState() == webrtc.ICEConnectionStateFailed {
+			reason = ReasonICEFailed
+		}
+		go p.Close(reason)
+	case webrtc.PeerConnectionStateClosed:
+		// Closed without Close: Pion closes on the peer's DTLS close_notify.
+		go p.Close(ReasonDTLSAlert)
+	}
+}
+
+func (p *Peer) trackArrived(t *webrtc.TrackRemote, r *webrtc.RTPReceiver) {
+	p.remap.Store(true)
+	if f := p.onTrack.Load(); f != nil && *f != nil {
+		(*f)(t, r)
+		return
+	}
+	go drain(t)
+}
+
+// drain reads a track nobody else reads, so its RTCP and statistics keep flowing.
+func drain(t *webrtc.TrackRemote) {
+	buf := make([]byte, 1500)
+	for {
+		if _, _, err := t.Read(buf); err != nil {
+			return
+		}
+	}
+}
+
+// run samples the counters for `media` and `slowlink` events until the Peer closes.
+func (p *Peer) run(cfg MonitorConfig) {
+	ticker := time.NewTicker(cfg.Tick)
+	defer ticker.Stop()
+	start := time.Now()
+	generation := ^uint64(0)
+	for {
+		select {
+		case <-p.closed:
+			return
+		case <-ticker.C:
+		}
+		if g := p.counters.generation.Load(); g != generation || p.remap.Swap(false) {
+			generation = g
+			p.mapStreams()
+		}
+		p.monitor.tick(time.Since(start), peerEvents{p})
+	}
+}
+
+// mapStreams tells the monitor which SSRCs belong to which m-line.
+func (p *Peer) mapStreams() {
+	for _, t := range p.PC.GetTransceivers() {
+		mid := t.Mid()
+		if mid == "" {
+			continue
+		}
+		var in, out []*streamCounters
+		if r := t.Receiver(); r != nil {
+			for _, track := range r.Tracks() {
+				if c := p.counters.lookup(true, uint32(track.SSRC())); c != nil {
+					in = append(in, c)
+				}
+			}
+		}
+		if s := t.Sender(); s != nil {
+			for _, enc := range s.GetParameters().Encodings {
+				if c := p.counters.lookup(false, uint32(enc.SSRC)); c != nil {
+					out = append(out, c)
+				}
+			}
+		}
+		p.monitor.setStreams(mid, t.Kind().String(), in, out)
+	}
+}
+
+type peerEvents struct{ p *Peer }
+
+func (e peerEvents) media(mid, kind string, receiving bool) {
+	if e.p.hooks.OnMedia != nil && !e.p.isClosed() {
+		e.p.hooks.OnMedia(mid, kind, receiving)
+	}
+}
+
+func (e peerEvents) slowLink(mid, kind string, uplink bool, lost int) {
+	if e.p.hooks.OnSlowLink != nil && !e.p.isClosed() {
+		e.p.hooks.OnSlowLink(mid, kind, uplink, lost)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/config"
@@ -32,6 +33,7 @@ type Server struct {
 	gw      *gateway.Gateway
 	plugins []plugin.Plugin
 	ws      *wsapi.Handler
+	http    *httpapi.Handler
 
 	listeners map[string]*listener
 }
@@ -80,12 +82,12 @@ func (s *Server) Start() error {
 	t := s.cfg.Transports
 	if t.HTTP.Enabled {
 		mux := http.NewServeMux()
-		api := httpapi.New(s.gw, s.cfg)
+		s.http = httpapi.New(s.gw, s.cfg)
 		base := t.HTTP.BasePath
-		mux.Handle(base, api)
-		mux.Handle(base+"/", api)
+		mux.Handle(base, s.http)
+		mux.Handle(base+"/", s.http)
 		if t.HTTP.Demos {
-			mux.Handle("/", web.Handler())
+			mux.Handle("/", web.HandlerWithConfig(s.clientConfig))
 		}
 		if err := s.listen(HTTP, t.HTTP.Listen, mux); err != nil {
 			return err
@@ -126,6 +128,15 @@ func (s *Server) listen(name, addr string, h http.Handler) error {
 	return nil
 }
 
+// clientConfig tells the demo pages where the Janus API is, with the ports actually bound.
+func (s *Server) clientConfig() web.ClientConfig {
+	c := web.ClientConfig{JanusPath: s.cfg.Transports.HTTP.BasePath}
+	if _, port, err := net.SplitHostPort(s.WSAddr()); err == nil {
+		c.WebSocketPort, _ = strconv.Atoi(port)
+	}
+	return c
+}
+
 // Addr is the bound address of a listener (HTTP, WebSocket or Admin), or "" if it is not running.
 func (s *Server) Addr(name string) string {
 	if l, ok := s.listeners[name]; ok {
@@ -149,6 +160,9 @@ func (s *Server) Close() {
 	s.gw.Close()
 	if s.ws != nil {
 		s.ws.Close() // hijacked connections are not the http.Server's to close
+	}
+	if s.http != nil {
+		s.http.Close() // held long-polls answer keepalive now rather than at their timeout
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -4,6 +4,7 @@
 //   open()                         → Promise, resolved once requests can be sent
 //   request(msg, {sessionId, handleId}) → Promise of the synchronous reply (success, ack, error, ...)
 //   startEvents(sessionId)         → begin delivering events to onEvent
+//   stopEvents()                   → stop asking for events (before destroying the session)
 //   close()
 //
 // onEvent(msg) receives every message that is not the reply to a request; onLost(err) is called
@@ -82,6 +83,11 @@ export class HttpTransport {
 
   startEvents(sessionId) {
     this.#pollLoop(sessionId);
+  }
+
+  /** Ends the long-poll loop (the server may answer a poll of a destroyed session with an error). */
+  stopEvents() {
+    this.close();
   }
 
   close() {
@@ -167,6 +173,8 @@ export class WsTransport {
   }
 
   startEvents() {}
+
+  stopEvents() {}
 
   close() {
     this.#closed = true;

@@ -46,6 +46,9 @@ type Handler struct {
 	retired []retiredQueue // closed queues kept for one last long-poll, oldest first
 
 	dropped atomic.Uint64
+
+	closing   chan struct{} // closed by Close: releases every held long-poll
+	closeOnce sync.Once
 }
 
 // retiredQueue is a closed queue that still holds events (a `timeout`, say) for a last long-poll.
@@ -80,6 +83,7 @@ func New(gw *gateway.Gateway, cfg *config.Config, opts ...Option) *Handler {
 		queueLimit: DefaultQueueLimit,
 		log:        gw.Logger().With("transport", "http"),
 		queues:     make(map[uint64]*queue),
+		closing:    make(chan struct{}),
 	}
 	if h.base == "" {
 		h.base = "/janus"
@@ -189,11 +193,18 @@ func (h *Handler) longPollEvents(w http.ResponseWriter, r *http.Request, sid uin
 			return
 		}
 		if closed {
+			// The session ended while this poll was held (the client destroyed it, say). Janus
+			// leaves such a poll to run to its timeout and answer keepalive; answering 404 at once
+			// races the destroy reply, and janus.js counts the 404 as a lost connection.
 			h.forget(sid, q)
-			transport.WriteError(w, http.StatusNotFound, sid, janus.Errorf(janus.ErrSessionNotFound, "No such session %d", sid))
+			h.holdUntil(r, timer.C)
+			transport.WriteJSON(w, http.StatusOK, janus.Encode(janus.Message{Janus: "keepalive"}))
 			return
 		}
 		select {
+		case <-h.closing:
+			transport.WriteJSON(w, http.StatusOK, janus.Encode(janus.Message{Janus: "keepalive"}))
+			return
 		case <-wait:
 		case <-timer.C:
 			_ = h.gw.Touch(sid)
@@ -204,6 +215,18 @@ func (h *Handler) longPollEvents(w http.ResponseWriter, r *http.Request, sid uin
 		}
 	}
 }
+
+// holdUntil waits for the poll's timer, the client leaving, or the transport closing.
+func (h *Handler) holdUntil(r *http.Request, timer <-chan time.Time) {
+	select {
+	case <-timer:
+	case <-r.Context().Done():
+	case <-h.closing:
+	}
+}
+
+// Close releases every held long-poll (they answer keepalive) so the listener can shut down.
+func (h *Handler) Close() { h.closeOnce.Do(func() { close(h.closing) }) }
 
 func parseMaxev(s string) int {
 	n, err := strconv.Atoi(s)

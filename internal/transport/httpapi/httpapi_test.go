@@ -243,3 +243,51 @@ func TestHTTPSessionTimeout(t *testing.T) {
 		t.Fatalf("after timeout: %d", status)
 	}
 }
+
+// TestDestroyDoesNotFailTheHeldPoll checks what janus.js relies on: a poll held while the client
+// destroys its session ends with keepalive, as with Janus, not with a 404 that races the destroy
+// reply; the next poll on the gone session gets the 404.
+func TestDestroyDoesNotFailTheHeldPoll(t *testing.T) {
+	e := newEnv(t, nil)
+	sid, _ := e.session()
+	type result struct {
+		status int
+		v      any
+	}
+	held := make(chan result, 1)
+	go func() {
+		status, v := e.get(fmt.Sprintf("/%d?maxev=10", sid))
+		held <- result{status, v}
+	}()
+	time.Sleep(50 * time.Millisecond) // let the poll be held
+	if status, m := e.post(fmt.Sprintf("/%d", sid), `{"janus":"destroy","transaction":"d"}`); status != 200 || m["janus"] != "success" {
+		t.Fatalf("destroy: %d %v", status, m)
+	}
+	r := <-held
+	if m, _ := r.v.(map[string]any); r.status != 200 || m["janus"] != "keepalive" {
+		t.Fatalf("held poll ended with %d %v, want 200 keepalive", r.status, r.v)
+	}
+	if status, _ := e.get(fmt.Sprintf("/%d?maxev=10", sid)); status != 404 {
+		t.Fatalf("poll after destroy: %d, want 404", status)
+	}
+}
+
+func TestCloseReleasesHeldPolls(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) { c.Transports.HTTP.LongPollTimeout = time.Minute })
+	sid, _ := e.session()
+	done := make(chan int, 1)
+	go func() {
+		status, _ := e.get(fmt.Sprintf("/%d", sid))
+		done <- status
+	}()
+	time.Sleep(50 * time.Millisecond)
+	e.h.Close()
+	select {
+	case status := <-done:
+		if status != 200 {
+			t.Fatalf("released poll: %d", status)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not release a poll held for a minute")
+	}
+}

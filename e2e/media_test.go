@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"fmt"
+	"time"
+)
+
+// videoStats is the receiving side's inbound-rtp video entry, as getStats reports it.
+type videoStats struct {
+	FramesDecoded int     `json:"framesDecoded"`
+	FrameWidth    int     `json:"frameWidth"`
+	FrameHeight   int     `json:"frameHeight"`
+	BytesReceived float64 `json:"bytesReceived"`
+	Codec         string  `json:"codec"`
+}
+
+// inboundVideoJS reads the inbound video stats of the PeerConnection that pcExpr evaluates to;
+// it yields null until such an entry exists.
+const inboundVideoJS = `(async () => {
+  const pc = %s;
+  if (!pc) return null;
+  const report = await pc.getStats();
+  let v = null;
+  report.forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'video') v = s; });
+  if (!v) return null;
+  const codec = v.codecId && report.get(v.codecId);
+  return { framesDecoded: v.framesDecoded || 0, frameWidth: v.frameWidth || 0, frameHeight: v.frameHeight || 0,
+           bytesReceived: v.bytesReceived || 0, codec: codec ? codec.mimeType : '' };
+})()`
+
+func readInboundVideo(b *browser, pcExpr string) (*videoStats, error) {
+	return eval[*videoStats](b, fmt.Sprintf(inboundVideoJS, pcExpr))
+}
+
+// requireEchoedVideo waits until the browser has decoded more than minFrames frames of the video the
+// server sent back, with a real resolution, and then checks that decoding keeps going.
+func requireEchoedVideo(b *browser, pcExpr string, timeout time.Duration) videoStats {
+	b.t.Helper()
+	const minFrames = 10
+	start := time.Now()
+	var first *videoStats
+	for {
+		v, err := readInboundVideo(b, pcExpr)
+		if err == nil && v != nil && v.FramesDecoded > minFrames && v.FrameWidth > 0 {
+			first = v
+			break
+		}
+		if time.Since(start) > timeout {
+			b.t.Fatalf("no echoed video decoded within %v: last inbound-rtp video %+v (err %v)", timeout, v, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b.t.Logf("echoed video: %d frames decoded, %dx%d %s, %v after the call started",
+		first.FramesDecoded, first.FrameWidth, first.FrameHeight, first.Codec, time.Since(start).Round(time.Millisecond))
+
+	// The fake camera runs at 20 fps; over 1.5 s at least a handful of new frames must arrive.
+	time.Sleep(1500 * time.Millisecond)
+	second, err := readInboundVideo(b, pcExpr)
+	if err != nil || second == nil {
+		b.t.Fatalf("reading inbound video stats again: %v", err)
+	}
+	if second.FramesDecoded < first.FramesDecoded+5 {
+		b.t.Fatalf("echoed video stalled: framesDecoded %d then %d 1.5 s later", first.FramesDecoded, second.FramesDecoded)
+	}
+	if second.BytesReceived <= first.BytesReceived {
+		b.t.Fatalf("no video bytes received in 1.5 s (%v then %v)", first.BytesReceived, second.BytesReceived)
+	}
+	return *second
+}

@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/server"
+)
+
+// startStrata runs a strata server with its default configuration, except that every listener binds
+// a free port on 127.0.0.1. Media still gathers host candidates on every interface: Chromium ignores
+// loopback candidates, so the call runs over the machine's own non-loopback address. The server's log
+// is kept and printed if the test fails.
+func startStrata(t *testing.T) *server.Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
+	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
+	cfg.Transports.Admin.Listen = "127.0.0.1:0"
+
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := server.New(cfg, log, nil)
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatalf("server.Start: %v", err)
+	}
+	t.Cleanup(func() {
+		srv.Close()
+		if t.Failed() {
+			t.Logf("strata log:\n%s", logs.tail(64<<10))
+		}
+	})
+	return srv
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+// tail returns the last n bytes, starting at a line boundary.
+func (s *syncBuffer) tail(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buf.Bytes()
+	if len(b) <= n {
+		return string(b)
+	}
+	b = b[len(b)-n:]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[i+1:]
+	}
+	return "…\n" + string(b)
+}
+
+// adminSessions asks the admin API for the list of live sessions.
+func adminSessions(t *testing.T, srv *server.Server) []json.Number {
+	t.Helper()
+	req := fmt.Sprintf(`{"janus":"list_sessions","transaction":"e2e","admin_secret":%q}`, config.Default().Transports.Admin.AdminSecret)
+	res, err := http.Post("http://"+srv.AdminAddr()+"/admin", "application/json", strings.NewReader(req))
+	if err != nil {
+		t.Fatalf("admin list_sessions: %v", err)
+	}
+	defer res.Body.Close()
+	var reply struct {
+		Janus    string        `json:"janus"`
+		Sessions []json.Number `json:"sessions"`
+		Error    *struct {
+			Code   int    `json:"code"`
+			Reason string `json:"reason"`
+		} `json:"error"`
+	}
+	dec := json.NewDecoder(res.Body)
+	dec.UseNumber()
+	if err := dec.Decode(&reply); err != nil {
+		t.Fatalf("admin list_sessions: decoding reply: %v", err)
+	}
+	if reply.Janus != "success" {
+		t.Fatalf("admin list_sessions: %s %+v", reply.Janus, reply.Error)
+	}
+	return reply.Sessions
+}
+
+// waitNoSessions fails the test unless the server has no session left within timeout.
+func waitNoSessions(t *testing.T, srv *server.Server, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		sessions := adminSessions(t, srv)
+		if len(sessions) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sessions still alive %v after the page stopped: %v", timeout, sessions)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,212 @@
+package peer
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/pion/dtls/v3/pkg/protocol/extension"
+	"github.com/pion/dtls/v3/pkg/protocol/handshake"
+	"github.com/pion/interceptor"
+	"github.com/pion/interceptor/pkg/nack"
+	"github.com/pion/interceptor/pkg/report"
+	"github.com/pion/interceptor/pkg/stats"
+	"github.com/pion/interceptor/pkg/twcc"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/config"
+)
+
+// ErrFactoryClosed is returned by New after Close.
+var ErrFactoryClosed = errors.New("peer: factory closed")
+
+// Factory creates the PeerConnections of one server from its media configuration.
+type Factory struct {
+	media config.Media
+	log   *slog.Logger
+	s     *settings
+	opts  factoryOptions
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// Option configures a Factory.
+type Option func(*factoryOptions)
+
+type factoryOptions struct {
+	monitor      MonitorConfig
+	interceptors []func(*Peer) (interceptor.Factory, error)
+}
+
+// WithMonitor replaces the timing of `media` and `slowlink` events (DefaultMonitorConfig).
+func WithMonitor(cfg MonitorConfig) Option {
+	return func(o *factoryOptions) { o.monitor = cfg }
+}
+
+// WithInterceptor adds an interceptor to every PeerConnection (see Factory.registry for where). The function
+// is called once per Peer (before its PeerConnection exists), so the interceptor can report into that
+// Peer, e.g. with SetBWEInfo. This is the seam for the congestion controllers.
+func WithInterceptor(f func(*Peer) (interceptor.Factory, error)) Option {
+	return func(o *factoryOptions) { o.interceptors = append(o.interceptors, f) }
+}
+
+// NewFactory validates the media configuration, builds the Pion settings and opens the shared
+// sockets (UDP mux, ICE-TCP) if configured.
+func NewFactory(m config.Media, log *slog.Logger, opts ...Option) (*Factory, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	o := factoryOptions{monitor: DefaultMonitorConfig()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.monitor.Tick <= 0 || o.monitor.Window <= 0 {
+		return nil, errors.New("peer: monitor tick and window must be positive")
+	}
+	s, err := buildSettings(m, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Factory{media: m, log: log, s: s, opts: o}, nil
+}
+
+// Close releases the shared sockets. Peers already created keep running until closed.
+func (f *Factory) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.closed = true
+	if err := f.s.close(); err != nil {
+		f.log.Debug("closing ICE sockets", "err", err)
+	}
+}
+
+// New creates a Peer with a fresh PeerConnection.
+func (f *Factory) New(h Hooks) (*Peer, error) {
+	f.mu.Lock()
+	closed := f.closed
+	f.mu.Unlock()
+	if closed {
+		return nil, ErrFactoryClosed
+	}
+	p := &Peer{
+		hooks:       h,
+		log:         f.log,
+		fullTrickle: f.media.ICE.FullTrickle,
+		lite:        f.media.ICE.Lite,
+		counters:    newCounterSet(),
+		monitor:     newMonitor(f.opts.monitor),
+		closed:      make(chan struct{}),
+	}
+	engine := f.s.engine // a copy: the DTLS hook below belongs to this Peer only
+	engine.SetDTLSServerHelloMessageHook(p.observeServerHello)
+	registry, err := f.registry(p)
+	if err != nil {
+		return nil, err
+	}
+	api := webrtc.NewAPI(
+		webrtc.WithSettingEngine(engine),
+		webrtc.WithMediaEngine(f.s.media),
+		webrtc.WithInterceptorRegistry(registry),
+	)
+	pc, err := api.NewPeerConnection(f.s.rtcConfig)
+	if err != nil {
+		return nil, fmt.Errorf("new PeerConnection: %w", err)
+	}
+	p.PC = pc
+	p.install()
+	go p.run(f.opts.monitor)
+	return p, nil
+}
+
+// registry builds the interceptor chain of one PeerConnection. Order matters: an interceptor sees
+// the RTP and RTCP that interceptors added after it send, but not what those added before it send. So
+// strata's counters and Pion's statistics come first (they see NACKs, reports and retransmissions
+// too), then the interceptors added with WithInterceptor (they see outgoing packets with their
+// transport-wide sequence numbers), then NACK generator and responder, RTCP sender and receiver
+// reports, and TWCC (sequence numbers on what strata sends, feedback on what it receives).
+func (f *Factory) registry(p *Peer) (*interceptor.Registry, error) {
+	reg := &interceptor.Registry{}
+	lf := f.s.engine.LoggerFactory
+	reg.Add(countingFactory{set: p.counters})
+	st, err := stats.NewInterceptor(stats.WithLoggerFactory(lf))
+	if err != nil {
+		return nil, err
+	}
+	// Called synchronously while the PeerConnection is built, before New returns.
+	st.OnNewPeerConnection(func(_ string, g stats.Getter) { p.stats = g })
+	reg.Add(st)
+	for _, add := range f.opts.interceptors {
+		extra, err := add(p)
+		if err != nil {
+			return nil, err
+		}
+		reg.Add(extra)
+	}
+	if f.media.NACK {
+		gen, err := nack.NewGeneratorInterceptor(nack.WithGeneratorLoggerFactory(lf))
+		if err != nil {
+			return nil, err
+		}
+		resp, err := nack.NewResponderInterceptor(nack.WithResponderLoggerFactory(lf))
+		if err != nil {
+			return nil, err
+		}
+		reg.Add(gen)
+		reg.Add(resp)
+	}
+	recv, err := report.NewReceiverInterceptor(report.WithReceiverLoggerFactory(lf))
+	if err != nil {
+		return nil, err
+	}
+	send, err := report.NewSenderInterceptor(report.WithSenderLoggerFactory(lf))
+	if err != nil {
+		return nil, err
+	}
+	reg.Add(recv)
+	reg.Add(send)
+	if f.media.TWCC {
+		hdr, err := twcc.NewHeaderExtensionInterceptor()
+		if err != nil {
+			return nil, err
+		}
+		fb, err := twcc.NewSenderInterceptor(twcc.SendInterval(f.media.TWCCInterval), twcc.WithLoggerFactory(lf))
+		if err != nil {
+			return nil, err
+		}
+		reg.Add(hdr)
+		reg.Add(fb)
+	}
+	return reg, nil
+}
+
+// observeServerHello records the SRTP profile strata picks as DTLS server, which Pion does not expose.
+func (p *Peer) observeServerHello(m handshake.MessageServerHello) handshake.Message {
+	for _, ext := range m.Extensions {
+		if u, ok := ext.(*extension.UseSRTP); ok && len(u.ProtectionProfiles) > 0 {
+			name := srtpProfileName(u.ProtectionProfiles[0])
+			p.srtp.Store(&name)
+		}
+	}
+	return &m
+}
+
+// srtpProfileName uses the names Janus reports (OpenSSL's).
+func srtpProfileName(pr extension.SRTPProtectionProfile) string {
+	switch pr {
+	case extension.SRTP_AEAD_AES_128_GCM:
+		return "SRTP_AEAD_AES_128_GCM"
+	case extension.SRTP_AEAD_AES_256_GCM:
+		return "SRTP_AEAD_AES_256_GCM"
+	case extension.SRTP_AES128_CM_HMAC_SHA1_80:
+		return "SRTP_AES128_CM_SHA1_80"
+	case extension.SRTP_AES128_CM_HMAC_SHA1_32:
+		return "SRTP_AES128_CM_SHA1_32"
+	default:
+		return fmt.Sprintf("0x%04x", uint16(pr))
+	}
+}

@@ -1,0 +1,93 @@
+// Package echotest is janus.plugin.echotest: everything a peer sends comes back to it. Audio and video
+// are echoed on tracks of their own (with sequence numbers and timestamps rewritten so pauses and
+// simulcast switches leave one continuous stream), data channel messages are answered, and the
+// request API is Janus's: audio, video, bitrate (a REMB cap sent to the browser), substream/temporal
+// (which simulcast layer is echoed), spatial_layer/temporal_layer (VP9 SVC layers), videocodec,
+// videoprofile and record (accepted; recording is not implemented yet).
+package echotest
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/plugin"
+)
+
+// Package is the Janus package name clients attach to.
+const Package = "janus.plugin.echotest"
+
+const (
+	short = "echotest"
+	// hint is what Janus's echotest puts in its `ack`.
+	hint = "I'm taking my time!"
+	// queueSize bounds the requests waiting for one handle.
+	queueSize = 32
+	// negotiateTimeout bounds answering one offer (half-trickle waits for gathering).
+	negotiateTimeout = 30 * time.Second
+)
+
+// Plugin is the echotest plugin. Create it with New.
+type Plugin struct {
+	log      *slog.Logger
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+}
+
+// New creates the plugin.
+func New(log *slog.Logger) *Plugin {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Plugin{log: log, sessions: map[*session]struct{}{}}
+}
+
+// Package returns "janus.plugin.echotest".
+func (p *Plugin) Package() string { return Package }
+
+// Info describes the plugin for the `info` request.
+func (p *Plugin) Info() plugin.Info {
+	return plugin.Info{
+		Name:          "strata EchoTest plugin",
+		Author:        "strata",
+		Description:   "Sends back everything a peer sends: audio, video and data channel messages.",
+		VersionString: "0.1.0",
+		Version:       1,
+	}
+}
+
+// AdminMessage echoes the request back, as Janus's echotest does.
+func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
+	return request
+}
+
+// Attach creates the state of a newly attached handle.
+func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
+	s := newSession(p, h)
+	p.mu.Lock()
+	p.sessions[s] = struct{}{}
+	p.mu.Unlock()
+	go s.work()
+	return s, nil
+}
+
+// Destroy detaches every session (server shutdown).
+func (p *Plugin) Destroy() {
+	p.mu.Lock()
+	all := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		all = append(all, s)
+	}
+	p.mu.Unlock()
+	for _, s := range all {
+		s.Detach()
+	}
+}
+
+func (p *Plugin) forget(s *session) {
+	p.mu.Lock()
+	delete(p.sessions, s)
+	p.mu.Unlock()
+}

@@ -1,0 +1,289 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pion/ice/v4"
+	"github.com/pion/interceptor"
+	"github.com/pion/rtp"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/janusclient"
+)
+
+// startEchoServer runs a complete strata on free loopback ports, with loopback ICE candidates.
+func startEchoServer(t *testing.T) *Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
+	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
+	cfg.Transports.Admin.Listen = "127.0.0.1:0"
+	cfg.Media.ICE.Loopback = true
+	cfg.Media.ICE.Interfaces = []string{"lo"}
+	s, err := New(cfg, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestEchotestOverHTTPAndWebSocket does a whole echotest call with the Go client, once over HTTP
+// long-poll and once over WebSocket: attach, offer with trickled candidates, answer, webrtcup, media
+// events, echoed audio and video, data channel echo, a plugin error, hangup, detach, destroy.
+func TestEchotestOverHTTPAndWebSocket(t *testing.T) {
+	srv := startEchoServer(t)
+	for name, url := range map[string]string{
+		"http": "http://" + srv.HTTPAddr() + "/janus",
+		"ws":   "ws://" + srv.WSAddr(),
+	} {
+		t.Run(name, func(t *testing.T) { echotestCall(t, url) })
+	}
+}
+
+func echotestCall(t *testing.T, url string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := janusclient.Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if info, err := c.Info(ctx); err != nil || info.Janus != "server_info" {
+		t.Fatalf("info: %v %v", info, err)
+	}
+	sess, err := c.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Attach(ctx, "janus.plugin.nope"); janusclient.Code(err) != 460 {
+		t.Errorf("attach to an unknown plugin: %v, want core error 460", err)
+	}
+	h, err := sess.Attach(ctx, "janus.plugin.echotest")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b := newEchoBrowser(t)
+	offer := b.offerTrickling(t, func(cand janusclient.Candidate) {
+		if err := h.Trickle(ctx, cand); err != nil {
+			t.Errorf("trickle: %v", err)
+		}
+	})
+	ev, err := h.Message(ctx, map[string]any{"audio": true, "video": true}, &janusclient.JSEP{Type: "offer", SDP: offer})
+	if err != nil {
+		t.Fatalf("offer: %v", err)
+	}
+	var result struct{ Echotest, Result string }
+	if err := ev.DecodeData(&result); err != nil || ev.Janus != "event" || result.Echotest != "event" || result.Result != "ok" {
+		t.Fatalf("offer answered with %s", ev.Raw)
+	}
+	if ev.JSEP == nil || ev.JSEP.Type != "answer" || !strings.Contains(ev.JSEP.SDP, "a=end-of-candidates") {
+		t.Fatalf("no half-trickle answer in %s", ev.Raw)
+	}
+	if err := h.TrickleDone(ctx); err != nil {
+		t.Errorf("trickle completed: %v", err)
+	}
+	if err := b.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: ev.JSEP.SDP}); err != nil {
+		t.Fatal(err)
+	}
+
+	waitEvent(t, h, "webrtcup", func(e *janusclient.Event) bool { return e.Janus == "webrtcup" })
+	stop := make(chan struct{})
+	defer close(stop)
+	go b.sendMedia(stop)
+	waitEvent(t, h, "media receiving video", func(e *janusclient.Event) bool {
+		return e.Janus == "media" && e.Type == "video" && e.Receiving != nil && *e.Receiving
+	})
+	for kind, ch := range b.echoed {
+		if n := countWithin(ch, 20, 10*time.Second); n < 20 {
+			t.Errorf("%d echoed %s packets, want 20", n, kind)
+		}
+	}
+	<-b.dcOpen
+	if err := b.dc.SendText("ping"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-b.dcGot:
+		if !strings.HasSuffix(m, "ping") {
+			t.Errorf("data channel echo %q", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no data channel echo")
+	}
+
+	if _, err := h.Message(ctx, map[string]any{"audio": "loud"}, nil); janusclient.Code(err) != 413 {
+		t.Errorf("invalid element: %v, want plugin error 413", err)
+	}
+	if err := h.Hangup(ctx); err != nil {
+		t.Fatalf("hangup: %v", err)
+	}
+	waitEvent(t, h, "hangup", func(e *janusclient.Event) bool { return e.Janus == "hangup" })
+	if err := h.Detach(ctx); err != nil {
+		t.Fatalf("detach: %v", err)
+	}
+	waitEvent(t, h, "detached", func(e *janusclient.Event) bool { return e.Janus == "detached" })
+	if err := sess.Destroy(ctx); err != nil {
+		t.Fatalf("destroy: %v", err)
+	}
+	if err := sess.Keepalive(ctx); janusclient.Code(err) != 458 {
+		t.Errorf("keepalive after destroy: %v, want 458", err)
+	}
+}
+
+// waitEvent reads the handle's events until one matches.
+func waitEvent(t *testing.T, h *janusclient.Handle, what string, match func(*janusclient.Event) bool) *janusclient.Event {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case e, ok := <-h.Events():
+			if !ok {
+				t.Fatalf("handle events closed while waiting for %s", what)
+			}
+			if match(e) {
+				return e
+			}
+		case <-deadline:
+			t.Fatalf("no %s event within 10 s", what)
+		}
+	}
+}
+
+func countWithin(ch <-chan struct{}, n int, d time.Duration) int {
+	deadline := time.After(d)
+	for got := 0; ; got++ {
+		if got == n {
+			return got
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return got
+		}
+	}
+}
+
+// echoBrowser is a Pion PeerConnection playing the browser: VP8 and Opus tracks and a data channel.
+type echoBrowser struct {
+	pc           *webrtc.PeerConnection
+	video, audio *webrtc.TrackLocalStaticRTP
+	dc           *webrtc.DataChannel
+	dcOpen       chan struct{}
+	dcGot        chan string
+	echoed       map[string]chan struct{}
+}
+
+func newEchoBrowser(t *testing.T) *echoBrowser {
+	t.Helper()
+	var se webrtc.SettingEngine
+	se.SetIncludeLoopbackCandidate(true)
+	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
+	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	me := &webrtc.MediaEngine{}
+	if err := me.RegisterDefaultCodecs(); err != nil {
+		t.Fatal(err)
+	}
+	reg := &interceptor.Registry{}
+	if err := webrtc.RegisterDefaultInterceptors(me, reg); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg)).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	b := &echoBrowser{pc: pc, dcOpen: make(chan struct{}), dcGot: make(chan string, 4),
+		echoed: map[string]chan struct{}{"audio": make(chan struct{}, 1024), "video": make(chan struct{}, 1024)}}
+	if b.audio, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "a", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if b.video, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []*webrtc.TrackLocalStaticRTP{b.audio, b.video} {
+		s, err := pc.AddTrack(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				if _, _, err := s.ReadRTCP(); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	if b.dc, err = pc.CreateDataChannel("echo", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.dc.OnOpen(func() { close(b.dcOpen) })
+	b.dc.OnMessage(func(m webrtc.DataChannelMessage) { b.dcGot <- string(m.Data) })
+	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		ch := b.echoed[tr.Kind().String()]
+		buf := make([]byte, 1500)
+		for {
+			if _, _, err := tr.Read(buf); err != nil {
+				return
+			}
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	})
+	return b
+}
+
+// offerTrickling creates the offer and hands every local candidate to trickle as it is gathered,
+// as janus.js does; the returned SDP carries none.
+func (b *echoBrowser) offerTrickling(t *testing.T, trickle func(janusclient.Candidate)) string {
+	t.Helper()
+	gathered := make(chan struct{})
+	b.pc.OnICECandidate(func(c *webrtc.ICECandidate) {
+		if c == nil {
+			close(gathered)
+			return
+		}
+		init := c.ToJSON()
+		trickle(janusclient.Candidate{Candidate: init.Candidate, SDPMid: init.SDPMid, SDPMLineIndex: init.SDPMLineIndex})
+	})
+	offer, err := b.pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.pc.SetLocalDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	return offer.SDP
+}
+
+// sendMedia sends VP8 (a keyframe every 10 frames) and Opus every 20 ms until stop closes.
+func (b *echoBrowser) sendMedia(stop <-chan struct{}) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		vp8 := make([]byte, 200)
+		vp8[0], vp8[1] = 0x10, 0x01 // S bit, partition 0; payload header: inter frame
+		if i%10 == 0 {
+			vp8[1] = 0x00 // keyframe
+		}
+		_ = b.video.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(3000 * i), Marker: true}, Payload: vp8})
+		_ = b.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(960 * i)}, Payload: make([]byte, 60)})
+	}
+}

@@ -1,0 +1,4 @@
+// The demos shown on the index page. Adding a demo is one line here (plus its page).
+export const demos = [
+  { href: 'echotest.html', title: 'Echo test', plugin: 'janus.plugin.echotest', text: 'Sends your camera and microphone to the server and plays back what it echoes, with live bitrate, RTT and loss.' },
+];

@@ -1,0 +1,57 @@
+// Package web embeds strata's browser side: the client library (lib/strata.js and its modules), the
+// demo pages and their stylesheet. The HTTP transport serves them at "/", next to the Janus API.
+//
+// The pages find the API on their own (see lib/server.js and docs/CLIENT.md); the one thing they
+// cannot guess is the WebSocket port, which strata reports at /strata-config.json through
+// HandlerWithConfig.
+package web
+
+import (
+	"embed"
+	"encoding/json"
+	"io/fs"
+	"net/http"
+)
+
+//go:embed index.html echotest.html css lib demos
+var content embed.FS
+
+// ConfigPath is where HandlerWithConfig serves the client configuration.
+const ConfigPath = "/strata-config.json"
+
+// FS returns the embedded files, rooted so that "index.html" is at the top.
+func FS() fs.FS { return content }
+
+// Handler serves the embedded files, and at ConfigPath an empty client configuration, so the pages
+// use their defaults (see lib/server.js) without a 404 in the browser console. Servers that know their
+// WebSocket port should mount HandlerWithConfig instead.
+func Handler() http.Handler {
+	return HandlerWithConfig(func() ClientConfig { return ClientConfig{} })
+}
+
+// ClientConfig is what the pages read from /strata-config.json.
+type ClientConfig struct {
+	// JanusPath is the path of the HTTP API on the pages' own origin, e.g. "/janus".
+	JanusPath string `json:"janus_path,omitempty"`
+	// WebSocketPort is the port of the `janus-protocol` WebSocket transport; 0 when it is off.
+	WebSocketPort int `json:"ws_port,omitempty"`
+}
+
+// HandlerWithConfig serves the embedded files and, at ConfigPath, the configuration get returns. get
+// is called on every request, so it can report ports that are only known once the listeners are
+// bound. Files carry Cache-Control: no-cache so that a browser revalidates after an upgrade instead
+// of mixing old and new modules.
+func HandlerWithConfig(get func() ClientConfig) http.Handler {
+	files := http.FileServerFS(content)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.URL.Path == ConfigPath {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			_ = json.NewEncoder(w).Encode(get())
+			return
+		}
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	})
+}
