@@ -2,7 +2,7 @@
 GO          ?= go
 BIN         := bin/strata
 CONFIG      ?=
-STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.7.0
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages with concurrency run under the race detector.
 RACE_PKGS   := ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/...
 

@@ -14,35 +14,9 @@ import (
 	"github.com/strata-rtc/strata/cc/gcc"
 )
 
-// ReceiveSideFactory makes one ReceiveSide interceptor per PeerConnection.
-type ReceiveSideFactory struct {
-	newReceiver func() *gcc.Receiver
-
-	mu   sync.Mutex
-	last *ReceiveSide
-}
-
-// NewReceiveSideFactory returns a factory of REMB-sending interceptors.
-func NewReceiveSideFactory(newReceiver func() *gcc.Receiver) *ReceiveSideFactory {
-	return &ReceiveSideFactory{newReceiver: newReceiver}
-}
-
-// NewInterceptor implements interceptor.Factory.
-func (f *ReceiveSideFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
-	r := &ReceiveSide{est: f.newReceiver(), start: time.Now()}
-	f.mu.Lock()
-	f.last = r
-	f.mu.Unlock()
-	return r, nil
-}
-
-// TakeLast returns the interceptor made most recently, once (see SendSideFactory.TakeLast).
-func (f *ReceiveSideFactory) TakeLast() *ReceiveSide {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.last
-	f.last = nil
-	return r
+// NewReceiveSide returns the interceptor of one PeerConnection, driving est.
+func NewReceiveSide(est *gcc.Receiver) *ReceiveSide {
+	return &ReceiveSide{est: est, start: time.Now()}
 }
 
 // ReceiveSide runs GCC's receive-side estimator over every RTP packet the remote peer sends and

@@ -14,7 +14,11 @@ import (
 )
 
 func TestReceiveSideSendsREMBFromAbsSendTime(t *testing.T) {
-	factory := NewReceiveSideFactory(func() *gcc.Receiver { return gcc.NewReceiver() })
+	var rs *ReceiveSide
+	factory := FactoryFunc(func(string) (interceptor.Interceptor, error) {
+		rs = NewReceiveSide(gcc.NewReceiver())
+		return rs, nil
+	})
 	sender, err := newAPIWithAbsSendTime(t, noopFactory{}).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +29,6 @@ func TestReceiveSideSendsREMBFromAbsSendTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer receiver.Close()
-	rs := factory.TakeLast()
 	if rs == nil {
 		t.Fatal("no receive-side interceptor was built")
 	}

@@ -23,43 +23,11 @@ import (
 // TransportCCURI is the RTP header extension carrying transport-wide sequence numbers.
 const TransportCCURI = "http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01"
 
-// SendSideFactory makes one SendSide interceptor per PeerConnection.
-type SendSideFactory struct {
-	newController func() cc.RateController
-	tick          time.Duration
-
-	mu   sync.Mutex
-	last *Estimator
-}
-
-// NewSendSideFactory returns a factory whose interceptors drive controllers made by newController.
-// tick is how often the controller's timers run (OnTick) without feedback.
-func NewSendSideFactory(newController func() cc.RateController, tick time.Duration) *SendSideFactory {
-	if tick <= 0 {
-		tick = 50 * time.Millisecond
-	}
-	return &SendSideFactory{newController: newController, tick: tick}
-}
+// FactoryFunc adapts a function to interceptor.Factory.
+type FactoryFunc func(id string) (interceptor.Interceptor, error)
 
 // NewInterceptor implements interceptor.Factory.
-func (f *SendSideFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
-	s := newSendSide(f.newController(), f.tick)
-	f.mu.Lock()
-	f.last = s.est
-	f.mu.Unlock()
-	return s, nil
-}
-
-// TakeLast returns the Estimator of the interceptor made most recently, once. Pion builds a
-// PeerConnection's interceptors inside NewPeerConnection, so a caller that serialises
-// NewPeerConnection calls gets its PeerConnection's estimator this way.
-func (f *SendSideFactory) TakeLast() *Estimator {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	e := f.last
-	f.last = nil
-	return e
-}
+func (f FactoryFunc) NewInterceptor(id string) (interceptor.Interceptor, error) { return f(id) }
 
 // Estimator is the thread-safe face of one PeerConnection's rate controller.
 type Estimator struct {
@@ -91,7 +59,8 @@ func (e *Estimator) FeedbackCount() uint64 {
 	return e.feedback
 }
 
-// OnTargetChange installs a callback called (outside the lock) when the target rate changes.
+// OnTargetChange installs a callback called (outside the lock) when the target rate changes. It
+// runs on the interceptor's goroutines and must not write RTP on the same PeerConnection.
 func (e *Estimator) OnTargetChange(f func(cc.Bitrate)) {
 	e.mu.Lock()
 	e.onTarget = f
@@ -115,7 +84,12 @@ type SendSide struct {
 	done      chan struct{}
 }
 
-func newSendSide(ctrl cc.RateController, tick time.Duration) *SendSide {
+// NewSendSide returns the interceptor of one PeerConnection, driving ctrl. tick is how often the
+// controller's timers run (OnTick) without feedback.
+func NewSendSide(ctrl cc.RateController, tick time.Duration) *SendSide {
+	if tick <= 0 {
+		tick = 50 * time.Millisecond
+	}
 	s := &SendSide{
 		est:     &Estimator{ctrl: ctrl},
 		start:   time.Now(),
@@ -126,6 +100,9 @@ func newSendSide(ctrl cc.RateController, tick time.Duration) *SendSide {
 	go s.tickLoop(tick)
 	return s
 }
+
+// Estimator is the thread-safe face of this interceptor's controller.
+func (s *SendSide) Estimator() *Estimator { return s.est }
 
 func (s *SendSide) now() time.Duration { return time.Since(s.start) }
 

@@ -96,7 +96,12 @@ func TestGCCRampsUpOverLoopback(t *testing.T) {
 // send-side interceptor to one with Pion's TWCC feedback generator, until done or 10 s.
 func sendOverLoopback(t *testing.T, newController func() cc.RateController, done func(*Estimator, uint16) bool) *Estimator {
 	t.Helper()
-	factory := NewSendSideFactory(newController, 20*time.Millisecond)
+	var est *Estimator
+	factory := FactoryFunc(func(string) (interceptor.Interceptor, error) {
+		s := NewSendSide(newController(), 20*time.Millisecond)
+		est = s.Estimator()
+		return s, nil
+	})
 	twccSender, err := twcc.NewSenderInterceptor(twcc.SendInterval(50 * time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -106,9 +111,8 @@ func sendOverLoopback(t *testing.T, newController func() cc.RateController, done
 		t.Fatal(err)
 	}
 	defer sender.Close()
-	est := factory.TakeLast()
-	if est == nil || factory.TakeLast() != nil {
-		t.Fatal("TakeLast must return this PeerConnection's estimator exactly once")
+	if est == nil {
+		t.Fatal("the PeerConnection did not build its send-side interceptor")
 	}
 	receiver, err := newAPI(t, twccSender).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {

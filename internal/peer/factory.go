@@ -38,6 +38,8 @@ type Option func(*factoryOptions)
 type factoryOptions struct {
 	monitor      MonitorConfig
 	interceptors []func(*Peer) (interceptor.Factory, error)
+	// stampsTWCC: an added interceptor stamps transport-wide sequence numbers itself.
+	stampsTWCC bool
 }
 
 // WithMonitor replaces the timing of `media` and `slowlink` events (DefaultMonitorConfig).
@@ -50,6 +52,13 @@ func WithMonitor(cfg MonitorConfig) Option {
 // Peer, e.g. with SetBWEInfo. This is the seam for the congestion controllers.
 func WithInterceptor(f func(*Peer) (interceptor.Factory, error)) Option {
 	return func(o *factoryOptions) { o.interceptors = append(o.interceptors, f) }
+}
+
+// WithTWCCStamper says that an interceptor added with WithInterceptor stamps transport-wide
+// sequence numbers on outgoing packets itself (as strata's congestion-control interceptor does,
+// without allocating), so Pion's stamping interceptor is left out.
+func WithTWCCStamper() Option {
+	return func(o *factoryOptions) { o.stampsTWCC = true }
 }
 
 // NewFactory validates the media configuration, builds the Pion settings and opens the shared
@@ -170,15 +179,17 @@ func (f *Factory) registry(p *Peer) (*interceptor.Registry, error) {
 	reg.Add(recv)
 	reg.Add(send)
 	if f.media.TWCC {
-		hdr, err := twcc.NewHeaderExtensionInterceptor()
-		if err != nil {
-			return nil, err
+		if !f.opts.stampsTWCC {
+			hdr, err := twcc.NewHeaderExtensionInterceptor()
+			if err != nil {
+				return nil, err
+			}
+			reg.Add(hdr)
 		}
 		fb, err := twcc.NewSenderInterceptor(twcc.SendInterval(f.media.TWCCInterval), twcc.WithLoggerFactory(lf))
 		if err != nil {
 			return nil, err
 		}
-		reg.Add(hdr)
 		reg.Add(fb)
 	}
 	return reg, nil

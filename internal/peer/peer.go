@@ -10,6 +10,7 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"github.com/strata-rtc/strata/cc"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,7 @@ type Peer struct {
 
 	onTrack   atomic.Pointer[func(*webrtc.TrackRemote, *webrtc.RTPReceiver)]
 	bweInfo   atomic.Pointer[func() any]
+	estimator atomic.Pointer[Estimator]
 	srtp      atomic.Pointer[string]
 	stats     stats.Getter
 	counters  *counterSet
@@ -83,6 +85,31 @@ func (p *Peer) OnTrack(f func(*webrtc.TrackRemote, *webrtc.RTPReceiver)) {
 
 // SetBWEInfo installs the provider of the `bwe` part of Info (the congestion controller's state).
 func (p *Peer) SetBWEInfo(f func() any) { p.bweInfo.Store(&f) }
+
+// Estimator is the congestion controller's view of the path from strata towards the remote peer,
+// fed by the peer's transport-wide congestion control feedback.
+type Estimator interface {
+	// TargetRate is the current estimate of what the path carries.
+	TargetRate() cc.Bitrate
+	// State is the controller's snapshot (for handle_info and logs).
+	State() cc.State
+	// OnTargetChange installs a callback called whenever the estimate changes. It runs on the
+	// interceptor's goroutine and must not block.
+	OnTargetChange(func(cc.Bitrate))
+}
+
+// SetEstimator installs the estimator of this Peer's outgoing path (the congestion-control
+// interceptor does this while the PeerConnection is built).
+func (p *Peer) SetEstimator(e Estimator) { p.estimator.Store(&e) }
+
+// Estimator returns the estimator of the path towards the remote peer, or nil when congestion
+// control is off.
+func (p *Peer) Estimator() Estimator {
+	if e := p.estimator.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
 
 // Closed is closed when the Peer has been closed.
 func (p *Peer) Closed() <-chan struct{} { return p.closed }

@@ -1,0 +1,63 @@
+package gcc
+
+import "math"
+
+// linkCapacity is the estimate of the link's capacity that tells AIMD it is near convergence.
+// The draft keeps an exponential average (smoothing 0.95) of the received rate at each decrease
+// with its variance, and treats R̂ within three standard deviations of it as "near max";
+// libwebrtc's LinkCapacityEstimator does the same in kbit/s and also folds in probe results with
+// weight 0.5. Both reset the average when the throughput leaves the ±3σ band.
+type linkCapacity struct {
+	kbps, deviation float64 // estimate and normalised variance, as libwebrtc keeps them
+	has             bool
+}
+
+const (
+	capacityAlphaOveruse = 0.05
+	capacityAlphaProbe   = 0.5
+	minDeviation         = 0.4
+	maxDeviation         = 2.5
+)
+
+func (l *linkCapacity) reset() { l.has = false }
+
+func (l *linkCapacity) update(bps, alpha float64) {
+	if !finite(bps) || bps < 0 {
+		return
+	}
+	sample := bps / 1000
+	if !l.has {
+		l.kbps, l.deviation, l.has = sample, minDeviation, true
+	} else {
+		l.kbps = (1-alpha)*l.kbps + alpha*sample
+	}
+	norm := math.Max(l.kbps, 1)
+	err := l.kbps - sample
+	l.deviation = (1-alpha)*l.deviation + alpha*err*err/norm
+	l.deviation = math.Max(minDeviation, math.Min(l.deviation, maxDeviation))
+}
+
+// onOveruse records the throughput measured when over-use was detected.
+func (l *linkCapacity) onOveruse(bps float64) { l.update(bps, capacityAlphaOveruse) }
+
+// onProbe records a probe result.
+func (l *linkCapacity) onProbe(bps float64) { l.update(bps, capacityAlphaProbe) }
+
+func (l *linkCapacity) stddevKbps() float64 { return math.Sqrt(l.deviation * l.kbps) }
+
+// upper and lower are the ±3σ band in bit/s (infinite / zero without an estimate).
+func (l *linkCapacity) upper() float64 {
+	if !l.has {
+		return math.Inf(1)
+	}
+	return (l.kbps + 3*l.stddevKbps()) * 1000
+}
+
+func (l *linkCapacity) lower() float64 {
+	if !l.has {
+		return 0
+	}
+	return math.Max(0, l.kbps-3*l.stddevKbps()) * 1000
+}
+
+func (l *linkCapacity) bps() float64 { return l.kbps * 1000 }
