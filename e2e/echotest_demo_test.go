@@ -10,7 +10,8 @@ import (
 
 // TestEchotestDemo runs strata's own echotest page (web/echotest.html with lib/strata.js) against a
 // strata server, over HTTP long-poll and over the WebSocket: Start, webrtcup, echoed video decoded,
-// live stats drawn, Stop, and no session left on the server.
+// strata's estimate of the path to the browser in handle_info, live stats drawn, Stop, and no
+// session left on the server.
 func TestEchotestDemo(t *testing.T) {
 	for _, transport := range []string{"http", "ws"} {
 		t.Run(transport, func(t *testing.T) {
@@ -34,6 +35,9 @@ func TestEchotestDemo(t *testing.T) {
 				t.Fatalf("the page used transport %q (err %v), want %q", used, err, transport)
 			}
 			requireEchoedVideo(b, "window.strataDemo.pc", 20*time.Second)
+			est := requireEstimate(t, srv, 10*time.Second)
+			t.Logf("strata's %s estimate of the path to Chromium: %.0f kbit/s (%s), from %d TWCC feedback packets",
+				est.Estimator.Algorithm, est.Estimator.Target/1000, est.Estimator.Usage, est.Feedback)
 
 			// The page's own sampler must see the same call: incoming bitrate and decoded frames.
 			b.waitFor("the page's stats sampler to report the echo",

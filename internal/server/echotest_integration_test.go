@@ -2,7 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -45,11 +49,11 @@ func TestEchotestOverHTTPAndWebSocket(t *testing.T) {
 		"http": "http://" + srv.HTTPAddr() + "/janus",
 		"ws":   "ws://" + srv.WSAddr(),
 	} {
-		t.Run(name, func(t *testing.T) { echotestCall(t, url) })
+		t.Run(name, func(t *testing.T) { echotestCall(t, url, "http://"+srv.AdminAddr()+"/admin") })
 	}
 }
 
-func echotestCall(t *testing.T, url string) {
+func echotestCall(t *testing.T, url, admin string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := janusclient.Dial(ctx, url)
@@ -108,6 +112,7 @@ func echotestCall(t *testing.T, url string) {
 			t.Errorf("%d echoed %s packets, want 20", n, kind)
 		}
 	}
+	checkEstimateInHandleInfo(t, admin, sess.ID, h.ID)
 	<-b.dcOpen
 	if err := b.dc.SendText("ping"); err != nil {
 		t.Fatal(err)
@@ -138,6 +143,45 @@ func echotestCall(t *testing.T, url string) {
 	if err := sess.Keepalive(ctx); janusclient.Code(err) != 458 {
 		t.Errorf("keepalive after destroy: %v, want 458", err)
 	}
+}
+
+// checkEstimateInHandleInfo polls the admin API until handle_info shows the send-side GCC estimate
+// of the path towards the client, built from the client's TWCC feedback.
+func checkEstimateInHandleInfo(t *testing.T, admin string, sid, hid uint64) {
+	t.Helper()
+	var last string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		body := fmt.Sprintf(`{"janus":"handle_info","transaction":"hi","admin_secret":"janusoverlord","session_id":%d,"handle_id":%d}`, sid, hid)
+		resp, err := http.Post(admin, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reply struct {
+			Info struct {
+				WebRTC struct {
+					BWE struct {
+						TWCC      bool `json:"twcc"`
+						Feedback  int  `json:"feedback_packets"`
+						Estimator struct {
+							Algorithm string  `json:"algorithm"`
+							Target    float64 `json:"target_bps"`
+						} `json:"estimator"`
+					} `json:"bwe"`
+				} `json:"webrtc"`
+			} `json:"info"`
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		last = string(raw)
+		if err := json.Unmarshal(raw, &reply); err != nil {
+			t.Fatalf("handle_info: %v in %s", err, raw)
+		}
+		bwe := reply.Info.WebRTC.BWE
+		if bwe.TWCC && bwe.Feedback > 0 && bwe.Estimator.Algorithm == "gcc" && bwe.Estimator.Target > 0 {
+			return
+		}
+	}
+	t.Fatalf("handle_info never showed a GCC estimate fed by TWCC feedback; last reply: %s", last)
 }
 
 // waitEvent reads the handle's events until one matches.

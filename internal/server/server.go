@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/peer"
@@ -58,7 +59,11 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	if level == nil {
 		level = new(slog.LevelVar)
 	}
-	peers, err := peer.NewFactory(cfg.Media, log.With("component", "peer"))
+	ccOpts, err := bwe.PeerOptions(cfg.Media)
+	if err != nil {
+		return nil, fmt.Errorf("congestion control: %w", err)
+	}
+	peers, err := peer.NewFactory(cfg.Media, log.With("component", "peer"), ccOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("media configuration: %w", err)
 	}
