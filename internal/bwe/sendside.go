@@ -34,7 +34,6 @@ type Estimator struct {
 	mu       sync.Mutex
 	ctrl     cc.RateController
 	feedback uint64
-	reports  uint64
 	onTarget func(cc.Bitrate)
 }
 

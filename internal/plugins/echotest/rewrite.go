@@ -25,7 +25,7 @@ type rewriter struct {
 	picStarted          bool
 	picOffset, lastPic  uint16
 	tl0Offset, lastTL0  uint8
-	picResync, hasPicID bool
+	picResync           bool
 }
 
 func newRewriter(clockRate uint32) rewriter {
