@@ -22,10 +22,10 @@ type rewriter struct {
 	lastAt    time.Duration
 	lastInSeq uint16 // newest input sequence number of the current source
 
-	picStarted          bool
-	picOffset, lastPic  uint16
-	tl0Offset, lastTL0  uint8
-	picResync           bool
+	picStarted         bool
+	picOffset, lastPic uint16
+	tl0Offset, lastTL0 uint8
+	picResync          bool
 }
 
 func newRewriter(clockRate uint32) rewriter {
