@@ -4,7 +4,6 @@
 //
 //	strata serve [-config FILE]          run the server
 //	strata config                        print the reference configuration (all options, defaults)
-//	strata lab run FILE|DIR [flags]      run lab scenarios in the simulator
 //	strata version
 package main
 
@@ -27,7 +26,6 @@ func commands() []command {
 	return []command{
 		{"serve", "run the media server", serve},
 		{"config", "print the reference configuration", printConfig},
-		{"lab", "run lab scenarios (strata lab run FILE|DIR)", labCommand},
 		{"version", "print the version", func([]string, io.Writer, io.Writer) int {
 			fmt.Println("strata", version)
 			return 0
