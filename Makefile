@@ -4,7 +4,7 @@ BIN         := bin/strata
 CONFIG      ?=
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages with concurrency run under the race detector.
-RACE_PKGS   := ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/...
+RACE_PKGS   := ./internal/bwe/... ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/... ./e2e/...
 
 .PHONY: all build run deps-run deps-test test lint unit e2e bench lab fuzz clean
 
