@@ -19,12 +19,12 @@ func TestReceiveSideSendsREMBFromAbsSendTime(t *testing.T) {
 		rs = NewReceiveSide(gcc.NewReceiver())
 		return rs, nil
 	})
-	sender, err := newAPIWithAbsSendTime(t, noopFactory{}).NewPeerConnection(webrtc.Configuration{})
+	sender, err := newAPI(t, noopFactory{}, sdp.ABSSendTimeURI).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sender.Close()
-	receiver, err := newAPIWithAbsSendTime(t, factory).NewPeerConnection(webrtc.Configuration{})
+	receiver, err := newAPI(t, factory, sdp.ABSSendTimeURI).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,26 +95,6 @@ func TestReceiveSideSendsREMBFromAbsSendTime(t *testing.T) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-func newAPIWithAbsSendTime(t *testing.T, f interceptor.Factory) *webrtc.API {
-	t.Helper()
-	m := &webrtc.MediaEngine{}
-	if err := m.RegisterDefaultCodecs(); err != nil {
-		t.Fatal(err)
-	}
-	for _, uri := range []string{TransportCCURI, sdp.ABSSendTimeURI} {
-		if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: uri}, webrtc.RTPCodecTypeVideo); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ir := &interceptor.Registry{}
-	ir.Add(f)
-	se := webrtc.SettingEngine{}
-	se.SetIncludeLoopbackCandidate(true)
-	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
-	return webrtc.NewAPI(webrtc.WithMediaEngine(m), webrtc.WithInterceptorRegistry(ir), webrtc.WithSettingEngine(se))
 }
 
 type noopFactory struct{}

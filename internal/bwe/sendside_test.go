@@ -37,14 +37,18 @@ func (r *recordingController) TargetRate() cc.Bitrate             { return 0 }
 func (r *recordingController) PacingRate() cc.Bitrate             { return 0 }
 func (r *recordingController) State() cc.State                    { return cc.State{Algorithm: "recording"} }
 
-func newAPI(t *testing.T, f interceptor.Factory) *webrtc.API {
+// newAPI builds a loopback-only Pion API with f as its interceptor, negotiating the
+// transport-wide sequence number extension and any further extensions given.
+func newAPI(t *testing.T, f interceptor.Factory, extraExtensions ...string) *webrtc.API {
 	t.Helper()
 	m := &webrtc.MediaEngine{}
 	if err := m.RegisterDefaultCodecs(); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: TransportCCURI}, webrtc.RTPCodecTypeVideo); err != nil {
-		t.Fatal(err)
+	for _, uri := range append([]string{TransportCCURI}, extraExtensions...) {
+		if err := m.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: uri}, webrtc.RTPCodecTypeVideo); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ir := &interceptor.Registry{}
 	ir.Add(f)
