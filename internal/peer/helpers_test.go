@@ -2,6 +2,7 @@ package peer
 
 import (
 	"context"
+	"github.com/strata-rtc/strata/internal/peer/peertest"
 	"log/slog"
 	"os"
 	"strings"
@@ -9,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/ice/v4"
-	"github.com/pion/interceptor"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
@@ -68,24 +67,7 @@ type client struct {
 
 func newClient(t *testing.T) *client {
 	t.Helper()
-	var se webrtc.SettingEngine
-	se.SetIncludeLoopbackCandidate(true)
-	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
-	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
-	me := &webrtc.MediaEngine{}
-	if err := me.RegisterDefaultCodecs(); err != nil {
-		t.Fatal(err)
-	}
-	reg := &interceptor.Registry{}
-	if err := webrtc.RegisterDefaultInterceptors(me, reg); err != nil {
-		t.Fatal(err)
-	}
-	// Browsers put transport-wide sequence numbers on what they send; Pion's defaults do not.
-	if err := webrtc.ConfigureTWCCHeaderExtensionSender(me, reg); err != nil {
-		t.Fatal(err)
-	}
-	api := webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg))
-	pc, err := api.NewPeerConnection(webrtc.Configuration{})
+	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}

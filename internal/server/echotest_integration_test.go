@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/strata-rtc/strata/internal/peer/peertest"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/ice/v4"
-	"github.com/pion/interceptor"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
@@ -229,19 +228,7 @@ type echoBrowser struct {
 
 func newEchoBrowser(t *testing.T) *echoBrowser {
 	t.Helper()
-	var se webrtc.SettingEngine
-	se.SetIncludeLoopbackCandidate(true)
-	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
-	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
-	me := &webrtc.MediaEngine{}
-	if err := me.RegisterDefaultCodecs(); err != nil {
-		t.Fatal(err)
-	}
-	reg := &interceptor.Registry{}
-	if err := webrtc.RegisterDefaultInterceptors(me, reg); err != nil {
-		t.Fatal(err)
-	}
-	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg)).NewPeerConnection(webrtc.Configuration{})
+	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,12 @@
 package echotest
 
 import (
+	"github.com/strata-rtc/strata/internal/peer/peertest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
@@ -38,19 +38,7 @@ func newBrowser(t *testing.T, rids ...string) *browser {
 // newBrowserWith sends video with the given codec (one track per rid, or one without rids).
 func newBrowserWith(t *testing.T, videoMime string, rids ...string) *browser {
 	t.Helper()
-	var se webrtc.SettingEngine
-	se.SetIncludeLoopbackCandidate(true)
-	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
-	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
-	me := &webrtc.MediaEngine{}
-	if err := me.RegisterDefaultCodecs(); err != nil {
-		t.Fatal(err)
-	}
-	reg := &interceptor.Registry{}
-	if err := webrtc.RegisterDefaultInterceptors(me, reg); err != nil {
-		t.Fatal(err)
-	}
-	pc, err := webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg)).NewPeerConnection(webrtc.Configuration{})
+	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,34 @@
+// Package peertest gives tests a Pion API that behaves like a browser on this machine's loopback:
+// default codecs and interceptors (NACK, RTCP reports, TWCC feedback), transport-wide sequence
+// numbers on what it sends, loopback host candidates only, no mDNS.
+package peertest
+
+import (
+	"testing"
+
+	"github.com/pion/ice/v4"
+	"github.com/pion/interceptor"
+	"github.com/pion/webrtc/v4"
+)
+
+// BrowserAPI returns the API; tb fails on set-up errors.
+func BrowserAPI(tb testing.TB) *webrtc.API {
+	tb.Helper()
+	var se webrtc.SettingEngine
+	se.SetIncludeLoopbackCandidate(true)
+	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
+	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	me := &webrtc.MediaEngine{}
+	if err := me.RegisterDefaultCodecs(); err != nil {
+		tb.Fatal(err)
+	}
+	reg := &interceptor.Registry{}
+	if err := webrtc.RegisterDefaultInterceptors(me, reg); err != nil {
+		tb.Fatal(err)
+	}
+	// Browsers put transport-wide sequence numbers on what they send; Pion's defaults do not.
+	if err := webrtc.ConfigureTWCCHeaderExtensionSender(me, reg); err != nil {
+		tb.Fatal(err)
+	}
+	return webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg))
+}
