@@ -4,6 +4,7 @@
 //
 //	strata serve [-config FILE]          run the server
 //	strata config                        print the reference configuration (all options, defaults)
+//	strata lab run FILE|DIR [flags]      run lab scenarios in the simulator
 //	strata version
 package main
 
@@ -26,6 +27,7 @@ func commands() []command {
 	return []command{
 		{"serve", "run the media server", serve},
 		{"config", "print the reference configuration", printConfig},
+		{"lab", "run lab scenarios in the simulator (strata lab run FILE|DIR)", labCommand},
 		{"version", "print the version", func([]string, io.Writer, io.Writer) int {
 			fmt.Println("strata", version)
 			return 0

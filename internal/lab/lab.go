@@ -1,0 +1,165 @@
+// Package lab is strata's network lab front end: it runs scenario files in
+// the deterministic simulator and writes their metrics, time series, plots
+// and reports. Main implements the `strata lab` command.
+package lab
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/strata-rtc/strata/internal/lab/scenario"
+	"github.com/strata-rtc/strata/internal/sim"
+)
+
+const usage = `usage: strata lab <command> [arguments]
+
+commands:
+  run PATH... [--out DIR] [--seed N] [--jobs N] [--scale F] [--results FILE]
+        run scenario files (a directory runs every .yaml file in it as a suite)
+        and write summary.json, CSV series, plots and report.md into DIR
+        (default lab-out); --results refreshes the generated tables of a
+        results document such as docs/RESULTS.md
+  check PATH...
+        parse scenario files and report errors without running them
+  controllers
+        list the congestion controllers and their parameters
+`
+
+// Main runs the lab command line. args are the words after "lab"; it
+// returns the process exit status (0 ok, 1 failure, 2 usage error).
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
+	case "check":
+		return checkCmd(args[1:], stdout, stderr)
+	case "controllers":
+		return controllersCmd(stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "strata lab: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("strata lab run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opt := Options{Out: "lab-out"}
+	seed := fs.String("seed", "", "override every scenario's seed")
+	fs.StringVar(&opt.Out, "out", opt.Out, "output directory")
+	fs.IntVar(&opt.Jobs, "jobs", 0, "parallel runs (default: all cores)")
+	fs.Float64Var(&opt.Scale, "scale", 1, "scale every scenario's time axis (e.g. 0.2 for short runs)")
+	fs.StringVar(&opt.Results, "results", "", "refresh the generated tables of this results document")
+	paths, err := parseInterleaved(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(paths) == 0 {
+		fmt.Fprint(stderr, "strata lab run: give a scenario file or directory\n")
+		return 2
+	}
+	if *seed != "" {
+		v, err := strconv.ParseUint(*seed, 10, 64)
+		if err != nil {
+			fmt.Fprintf(stderr, "strata lab run: --seed %q is not a whole number\n", *seed)
+			return 2
+		}
+		opt.Seed = &v
+	}
+	opt.Progress = stderr
+	opt.Terminal = isTerminal(stderr)
+	res, err := Run(paths, opt)
+	if err != nil {
+		var se *scenario.Error
+		if errors.As(err, &se) {
+			fmt.Fprintln(stderr, se.Error())
+		} else {
+			fmt.Fprintf(stderr, "strata lab run: %v\n", err)
+		}
+		return 1
+	}
+	fmt.Fprintf(stdout, "%d runs, %d events in %.2f s of simulation time; results in %s\n",
+		res.Runs, res.Events, res.Simulated.Seconds(), opt.Out)
+	if res.Failed > 0 {
+		fmt.Fprintf(stderr, "strata lab run: %d runs failed\n", res.Failed)
+		return 1
+	}
+	return 0
+}
+
+func checkCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "strata lab check: give a scenario file or directory\n")
+		return 2
+	}
+	files, err := collect(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "strata lab check: %v\n", err)
+		return 1
+	}
+	status := 0
+	for _, f := range files {
+		parsed, err := scenario.ParseFile(f.path)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			status = 1
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: ok (%d runs)\n", f.path, len(parsed.Runs))
+	}
+	return status
+}
+
+func controllersCmd(stdout io.Writer) int {
+	names := sim.ControllerNames("")
+	sort.Strings(names)
+	for _, n := range names {
+		info, _ := sim.LookupController(n)
+		fmt.Fprintf(stdout, "%s (%s flows): %s\n", n, info.Kind, info.Doc)
+		var ps []string
+		for _, p := range info.Params {
+			ps = append(ps, fmt.Sprintf("%s=%s (%s)", p.Name, p.Default, p.Unit))
+		}
+		fmt.Fprintf(stdout, "    %s\n", strings.Join(ps, ", "))
+	}
+	return 0
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

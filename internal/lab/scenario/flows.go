@@ -1,0 +1,283 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/strata-rtc/strata/internal/sim"
+)
+
+// Flow kinds.
+const (
+	KindMedia  = "media"
+	KindTCP    = "tcp"
+	KindLEDBAT = "ledbat"
+	KindCBR    = "cbr"
+)
+
+// kindFields lists the fields that only some kinds accept.
+var kindFields = map[string][]string{
+	"codec": {KindMedia}, "layers": {KindMedia}, "feedback_interval": {KindMedia}, "pause": {KindMedia},
+	"packet_size": {KindMedia, KindCBR}, "rate": {KindCBR},
+	"mss": {KindTCP, KindLEDBAT}, "delayed_ack": {KindTCP, KindLEDBAT}, "onoff": {KindTCP},
+	"sack": {KindTCP, KindLEDBAT}, "rwnd": {KindTCP, KindLEDBAT},
+	"cc": {KindMedia, KindTCP, KindLEDBAT}, "params": {KindMedia, KindTCP, KindLEDBAT},
+}
+
+func decodeFlows(d *decoder, n *yaml.Node, s *Scenario) []Flow {
+	var out []Flow
+	d.sequence(n, "flows", func(v *yaml.Node, field string, _ int) {
+		out = append(out, decodeFlow(d, v, field, s)...)
+	})
+	return out
+}
+
+func decodeFlow(d *decoder, v *yaml.Node, field string, s *Scenario) []Flow {
+	f := Flow{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Line: v.Line}
+	if name := nameOf(v); name != "" {
+		field = "flows[" + name + "]"
+	}
+	count := 1
+	var startStep time.Duration
+	var paramsNode *yaml.Node
+	set := map[string]*yaml.Node{}
+	mark := func(name string, fn fieldFn) fieldFn {
+		return func(v *yaml.Node, fl string) { set[name] = v; fn(v, fl) }
+	}
+	d.mapping(v, field, map[string]fieldFn{
+		"name":              func(v *yaml.Node, fl string) { d.str(v, fl, &f.Name) },
+		"kind":              func(v *yaml.Node, fl string) { d.str(v, fl, &f.Kind) },
+		"cc":                mark("cc", func(v *yaml.Node, fl string) { d.str(v, fl, &f.CC) }),
+		"params":            mark("params", func(v *yaml.Node, fl string) { paramsNode = v }),
+		"path":              func(v *yaml.Node, fl string) { d.strList(v, fl, &f.Path) },
+		"reverse_path":      func(v *yaml.Node, fl string) { d.strList(v, fl, &f.ReversePath) },
+		"start":             func(v *yaml.Node, fl string) { d.duration(v, fl, &f.Start) },
+		"stop":              func(v *yaml.Node, fl string) { d.duration(v, fl, &f.Stop) },
+		"start_jitter":      func(v *yaml.Node, fl string) { d.duration(v, fl, &f.StartJitter) },
+		"start_step":        func(v *yaml.Node, fl string) { d.duration(v, fl, &startStep) },
+		"count":             func(v *yaml.Node, fl string) { d.integer(v, fl, 1, 1000, &count) },
+		"ecn":               func(v *yaml.Node, fl string) { d.boolean(v, fl, &f.ECN) },
+		"codec":             mark("codec", func(v *yaml.Node, fl string) { d.codec(v, fl, &f.Codec) }),
+		"layers":            mark("layers", func(v *yaml.Node, fl string) { f.Codec.Layers = d.rates(v, fl) }),
+		"feedback_interval": mark("feedback_interval", func(v *yaml.Node, fl string) { d.duration(v, fl, &f.Feedback) }),
+		"pause":             mark("pause", func(v *yaml.Node, fl string) { f.Pauses = d.pauses(v, fl) }),
+		"packet_size":       mark("packet_size", func(v *yaml.Node, fl string) { d.bytes(v, fl, &f.PacketSize) }),
+		"rate":              mark("rate", func(v *yaml.Node, fl string) { d.rate(v, fl, &f.Rate) }),
+		"mss":               mark("mss", func(v *yaml.Node, fl string) { d.bytes(v, fl, &f.MSS) }),
+		"delayed_ack":       mark("delayed_ack", func(v *yaml.Node, fl string) { d.integer(v, fl, 1, 16, &f.DelayedAck) }),
+		"onoff":             mark("onoff", func(v *yaml.Node, fl string) { f.OnOff = d.onoff(v, fl) }),
+		"sack": mark("sack", func(v *yaml.Node, fl string) {
+			sack := true
+			d.boolean(v, fl, &sack)
+			f.NoSACK = !sack
+		}),
+		"rwnd": mark("rwnd", func(v *yaml.Node, fl string) { d.bytes(v, fl, &f.RcvWindow) }),
+	})
+	if f.Name == "" {
+		d.failf(v, field+".name", "a flow needs a name")
+	}
+	f.Group = f.Name
+	ccNode := set["cc"]
+	if ccNode == nil {
+		ccNode = v
+	}
+	f.Kind = inferKind(d, ccNode, field, f.Kind, f.CC)
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if kinds, ok := kindFields[name]; ok && f.Kind != "" && !contains(kinds, f.Kind) {
+			d.failf(set[name], field+"."+name, "only %s flows take %s", strings.Join(kinds, " and "), name)
+		}
+	}
+	if f.Kind == KindCBR && f.Rate <= 0 {
+		d.failf(v, field+".rate", "a cbr flow needs a positive rate")
+	}
+	if paramsNode != nil && f.CC != "" {
+		f.Params = d.params(paramsNode, field+".params", f.CC)
+	}
+	if count == 1 {
+		return []Flow{f}
+	}
+	out := make([]Flow, count)
+	for i := range out {
+		out[i] = f
+		out[i].Name = fmt.Sprintf("%s-%d", f.Name, i+1)
+		out[i].Start = f.Start + time.Duration(i)*startStep
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// inferKind checks kind against the controller, filling it in when absent.
+func inferKind(d *decoder, v *yaml.Node, field, kind, ccName string) string {
+	switch kind {
+	case "", KindMedia, KindTCP, KindLEDBAT, KindCBR:
+	default:
+		d.failf(v, field+".kind", "unknown kind %q (media, tcp, ledbat or cbr)", kind)
+		return ""
+	}
+	if kind == KindCBR {
+		return kind
+	}
+	if ccName == "" {
+		d.failf(v, field+".cc", "a %s flow needs a controller (cc: one of %s)", orDefault(kind, "media/tcp/ledbat"),
+			strings.Join(sim.ControllerNames(kind), ", "))
+		return kind
+	}
+	info, ok := sim.LookupController(ccName)
+	if !ok {
+		d.failf(v, field+".cc", "unknown controller %q (known: %s)", ccName, strings.Join(sim.ControllerNames(kind), ", "))
+		return kind
+	}
+	if kind != "" && info.Kind != kind {
+		d.failf(v, field+".cc", "%s drives %s flows, not %s flows", ccName, info.Kind, kind)
+	}
+	return info.Kind
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// params decodes controller parameters by the units the controller declares.
+func (d *decoder) params(n *yaml.Node, field, ccName string) sim.Params {
+	info, ok := sim.LookupController(ccName)
+	if !ok {
+		return nil
+	}
+	fields := map[string]fieldFn{}
+	out := sim.Params{}
+	for _, spec := range info.Params {
+		spec := spec
+		fn := func(v *yaml.Node, f string) {
+			var pv sim.ParamValue
+			before := len(d.errs)
+			switch spec.Unit {
+			case sim.UnitRate:
+				d.rate(v, f, &pv.F)
+			case sim.UnitDuration:
+				d.duration(v, f, &pv.D)
+			case sim.UnitFloat:
+				d.number(v, f, &pv.F)
+			case sim.UnitInt:
+				var i int
+				d.integer(v, f, -1<<31, 1<<31, &i)
+				pv.F = float64(i)
+			case sim.UnitBytes:
+				var b int
+				d.bytes(v, f, &b)
+				pv.F = float64(b)
+			case sim.UnitBool:
+				d.boolean(v, f, &pv.B)
+			case sim.UnitFloats:
+				d.sequence(v, f, func(x *yaml.Node, xf string, _ int) {
+					var y float64
+					d.number(x, xf, &y)
+					pv.L = append(pv.L, y)
+				})
+			}
+			if len(d.errs) == before {
+				out[spec.Name] = pv
+			}
+		}
+		fields[spec.Name] = fn
+		if a := spec.Alias(); a != spec.Name {
+			fields[a] = fn
+		}
+	}
+	d.mapping(n, field, fields)
+	return out
+}
+
+func (d *decoder) codec(n *yaml.Node, field string, c *sim.CodecConfig) {
+	d.mapping(n, field, map[string]fieldFn{
+		"model":             func(v *yaml.Node, f string) { d.str(v, f, &c.Model) },
+		"fps":               func(v *yaml.Node, f string) { d.number(v, f, &c.FPS) },
+		"tau":               func(v *yaml.Node, f string) { d.duration(v, f, &c.Tau) },
+		"burst_frames":      func(v *yaml.Node, f string) { d.integer(v, f, 1, 1000, &c.BurstFrames) },
+		"burst_size":        func(v *yaml.Node, f string) { d.bytes(v, f, &c.BurstSize) },
+		"scale_size":        func(v *yaml.Node, f string) { d.number(v, f, &c.ScaleSize) },
+		"scale_interval":    func(v *yaml.Node, f string) { d.number(v, f, &c.ScaleInterval) },
+		"change_threshold":  func(v *yaml.Node, f string) { d.number(v, f, &c.ChangeThreshold) },
+		"keyframe_interval": func(v *yaml.Node, f string) { d.duration(v, f, &c.KeyframeInterval) },
+		"min_rate":          func(v *yaml.Node, f string) { d.rate(v, f, &c.MinRate) },
+		"max_rate":          func(v *yaml.Node, f string) { d.rate(v, f, &c.MaxRate) },
+	})
+	if err := c.Validate(); err != nil {
+		d.failf(n, field, "%v", err)
+	}
+}
+
+func (d *decoder) rates(n *yaml.Node, field string) []float64 {
+	var out []float64
+	d.sequence(n, field, func(v *yaml.Node, f string, _ int) {
+		var r float64
+		d.rate(v, f, &r)
+		if r <= 0 {
+			d.failf(v, f, "a layer needs a positive rate")
+		}
+		out = append(out, r)
+	})
+	return out
+}
+
+func (d *decoder) pauses(n *yaml.Node, field string) []sim.Interval {
+	var out []sim.Interval
+	d.sequence(n, field, func(v *yaml.Node, f string, _ int) {
+		var iv sim.Interval
+		d.mapping(v, f, map[string]fieldFn{
+			"from": func(v *yaml.Node, f string) { d.duration(v, f, &iv.From) },
+			"to":   func(v *yaml.Node, f string) { d.duration(v, f, &iv.To) },
+		})
+		if iv.To <= iv.From {
+			d.failf(v, f, "a pause needs from < to")
+		}
+		out = append(out, iv)
+	})
+	return out
+}
+
+func (d *decoder) onoff(n *yaml.Node, field string) *sim.OnOffConfig {
+	o := &sim.OnOffConfig{}
+	d.mapping(n, field, map[string]fieldFn{
+		"size": func(v *yaml.Node, f string) {
+			var sizes []string
+			d.strList(v, f, &sizes)
+			if len(sizes) != 2 {
+				d.failf(v, f, "size takes [min, max], e.g. [30KB, 50KB]")
+				return
+			}
+			lo, _, e1 := parseSize(sizes[0], false)
+			hi, _, e2 := parseSize(sizes[1], false)
+			if e1 != nil || e2 != nil || lo <= 0 || hi < lo || hi > 1e12 {
+				d.failf(v, f, "size takes [min, max] with units, min > 0 and max >= min")
+				return
+			}
+			o.SizeMin, o.SizeMax = int(lo), int(hi)
+		},
+		"off_mean": func(v *yaml.Node, f string) { d.duration(v, f, &o.OffMean) },
+		"start_on": func(v *yaml.Node, f string) { d.boolean(v, f, &o.StartOn) },
+	})
+	if o.SizeMin <= 0 || o.OffMean <= 0 {
+		d.failf(n, field, "onoff needs size: [min, max] and off_mean")
+	}
+	return o
+}

@@ -1,0 +1,229 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/sim"
+)
+
+const good = `
+name: demo
+duration: 30s
+seed: 7
+links:
+  - name: access
+    from: s
+    to: r1
+    rate: 100Mbps
+    delay: 5ms
+    duplex: true
+  - name: bottleneck
+    from: r1
+    to: r2
+    rate: 2Mbps
+    schedule:
+      - {at: 10s, rate: 1Mbps}
+      - {at: 20s, rate: 1.5Mbit/s}
+    delay: 20ms
+    queue: 100pkt
+    loss: {model: gilbert-elliott, p: 1%, r: 30%}
+    duplex: true
+    reverse: {rate: 10Mbps, queue: 60KB}
+  - name: egress
+    from: r2
+    to: d
+    rate: 100Mbps
+    delay: 1ms
+    duplex: true
+flows:
+  - name: video
+    cc: gcc
+    params: {initial_rate: 500kbps, beta: 0.9}
+    path: [s, r1, r2, d]
+    codec: {model: statistical, fps: 25}
+    feedback_interval: 50ms
+  - name: probe
+    kind: cbr
+    rate: 100kbps
+    path: [s, r1, r2, d]
+    start: 5s
+    stop: 25s
+    count: 2
+    start_step: 1s
+`
+
+func TestParseGoodFile(t *testing.T) {
+	f, err := Parse("demo.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Runs[0]
+	if s.Name != "demo" || s.Duration != 30*time.Second || s.Seed != 7 {
+		t.Fatalf("header %+v", s)
+	}
+	if len(s.Links) != 6 {
+		t.Fatalf("%d links, want 6 (three duplex)", len(s.Links))
+	}
+	b := s.Links[2]
+	if b.Name != "bottleneck" || len(b.Rate) != 3 || b.Rate[1].Bps != 1e6 || b.Rate[2].Bps != 1.5e6 {
+		t.Fatalf("bottleneck %+v", b.LinkConfig)
+	}
+	if b.Queue != (sim.Limit{Unit: sim.LimitPackets, Value: 100}) || b.Loss.Model != "gilbert-elliott" || b.Loss.R != 0.3 {
+		t.Fatalf("bottleneck queue/loss %+v %+v", b.Queue, b.Loss)
+	}
+	rev := s.Links[3]
+	if rev.Name != "bottleneck-rev" || rev.From != "r2" || len(rev.Rate) != 1 || rev.Rate[0].Bps != 10e6 ||
+		rev.Queue.Unit != sim.LimitBytes || rev.Loss.Model != "" {
+		t.Fatalf("reverse %+v", rev.LinkConfig)
+	}
+	if s.Links[0].Queue != (sim.Limit{Unit: sim.LimitTime, Value: 0.3}) {
+		t.Fatalf("default queue %+v", s.Links[0].Queue)
+	}
+	v := s.Flows[0]
+	if v.Kind != KindMedia || v.Params["initial_rate"].F != 500e3 || v.Params["beta"].F != 0.9 ||
+		v.Codec.Model != "statistical" || v.Codec.FPS != 25 || v.Feedback != 50*time.Millisecond {
+		t.Fatalf("video %+v", v)
+	}
+	if strings.Join(v.ReversePath, ",") != "d,r2,r1,s" || v.Stop != 30*time.Second {
+		t.Fatalf("reverse path %v stop %v", v.ReversePath, v.Stop)
+	}
+	if len(s.Flows) != 3 || s.Flows[2].Name != "probe-2" || s.Flows[2].Start != 6*time.Second {
+		t.Fatalf("count expansion: %+v", s.Flows[1:])
+	}
+	if _, err := s.Build(1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadInputNamesFileLineAndField(t *testing.T) {
+	base := strings.Split(good, "\n")
+	edit := func(line int, text string) string {
+		lines := append([]string(nil), base...)
+		lines[line-1] = text
+		return strings.Join(lines, "\n")
+	}
+	cases := []struct {
+		name, doc, want string
+	}{
+		{"unknown field", edit(13, "    colour: blue"), `demo.yaml:13: links[bottleneck].colour: unknown field "colour"`},
+		{"missing unit", edit(15, "    rate: 10"), `demo.yaml:15: links[bottleneck].rate: missing unit in "10"`},
+		{"negative rate", edit(15, "    rate: -2Mbps"), `demo.yaml:15: links[bottleneck].rate: negative rate`},
+		{"missing duration unit", edit(19, "    delay: 20"), `demo.yaml:19: links[bottleneck].delay: missing unit in "20"`},
+		{"queue unit", edit(20, "    queue: 100"), `demo.yaml:20: links[bottleneck].queue: missing unit in "100"`},
+		{"bad loss", edit(21, "    loss: 150%"), `demo.yaml:21: links[bottleneck].loss:`},
+		{"no such node", edit(34, "    path: [s, r1, x, d]"), `demo.yaml:31: flows[video].path: no node "x"`},
+		{"link missing", edit(34, "    path: [s, r2, d]"), `demo.yaml:31: flows[video].path: no link from s to r2`},
+		{"unknown cc", edit(32, "    cc: bbr"), `demo.yaml:32: flows[video].cc: unknown controller "bbr"`},
+		{"unknown param", edit(33, "    params: {warp: 9}"), `demo.yaml:33: flows[video].params.warp: unknown field "warp"`},
+		{"param unit", edit(33, "    params: {initial_rate: 500}"), `demo.yaml:33: flows[video].params.initial_rate: missing unit`},
+		{"kind field", edit(36, "    mss: 1000B"), `demo.yaml:36: flows[video].mss: only tcp and ledbat flows take mss`},
+		{"stop too late", edit(42, "    stop: 99s"), `demo.yaml:37: flows[probe].stop: stop 1m39s is after the end of the run`},
+		{"no duration", edit(3, "description: x"), `demo.yaml:2: duration: a positive duration is required`},
+		{"negative duration", edit(3, "duration: -5s"), `demo.yaml:3: duration: negative duration`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("demo.yaml", []byte(c.doc))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q\nwant it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestReversePathMustExist(t *testing.T) {
+	doc := `
+duration: 10s
+links:
+  - {name: a, from: x, to: y, rate: 1Mbps}
+flows:
+  - {name: m, cc: gcc, path: [x, y]}
+`
+	_, err := Parse("r.yaml", []byte(doc))
+	if err == nil || !strings.Contains(err.Error(), "r.yaml:6: flows[m].path: no link back from y to x") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestSweepExpands(t *testing.T) {
+	doc := good + `
+sweep:
+  param: links.bottleneck.queue
+  values: [10pkt, 50pkt, 200ms]
+  metric: jain_index
+`
+	f, err := Parse("demo.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != 3 || f.Sweep.Metric != "jain_index" {
+		t.Fatalf("%d runs", len(f.Runs))
+	}
+	if q := f.Runs[1].Links[2].Queue; q != (sim.Limit{Unit: sim.LimitPackets, Value: 50}) {
+		t.Fatalf("run 1 queue %+v", q)
+	}
+	if q := f.Runs[2].Links[2].Queue; q != (sim.Limit{Unit: sim.LimitTime, Value: 0.2}) {
+		t.Fatalf("run 2 queue %+v", q)
+	}
+	if f.Runs[2].SweepValue != "200ms" {
+		t.Fatalf("label %q", f.Runs[2].SweepValue)
+	}
+	// A parameter that the file does not set is created.
+	doc2 := good + `
+sweep:
+  param: flows[video].params.max_rate
+  values: [1Mbps, 2Mbps]
+`
+	f, err = Parse("demo.yaml", []byte(doc2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Runs[1].Flows[0].Params["max_rate"].F != 2e6 {
+		t.Fatalf("params %+v", f.Runs[1].Flows[0].Params)
+	}
+}
+
+func TestSweepErrors(t *testing.T) {
+	for _, c := range []struct{ sweep, want string }{
+		{"sweep: {param: links.nothere.queue, values: [1pkt]}", "no list item named \"nothere\""},
+		{"sweep: {param: links.bottleneck.queue, values: [12]}", "demo.yaml:46: links[bottleneck].queue: missing unit"},
+		{"sweep: {param: duration.x, values: [1s]}", "single value"},
+		{"sweep: {values: [1s]}", "sweep.param"},
+	} {
+		_, err := Parse("demo.yaml", []byte(good+"\n"+c.sweep+"\n"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.sweep, err, c.want)
+		}
+	}
+}
+
+func TestUnits(t *testing.T) {
+	rates := map[string]float64{"10Mbps": 10e6, "1.5 Mbit/s": 1.5e6, "250kbps": 250e3, "1e3bps": 1e3, "1Gbps": 1e9}
+	for in, want := range rates {
+		if got, err := parseRate(in); err != nil || got != want {
+			t.Errorf("%s: %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"10", "fast", "10Mbpss", "-1Mbps", "NaNMbps", ""} {
+		if _, err := parseRate(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if v, pk, err := parseSize("60KB", true); err != nil || v != 60000 || pk {
+		t.Errorf("60KB: %v %v %v", v, pk, err)
+	}
+	if v, pk, err := parseSize("100pkt", true); err != nil || v != 100 || !pk {
+		t.Errorf("100pkt: %v %v %v", v, pk, err)
+	}
+	if p, err := parseProbability("5%"); err != nil || p != 0.05 {
+		t.Errorf("5%%: %v %v", p, err)
+	}
+	if _, err := parseProbability("5"); err == nil {
+		t.Error("5 accepted as a probability")
+	}
+}
