@@ -75,7 +75,12 @@ func (p *probeController) maxProbe() float64 {
 func (p *probeController) initiate(now time.Duration, further bool, rates ...float64) {
 	last := 0.0
 	for _, r := range rates {
-		r = math.Min(r, p.maxProbe())
+		if r >= p.maxProbe() {
+			// A probe capped at the maximum cannot be followed by a higher one: as in
+			// libwebrtc, capping ends further probing (otherwise every estimate update at the
+			// cap would re-arm another probe at the same rate).
+			r, further = p.maxProbe(), false
+		}
 		if !finite(r) || r <= 0 || r <= last {
 			continue
 		}

@@ -144,3 +144,31 @@ func TestRecoveryProbeAfterLargeDropInALR(t *testing.T) {
 		t.Error("a second recovery probe for the same drop")
 	}
 }
+
+// TestNoFurtherProbesAtTheMaximum: once a probe is capped at the maximum rate, estimates at the
+// cap must not keep re-arming probe clusters (a capped flow would otherwise pad without end).
+func TestNoFurtherProbesAtTheMaximum(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxRate = 2500 * cc.Kbps
+	p := newProbeController(&cfg)
+	p.start(0)
+	for {
+		if _, ok := p.next(); !ok {
+			break
+		}
+	}
+	issued := 0
+	for i := 1; i <= 100; i++ {
+		now := time.Duration(i) * 100 * time.Millisecond
+		p.setEstimate(now, cfg.MaxRate.Bps())
+		for {
+			if _, ok := p.next(); !ok {
+				break
+			}
+			issued++
+		}
+	}
+	if issued > 1 {
+		t.Fatalf("%d probe clusters issued while the estimate sat at the maximum, want at most 1", issued)
+	}
+}
