@@ -5,6 +5,7 @@
 //	strata serve [-config FILE]          run the server
 //	strata config                        print the reference configuration (all options, defaults)
 //	strata lab run FILE|DIR [flags]      run lab scenarios in the simulator
+//	strata netctl serve|agent|check      the network controller and its interface-counter agent
 //	strata version
 package main
 
@@ -12,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/strata-rtc/strata/internal/netctl"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,6 +31,7 @@ func commands() []command {
 		{"serve", "run the media server", serve},
 		{"config", "print the reference configuration", printConfig},
 		{"lab", "run lab scenarios in the simulator (strata lab run FILE|DIR)", labCommand},
+		{"netctl", "network controller for network-assisted simulcast (serve, agent, check)", netctl.Main},
 		{"version", "print the version", func([]string, io.Writer, io.Writer) int {
 			fmt.Println("strata", version)
 			return 0

@@ -123,15 +123,33 @@ func TestRunWritesEverythingDeterministically(t *testing.T) {
 	}
 }
 
+// TestSuiteRefusesYAMLThatIsNotAScenario: a directory run parses every YAML file in it, so a
+// stray file (a network controller's topology, say) is an error naming it, and nothing runs.
+func TestSuiteRefusesYAMLThatIsNotAScenario(t *testing.T) {
+	tmp := t.TempDir()
+	suite := filepath.Join(tmp, "suite")
+	_ = os.MkdirAll(suite, 0o755)
+	writeScenario(t, suite, "one.yaml", strings.Split(smallScenario, "sweep:")[0])
+	writeScenario(t, suite, "topology.yaml", "name: topo\nnodes: [a, b]\n")
+	out := filepath.Join(tmp, "out")
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"run", suite, "--out", out}, &stdout, &stderr); code == 0 {
+		t.Fatal("a suite with a stray YAML file ran")
+	}
+	if !strings.Contains(stderr.String(), "topology.yaml:2") || !strings.Contains(stderr.String(), "nodes") {
+		t.Errorf("error does not name the file, line and field: %s", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err == nil {
+		t.Error("results were written although the suite had an error")
+	}
+}
+
 func TestSeedOverrideAndSuite(t *testing.T) {
 	tmp := t.TempDir()
 	suite := filepath.Join(tmp, "suite")
 	_ = os.MkdirAll(filepath.Join(suite, "more"), 0o755)
 	writeScenario(t, suite, "one.yaml", strings.Split(smallScenario, "sweep:")[0])
 	writeScenario(t, filepath.Join(suite, "more"), "two.yaml", strings.Replace(smallScenario, "name: small", "name: other", 1))
-	// YAML that is not a lab scenario (no flows), like a network
-	// controller's topology, is left out of a directory run.
-	writeScenario(t, suite, "topology.yaml", "name: topo\nnodes: [a, b]\nlinks:\n  - {from: a, to: b, capacity: 1Gbps}\n")
 	out := filepath.Join(tmp, "out")
 	var stdout, stderr bytes.Buffer
 	if code := Main([]string{"run", suite, "--out", out, "--seed", "42", "--scale", "0.5"}, &stdout, &stderr); code != 0 {

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/strata-rtc/strata/internal/lab/metrics"
 	"github.com/strata-rtc/strata/internal/lab/report"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
@@ -46,9 +44,8 @@ type scenarioFile struct {
 }
 
 // collect expands the paths into scenario files; a directory contributes
-// every .yaml/.yml file below it that is a lab scenario (has a top-level
-// flows field; other YAML, such as network-controller topologies, is left
-// out), named by its path relative to the directory without the extension.
+// every .yaml/.yml file below it, named by its path relative to the
+// directory without the extension.
 func collect(paths []string) ([]scenarioFile, error) {
 	var out []scenarioFile
 	for _, p := range paths {
@@ -65,7 +62,7 @@ func collect(paths []string) ([]scenarioFile, error) {
 			if err != nil || d.IsDir() {
 				return err
 			}
-			if ext := filepath.Ext(path); (ext == ".yaml" || ext == ".yml") && isLabScenario(path) {
+			if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
 				rel, _ := filepath.Rel(p, path)
 				found = append(found, scenarioFile{path: path, name: filepath.ToSlash(strings.TrimSuffix(rel, ext))})
 			}
@@ -251,26 +248,6 @@ func label(s *scenario.Scenario) string {
 		return ""
 	}
 	return " " + s.SweepParam + "=" + s.SweepValue
-}
-
-// isLabScenario reports whether a YAML file has a top-level flows field;
-// files that do not parse count as scenarios, so their errors are reported.
-func isLabScenario(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return true
-	}
-	var doc yaml.Node
-	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return true
-	}
-	root := doc.Content[0]
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "flows" {
-			return true
-		}
-	}
-	return false
 }
 
 func isDir(p string) bool {
