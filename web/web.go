@@ -13,7 +13,7 @@ import (
 	"net/http"
 )
 
-//go:embed index.html echotest.html css lib demos
+//go:embed *.html css lib demos
 var content embed.FS
 
 // ConfigPath is where HandlerWithConfig serves the client configuration.

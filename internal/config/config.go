@@ -116,12 +116,91 @@ type TURNServer struct {
 
 // Plugins holds one section per plugin.
 type Plugins struct {
-	EchoTest EchoTest `yaml:"echotest"`
+	EchoTest  EchoTest  `yaml:"echotest"`
+	VideoRoom VideoRoom `yaml:"videoroom"`
 }
 
 // EchoTest configures janus.plugin.echotest.
 type EchoTest struct {
 	Enabled bool `yaml:"enabled"`
+}
+
+// VideoRoom configures janus.plugin.videoroom, the SFU.
+type VideoRoom struct {
+	Enabled bool `yaml:"enabled"`
+	// AdminKey, when set, must accompany create (and rtp_forward with LockRTPForward).
+	AdminKey       string `yaml:"admin_key"`
+	LockRTPForward bool   `yaml:"lock_rtp_forward"`
+	// Rooms exist from start-up (Janus's room-<id> sections).
+	Rooms []VideoRoomRoom `yaml:"rooms"`
+	// Allocation tunes the per-subscriber layer allocation.
+	Allocation LayerAllocation `yaml:"allocation"`
+}
+
+// VideoRoomRoom is one room, with Janus's room options.
+type VideoRoomRoom struct {
+	ID                 uint64 `yaml:"id"`
+	Description        string `yaml:"description"`
+	Secret             string `yaml:"secret"`
+	PIN                string `yaml:"pin"`
+	IsPrivate          bool   `yaml:"is_private"`
+	Publishers         int    `yaml:"publishers"`
+	Bitrate            int64  `yaml:"bitrate"`
+	BitrateCap         bool   `yaml:"bitrate_cap"`
+	FIRFreq            int    `yaml:"fir_freq"`
+	AudioCodec         string `yaml:"audiocodec"`
+	VideoCodec         string `yaml:"videocodec"`
+	OpusFEC            bool   `yaml:"opus_fec"`
+	AudioLevelEvent    bool   `yaml:"audiolevel_event"`
+	AudioActivePackets int    `yaml:"audio_active_packets"`
+	AudioLevelAverage  int    `yaml:"audio_level_average"`
+	NotifyJoining      bool   `yaml:"notify_joining"`
+	RequirePvtID       bool   `yaml:"require_pvtid"`
+	Record             bool   `yaml:"record"`
+	RecDir             string `yaml:"rec_dir"`
+}
+
+// LayerAllocation selects and tunes the layer-selection policy of every subscriber.
+type LayerAllocation struct {
+	// Policy is bwe (from the subscriber's bandwidth estimate) or probe (trial and error on loss).
+	Policy string `yaml:"policy"`
+	// Tick is how often the policy runs; PaddingTick how often probe padding is paced out.
+	Tick        time.Duration `yaml:"tick"`
+	PaddingTick time.Duration `yaml:"padding_tick"`
+	// RespondNACK answers subscribers' NACKs from the shared packet cache instead of Pion's
+	// per-subscriber copy; only useful with media.nack off (else packets are sent twice).
+	RespondNACK bool       `yaml:"respond_nack"`
+	BWE         LayerBWE   `yaml:"bwe"`
+	Probe       LayerProbe `yaml:"probe"`
+}
+
+// LayerBWE tunes the bwe policy (see docs/SFU.md).
+type LayerBWE struct {
+	UpFactor            float64       `yaml:"up_factor"`
+	DownFactor          float64       `yaml:"down_factor"`
+	UpHold              time.Duration `yaml:"up_hold"`
+	UpHoldRTTs          int           `yaml:"up_hold_rtts"`
+	FailedUpgradeWindow time.Duration `yaml:"failed_upgrade_window"`
+	UpgradeBackoff      time.Duration `yaml:"upgrade_backoff"`
+	UpgradeBackoffMax   time.Duration `yaml:"upgrade_backoff_max"`
+	Probing             bool          `yaml:"probing"`
+	ProbeDuration       time.Duration `yaml:"probe_duration"`
+	ProbeInterval       time.Duration `yaml:"probe_interval"`
+	ProbeBackoffMax     time.Duration `yaml:"probe_backoff_max"`
+	ProbeMultiplier     float64       `yaml:"probe_multiplier"`
+	ProbeDurationMax    time.Duration `yaml:"probe_duration_max"`
+	LossThreshold       float64       `yaml:"loss_threshold"`
+	SpatialLoss         float64       `yaml:"spatial_loss"`
+	SpatialHold         time.Duration `yaml:"spatial_hold"`
+	TrustTimeout        time.Duration `yaml:"trust_timeout"`
+}
+
+// LayerProbe tunes the probe (trial-and-error) policy.
+type LayerProbe struct {
+	StepInterval time.Duration `yaml:"step_interval"`
+	LossUp       float64       `yaml:"loss_up"`
+	LossDown     float64       `yaml:"loss_down"`
+	BackoffMax   time.Duration `yaml:"backoff_max"`
 }
 
 // Default returns the configuration with no file: the embedded reference file.
@@ -201,6 +280,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("media.ice: udp_mux_port and tcp_port must be 0-65535"))
 	}
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
+	errs = append(errs, c.Plugins.VideoRoom.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}
@@ -225,6 +305,29 @@ func (cc CongestionControl) validate(twcc bool) []error {
 	if cc.MinBitrate <= 0 || cc.MinBitrate > cc.InitialBitrate || cc.InitialBitrate > cc.MaxBitrate {
 		errs = append(errs, fmt.Errorf("media.congestion_control: need 0 < min_bitrate <= initial_bitrate <= max_bitrate, got %d, %d, %d",
 			cc.MinBitrate, cc.InitialBitrate, cc.MaxBitrate))
+	}
+	return errs
+}
+
+func (v VideoRoom) validate() []error {
+	var errs []error
+	seen := map[uint64]bool{}
+	for _, r := range v.Rooms {
+		if r.ID == 0 || seen[r.ID] {
+			errs = append(errs, fmt.Errorf("plugins.videoroom.rooms: room id %d is zero or repeated", r.ID))
+		}
+		seen[r.ID] = true
+		if r.Publishers < 0 || r.Bitrate < 0 || r.FIRFreq < 0 {
+			errs = append(errs, fmt.Errorf("plugins.videoroom.rooms: room %d has a negative publishers, bitrate or fir_freq", r.ID))
+		}
+	}
+	switch v.Allocation.Policy {
+	case "bwe", "probe":
+	default:
+		errs = append(errs, fmt.Errorf("plugins.videoroom.allocation.policy: %q is not bwe or probe", v.Allocation.Policy))
+	}
+	if v.Allocation.Tick <= 0 || v.Allocation.PaddingTick <= 0 {
+		errs = append(errs, errors.New("plugins.videoroom.allocation: tick and padding_tick must be positive"))
 	}
 	return errs
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
 	"github.com/strata-rtc/strata/internal/transport/wsapi"
@@ -78,6 +79,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
 	var ps []plugin.Plugin
 	if cfg.Plugins.EchoTest.Enabled {
 		ps = append(ps, echotest.New(log.With("plugin", "echotest")))
+	}
+	if cfg.Plugins.VideoRoom.Enabled {
+		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, log.With("plugin", "videoroom")))
 	}
 	return ps
 }

@@ -1,4 +1,5 @@
 // The demos shown on the index page. Adding a demo is one line here (plus its page).
 export const demos = [
   { href: 'echotest.html', title: 'Echo test', plugin: 'janus.plugin.echotest', text: 'Sends your camera and microphone to the server and plays back what it echoes, with live bitrate, RTT and loss.' },
+  { href: 'videoroom.html', title: 'Video room', plugin: 'janus.plugin.videoroom', text: 'Publishes your camera as three simulcast layers and shows everyone else in the room, with the layer and bitrate strata sends you live.' },
 ];

@@ -1,0 +1,236 @@
+package videoroom
+
+import (
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/strata-rtc/strata/internal/media"
+)
+
+// forwarder relays one layer of a published stream as plain RTP to host:port (rtp_forward).
+type forwarder struct {
+	id     uint32
+	stream *pubStream
+	host   string
+	port   int
+	ssrc   uint32
+	pt     uint8
+	layer  int
+	conn   *net.UDPConn
+
+	mu      sync.Mutex
+	buf     [media.SlotSize]byte
+	packets atomic.Uint64
+	closed  bool
+}
+
+// WriteRTP implements sfu.Tap: rewrite SSRC and payload type if asked, then send.
+func (f *forwarder) WriteRTP(layer int, pkt []byte) {
+	if layer != f.layer || len(pkt) > len(f.buf) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	b := f.buf[:copy(f.buf[:], pkt)]
+	if f.ssrc != 0 {
+		media.SetSSRC(b, f.ssrc)
+	}
+	if f.pt != 0 {
+		media.SetPayloadType(b, f.pt)
+	}
+	if _, err := f.conn.Write(b); err == nil {
+		f.packets.Add(1)
+	}
+}
+
+func (f *forwarder) close() {
+	f.stream.recv.RemoveTap(f)
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	_ = f.conn.Close()
+}
+
+func (f *forwarder) describe() map[string]any {
+	d := map[string]any{"stream_id": f.id, "type": f.stream.kind, "host": f.host, "port": f.port, "srtp": false}
+	if f.ssrc != 0 {
+		d["ssrc"] = f.ssrc
+	}
+	if f.pt != 0 {
+		d["pt"] = f.pt
+	}
+	if f.stream.simulcast {
+		d["substream"] = f.layer
+	}
+	return d
+}
+
+// forwarderTarget finds the room and publisher an rtp_forward request names.
+func (p *Plugin) forwarderTarget(b body) (*room, *publisher, *requestError) {
+	if p.cfg.LockRTPForward {
+		if err := b.checkSecret("admin_key", p.cfg.AdminKey); err != nil {
+			return nil, nil, err
+		}
+	}
+	r, err := p.adminRoom(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, _, err := b.uint("publisher_id", true)
+	if err != nil {
+		return nil, nil, err
+	}
+	pub := r.participant(id)
+	if pub == nil || !pub.isActive() {
+		return nil, nil, errorf(ErrNoSuchFeed, "No such publisher (%d)", id)
+	}
+	return r, pub, nil
+}
+
+func (p *Plugin) rtpForward(b body) (map[string]any, *requestError) {
+	r, pub, err := p.forwarderTarget(b)
+	if err != nil {
+		return nil, err
+	}
+	if b.has("srtp_crypto") {
+		return nil, errorf(ErrInvalidElement, "SRTP forwarding is not supported")
+	}
+	host, _, err := b.str("host", false)
+	if err != nil {
+		return nil, err
+	}
+	entries, _, err := b.list("streams", true)
+	if err != nil {
+		return nil, err
+	}
+	var created []*forwarder
+	fail := func(e *requestError) (map[string]any, *requestError) {
+		for _, f := range created {
+			f.close()
+		}
+		return nil, e
+	}
+	for _, e := range entries {
+		fs, err := pub.newForwarders(e, host)
+		if err != nil {
+			return fail(err)
+		}
+		created = append(created, fs...)
+	}
+	pub.mu.Lock()
+	out := []map[string]any{}
+	for _, f := range created {
+		pub.forwarders[f.id] = f
+		f.stream.recv.AddTap(f)
+		out = append(out, f.describe())
+	}
+	pub.mu.Unlock()
+	return map[string]any{short: "rtp_forward", "room": r.id, "publisher_id": pub.id, "forwarders": out}, nil
+}
+
+// newForwarders opens the sockets of one streams entry: port for the stream (its base layer), and
+// port_2/port_3 for the other simulcast layers.
+func (pub *publisher) newForwarders(e body, defHost string) ([]*forwarder, *requestError) {
+	mid, _, err := e.str("mid", true)
+	if err != nil {
+		return nil, err
+	}
+	st := pub.stream(mid)
+	if st == nil {
+		return nil, errorf(ErrNoSuchFeed, "No such stream %s", mid)
+	}
+	host, hasHost, err := e.str("host", false)
+	if err != nil {
+		return nil, err
+	}
+	if !hasHost {
+		host = defHost
+	}
+	if host == "" {
+		return nil, errorf(ErrMissingElement, "Missing mandatory element (host)")
+	}
+	var out []*forwarder
+	for layer, suffix := range []string{"", "_2", "_3"} {
+		port, ok, err := e.uint("port"+suffix, layer == 0)
+		if err != nil {
+			return closeAll(out, err)
+		}
+		if !ok {
+			continue
+		}
+		if port == 0 || port > 65535 {
+			return closeAll(out, errorf(ErrInvalidElement, "Invalid element (port%s)", suffix))
+		}
+		ssrc, _, err := e.uint("ssrc"+suffix, false)
+		if err != nil {
+			return closeAll(out, err)
+		}
+		pt, _, err := e.uint("pt"+suffix, false)
+		if err != nil || pt > 127 {
+			return closeAll(out, errorf(ErrInvalidElement, "Invalid element (pt%s)", suffix))
+		}
+		addr, rerr := net.ResolveUDPAddr("udp", net.JoinHostPort(host, strconv.Itoa(int(port))))
+		if rerr != nil {
+			return closeAll(out, errorf(ErrInvalidElement, "Invalid host %s: %v", host, rerr))
+		}
+		conn, derr := net.DialUDP("udp", nil, addr)
+		if derr != nil {
+			return closeAll(out, errorf(ErrUnknown, "Forwarding to %s: %v", addr, derr))
+		}
+		out = append(out, &forwarder{id: randomPrivateID(), stream: st, host: host, port: int(port),
+			ssrc: uint32(ssrc), pt: uint8(pt), layer: layer, conn: conn})
+	}
+	return out, nil
+}
+
+func closeAll(fs []*forwarder, err *requestError) ([]*forwarder, *requestError) {
+	for _, f := range fs {
+		_ = f.conn.Close()
+	}
+	return nil, err
+}
+
+func (p *Plugin) stopRTPForward(b body) (map[string]any, *requestError) {
+	r, pub, err := p.forwarderTarget(b)
+	if err != nil {
+		return nil, err
+	}
+	id, _, err := b.uint("stream_id", true)
+	if err != nil {
+		return nil, err
+	}
+	pub.mu.Lock()
+	f := pub.forwarders[uint32(id)]
+	delete(pub.forwarders, uint32(id))
+	pub.mu.Unlock()
+	if f == nil {
+		return nil, errorf(ErrNoSuchFeed, "No such stream (%d)", id)
+	}
+	f.close()
+	return map[string]any{short: "stop_rtp_forward", "room": r.id, "publisher_id": pub.id, "stream_id": id}, nil
+}
+
+func (p *Plugin) listForwarders(b body) (map[string]any, *requestError) {
+	r, err := p.adminRoom(b)
+	if err != nil {
+		return nil, err
+	}
+	out := []map[string]any{}
+	for _, pub := range r.members() {
+		pub.mu.Lock()
+		var fs []map[string]any
+		for _, f := range pub.forwarders {
+			fs = append(fs, f.describe())
+		}
+		pub.mu.Unlock()
+		if len(fs) > 0 {
+			out = append(out, map[string]any{"publisher_id": pub.id, "forwarders": fs})
+		}
+	}
+	return map[string]any{short: "forwarders", "room": r.id, "publishers": out}, nil
+}

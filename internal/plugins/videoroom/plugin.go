@@ -1,0 +1,180 @@
+// Package videoroom is janus.plugin.videoroom, strata's SFU, with the API of Janus 1.x's multistream
+// VideoRoom: rooms (from the configuration and the API), publishers that send any number of audio
+// and video streams (simulcast by RID, VP8 temporal layers, VP9 SVC, AV1 with the Dependency
+// Descriptor), subscribers that receive any set of streams from any publishers on one
+// PeerConnection (strata sends the offer), and plain-RTP forwarders.
+//
+// Unlike Janus, every subscriber gets the layers its own path carries: each subscriber
+// PeerConnection has a bandwidth estimator (package bwe), and an allocator (package sfu) splits
+// that estimate over the subscriber's video streams and moves their layers. What the API's
+// substream/temporal and spatial_layer/temporal_layer ask for is a cap on that allocation.
+package videoroom
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/sfu"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
+)
+
+// Package is the Janus package name clients attach to.
+const Package = "janus.plugin.videoroom"
+
+const short = "videoroom"
+
+// Plugin is the videoroom plugin. Create it with New.
+type Plugin struct {
+	cfg   config.VideoRoom
+	alloc sfu.AllocatorConfig
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	rooms    map[uint64]*room
+	sessions map[*session]struct{}
+}
+
+// New creates the plugin with the rooms of the configuration.
+func New(cfg config.VideoRoom, log *slog.Logger) *Plugin {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Plugin{cfg: cfg, alloc: allocatorConfig(cfg.Allocation), log: log, rooms: map[uint64]*room{}, sessions: map[*session]struct{}{}}
+	for _, r := range cfg.Rooms {
+		p.rooms[r.ID] = newRoom(r.ID, optionsFromConfig(r))
+	}
+	return p
+}
+
+// allocatorConfig turns the configuration into the sfu's (zero values keep the defaults).
+func allocatorConfig(a config.LayerAllocation) sfu.AllocatorConfig {
+	c := sfu.DefaultAllocatorConfig()
+	if a.Policy != "" {
+		c.Policy = a.Policy
+	}
+	if a.Tick > 0 {
+		c.Tick = a.Tick
+	}
+	if a.PaddingTick > 0 {
+		c.PaddingTick = a.PaddingTick
+	}
+	b := a.BWE
+	c.Policies.BWE = policy.BWEConfig{
+		UpFactor: b.UpFactor, DownFactor: b.DownFactor, UpHold: b.UpHold, UpHoldRTTs: b.UpHoldRTTs, FailedUpgradeWindow: b.FailedUpgradeWindow,
+		UpgradeBackoff: b.UpgradeBackoff, UpgradeBackoffMax: b.UpgradeBackoffMax, Probing: b.Probing,
+		ProbeDuration: b.ProbeDuration, ProbeInterval: b.ProbeInterval, ProbeBackoffMax: b.ProbeBackoffMax,
+		ProbeMultiplier: b.ProbeMultiplier, ProbeDurationMax: b.ProbeDurationMax, LossThreshold: b.LossThreshold,
+		SpatialLoss: b.SpatialLoss, SpatialHold: b.SpatialHold, TrustTimeout: b.TrustTimeout,
+	}
+	if b == (config.LayerBWE{}) {
+		c.Policies.BWE = policy.DefaultBWEConfig()
+	}
+	pr := a.Probe
+	c.Policies.Probe = policy.ProbeConfig{StepInterval: pr.StepInterval, LossUp: pr.LossUp, LossDown: pr.LossDown, BackoffMax: pr.BackoffMax}
+	return c
+}
+
+// Package returns "janus.plugin.videoroom".
+func (p *Plugin) Package() string { return Package }
+
+// Info describes the plugin for the `info` request.
+func (p *Plugin) Info() plugin.Info {
+	return plugin.Info{
+		Name:          "strata VideoRoom plugin",
+		Author:        "strata",
+		Description:   "An SFU with per-subscriber bandwidth estimation and simulcast/SVC layer allocation, with Janus's VideoRoom API.",
+		VersionString: "0.1.0",
+		Version:       1,
+	}
+}
+
+// Attach creates the state of a newly attached handle.
+func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
+	s := newSession(p, h)
+	p.mu.Lock()
+	p.sessions[s] = struct{}{}
+	p.mu.Unlock()
+	go s.work()
+	return s, nil
+}
+
+// Destroy detaches every session and stops every forwarder (server shutdown).
+func (p *Plugin) Destroy() {
+	p.mu.Lock()
+	all := make([]*session, 0, len(p.sessions))
+	for s := range p.sessions {
+		all = append(all, s)
+	}
+	p.mu.Unlock()
+	for _, s := range all {
+		s.Detach()
+	}
+}
+
+// AdminMessage answers the admin API's message_plugin with the synchronous requests.
+func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
+	b, rerr := parseBody(request)
+	if rerr != nil {
+		return rerr.data()
+	}
+	name, _, rerr := b.str("request", true)
+	if rerr != nil {
+		return rerr.data()
+	}
+	handler, ok := syncRequests[name]
+	if !ok {
+		return errorf(ErrInvalidRequest, "Unknown request '%s'", name).data()
+	}
+	data, rerr := handler(p, b)
+	if rerr != nil {
+		return rerr.data()
+	}
+	return data
+}
+
+func (p *Plugin) forget(s *session) {
+	p.mu.Lock()
+	delete(p.sessions, s)
+	p.mu.Unlock()
+}
+
+func (p *Plugin) room(id uint64) (*room, *requestError) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.rooms[id]
+	if !ok {
+		return nil, errorf(ErrNoSuchRoom, "No such room (%d)", id)
+	}
+	return r, nil
+}
+
+func (p *Plugin) roomList() []*room {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*room, 0, len(p.rooms))
+	for _, r := range p.rooms {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// randomID returns a random id that fits a JavaScript number (53 bits), as Janus's ids do.
+func randomID() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.BigEndian.Uint64(b[:])&(1<<53-1) | 1
+}
+
+func randomPrivateID() uint32 {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return binary.BigEndian.Uint32(b[:]) | 1
+}

@@ -1,0 +1,304 @@
+package videoroom
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/sdp/v3"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/sfu"
+)
+
+// codecPrefs are the codecs a publish/configure request prefers.
+type codecPrefs struct{ audio, video string }
+
+// offeredLine is what strata needs from one m-line of a publisher's offer.
+type offeredLine struct {
+	mindex int
+	rids   []string // simulcast rids strata receives, in the offer's order
+}
+
+// describeOffer reads the m-line index and simulcast rids of each mid.
+func describeOffer(s string) (map[string]offeredLine, error) {
+	var parsed sdp.SessionDescription
+	if err := parsed.Unmarshal([]byte(s)); err != nil {
+		return nil, err
+	}
+	out := map[string]offeredLine{}
+	for i, md := range parsed.MediaDescriptions {
+		mid, _ := md.Attribute(sdp.AttrKeyMID)
+		line := offeredLine{mindex: i}
+		for _, a := range md.Attributes {
+			if a.Key != "rid" {
+				continue
+			}
+			if f := strings.Fields(a.Value); len(f) >= 2 && f[1] == "send" {
+				line.rids = append(line.rids, f[0])
+			}
+		}
+		out[mid] = line
+	}
+	return out, nil
+}
+
+// layerIndexes maps rids to substreams (0 lowest … 2 highest). Offers list rids highest first
+// unless the client says rid_order "lmh" (janus.js sends the order it used).
+func layerIndexes(rids []string, order string) map[string]int {
+	m := map[string]int{}
+	n := min(len(rids), 3)
+	for i := range n {
+		if order == "lmh" {
+			m[rids[i]] = i
+		} else {
+			m[rids[i]] = n - 1 - i
+		}
+	}
+	return m
+}
+
+// negotiate answers a publisher's offer and sets up one receiver per new audio/video m-line.
+func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs codecPrefs) (*plugin.JSEP, *requestError) {
+	lines, err := describeOffer(jsep.SDP)
+	if err != nil {
+		return nil, errorf(ErrInvalidSDP, "Error parsing offer: %v", err)
+	}
+	p, err := pub.s.h.Peer()
+	if err != nil {
+		return nil, errorf(ErrUnknown, "No PeerConnection: %v", err)
+	}
+	pub.mu.Lock()
+	if pub.peer != p {
+		pub.peer = p
+		p.OnTrack(pub.onTrack)
+		go pub.feedbackLoop(p)
+	}
+	pub.mu.Unlock()
+	opts := pub.room.options()
+	chosen := map[string]webrtc.RTPCodecParameters{}
+	prepare := peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
+		for _, t := range pc.GetTransceivers() {
+			if t.Mid() == "" || t.Sender() != nil && t.Sender().Track() != nil {
+				continue
+			}
+			allowed, pref := opts.audioCodecs, prefs.audio
+			if t.Kind() == webrtc.RTPCodecTypeVideo {
+				allowed, pref = opts.videoCodecs, prefs.video
+			} else if t.Kind() != webrtc.RTPCodecTypeAudio {
+				continue
+			}
+			codec, rtx, ok := pickCodec(t.Receiver().GetParameters().Codecs, allowed, pref)
+			if !ok {
+				continue
+			}
+			list := []webrtc.RTPCodecParameters{codec}
+			if rtx != nil {
+				list = append(list, *rtx)
+			}
+			if err := t.SetCodecPreferences(list); err != nil {
+				return fmt.Errorf("codec preferences for mid %s: %w", t.Mid(), err)
+			}
+			chosen[t.Mid()] = codec
+		}
+		return nil
+	})
+	answer, err := p.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP}, prepare)
+	if err != nil {
+		return nil, errorf(ErrInvalidSDP, "Error negotiating: %v", err)
+	}
+	pub.addStreams(p, lines, chosen, jsep.RIDOrder)
+	return &plugin.JSEP{Type: "answer", SDP: answer.SDP}, nil
+}
+
+// pickCodec chooses, among the codecs offered on an m-line, the preferred one if allowed, else the
+// room's first allowed one the offer has, with its RTX codec.
+func pickCodec(offered []webrtc.RTPCodecParameters, allowed []string, pref string) (webrtc.RTPCodecParameters, *webrtc.RTPCodecParameters, bool) {
+	order := allowed
+	if pref != "" && contains(allowed, strings.ToLower(pref)) {
+		order = append([]string{strings.ToLower(pref)}, allowed...)
+	}
+	for _, name := range order {
+		for _, c := range offered {
+			if media.CodecByName(c.MimeType).String() != name {
+				continue
+			}
+			apt := fmt.Sprintf("apt=%d", c.PayloadType)
+			for _, r := range offered {
+				if strings.EqualFold(r.MimeType, webrtc.MimeTypeRTX) && strings.Contains(r.SDPFmtpLine, apt) {
+					rtx := r
+					return c, &rtx, true
+				}
+			}
+			return c, nil, true
+		}
+	}
+	return webrtc.RTPCodecParameters{}, nil, false
+}
+
+// addStreams creates a stream (and receiver) for each negotiated m-line strata does not know yet.
+func (pub *publisher) addStreams(p *peer.Peer, lines map[string]offeredLine, chosen map[string]webrtc.RTPCodecParameters, ridOrder string) {
+	for _, t := range p.PC.GetTransceivers() {
+		mid := t.Mid()
+		codec, ok := chosen[mid]
+		if !ok || pub.stream(mid) != nil {
+			continue
+		}
+		line := lines[mid]
+		uris := map[string]int{}
+		for _, e := range t.Receiver().GetParameters().HeaderExtensions {
+			uris[e.URI] = e.ID
+		}
+		c := media.CodecByName(codec.MimeType)
+		st := &pubStream{
+			mid: mid, mindex: line.mindex, kind: t.Kind().String(), codecName: c.String(), fmtp: codec.SDPFmtpLine,
+			simulcast: len(line.rids) > 1, rids: layerIndexes(line.rids, ridOrder),
+			svc: len(line.rids) <= 1 && (c == media.CodecVP9 || c == media.CodecAV1),
+		}
+		pub.mu.Lock()
+		st.description = pub.descriptions[mid]
+		pub.mu.Unlock()
+		requester := func(_ int, ssrc uint32) {
+			if ssrc != 0 {
+				_ = p.PC.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
+			}
+		}
+		st.recv = sfu.NewReceiver(sfu.ReceiverConfig{
+			ID: fmt.Sprintf("%d/%s", pub.id, mid), Codec: c, Simulcast: st.simulcast, Extensions: sfu.ExtIDsFrom(uris),
+			AudioLevelPackets: pub.activePkts,
+		}, requester)
+		if st.kind == "audio" && pub.room.options().audioLevelEvent {
+			st.recv.OnAudioLevel(func(avg int) { pub.audioLevel(st, avg) })
+		}
+		pub.mu.Lock()
+		pub.streams = sortedMids(append(pub.streams, st))
+		pub.mu.Unlock()
+	}
+}
+
+// onTrack feeds an incoming track (one per simulcast layer) into its stream's receiver.
+func (pub *publisher) onTrack(track *webrtc.TrackRemote, r *webrtc.RTPReceiver) {
+	pub.mu.Lock()
+	p := pub.peer
+	pub.mu.Unlock()
+	var st *pubStream
+	if p != nil {
+		for _, t := range p.PC.GetTransceivers() {
+			if t.Receiver() == r {
+				st = pub.stream(t.Mid())
+			}
+		}
+	}
+	if st == nil {
+		go discard(track)
+		return
+	}
+	layer := 0
+	if rid := track.RID(); rid != "" {
+		layer = st.rids[rid]
+	}
+	st.recv.SetLayerSSRC(layer, uint32(track.SSRC()))
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, _, err := track.Read(buf)
+			if err != nil {
+				return
+			}
+			st.recv.WriteRTP(layer, buf[:n], sfu.Now())
+		}
+	}()
+}
+
+func discard(t *webrtc.TrackRemote) {
+	buf := make([]byte, 1500)
+	for {
+		if _, _, err := t.Read(buf); err != nil {
+			return
+		}
+	}
+}
+
+// feedbackLoop runs once a second while the publisher's PeerConnection lives: it caps the
+// publisher's video bitrate with REMB (the room's or the publisher's bitrate) and asks for a
+// keyframe when none came for fir_freq seconds.
+func (pub *publisher) feedbackLoop(p *peer.Peer) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.Closed():
+			return
+		case <-pub.s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		opts := pub.room.options()
+		pub.mu.Lock()
+		bitrate := pub.bitrate
+		pub.mu.Unlock()
+		if bitrate == 0 {
+			bitrate = opts.bitrate
+		}
+		now := sfu.Now()
+		var ssrcs []uint32
+		for _, st := range pub.streamList() {
+			if st.kind != "video" {
+				continue
+			}
+			for l := 0; l < 3; l++ {
+				ssrc := st.recv.LayerSSRC(l)
+				if ssrc == 0 {
+					continue
+				}
+				ssrcs = append(ssrcs, ssrc)
+				last, ok := st.recv.LastKeyframe(l)
+				if opts.firFreq > 0 && (!ok || now-last > time.Duration(opts.firFreq)*time.Second) {
+					st.recv.RequestKeyframe(l, now)
+				}
+			}
+		}
+		if bitrate > 0 && len(ssrcs) > 0 {
+			_ = p.PC.WriteRTCP([]rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: float32(bitrate), SSRCs: ssrcs}})
+		}
+	}
+}
+
+// audioLevel turns the average level of a stream into talking/stopped-talking events.
+func (pub *publisher) audioLevel(st *pubStream, avg int) {
+	pub.mu.Lock()
+	threshold := pub.levelAvg
+	pub.mu.Unlock()
+	talking := avg <= threshold
+	st.mu.Lock()
+	changed := st.talking != talking
+	st.talking = talking
+	st.mu.Unlock()
+	if !changed {
+		return
+	}
+	name := "stopped-talking"
+	if talking {
+		name = "talking"
+	}
+	ev := map[string]any{short: name, "room": pub.room.id, "id": pub.id, "mid": st.mid, "audio-level-dBov-avg": avg}
+	pub.room.notify(ev, nil)
+}
+
+// mediaUp makes the publisher active and tells the room.
+func (pub *publisher) mediaUp() {
+	pub.mu.Lock()
+	was := pub.active
+	pub.active = true
+	n := len(pub.streams)
+	pub.mu.Unlock()
+	if was || n == 0 {
+		return
+	}
+	pub.room.notify(map[string]any{short: "event", "room": pub.room.id, "publishers": []map[string]any{pub.describe()}}, pub)
+}

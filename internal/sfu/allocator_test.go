@@ -1,0 +1,168 @@
+package sfu
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
+)
+
+type fakeEstimator struct {
+	rate atomic.Int64
+	loss atomic.Uint64 // per mille, as transport feedback shows it
+}
+
+func (e *fakeEstimator) TargetRate() cc.Bitrate { return cc.Bitrate(e.rate.Load()) }
+
+func (e *fakeEstimator) State() cc.State {
+	return cc.State{Target: e.TargetRate(), LossRate: float64(e.loss.Load()) / 1000}
+}
+
+// liveSource pumps a VP8 simulcast source into a receiver in real time (30 fps) until stopped.
+func liveSource(t *testing.T, recv *Receiver, src *vp8Source, mu *sync.Mutex) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(33 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			frame := src.nextFrame()
+			mu.Unlock()
+			for l, pkts := range frame {
+				for _, p := range pkts {
+					recv.WriteRTP(l, p, Now())
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func TestAllocatorFollowsTheEstimate(t *testing.T) {
+	var srcMu sync.Mutex
+	src := newVP8Source()
+	src.body = [3]int{100, 400, 1000} // ≈ 54k, 198k, 486k at the top temporal layer
+	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP8, Simulcast: true}, func(layer int, _ uint32) {
+		srcMu.Lock()
+		src.keyPending[layer] = true
+		srcMu.Unlock()
+	})
+	bind := &fakeBinding{rtx: true}
+	d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+	if _, err := d.Bind(bind); err != nil {
+		t.Fatal(err)
+	}
+	d.Start()
+	est := &fakeEstimator{}
+	est.rate.Store(int64(10 * cc.Mbps))
+	type dec struct {
+		at time.Duration
+		to Layer
+	}
+	var mu sync.Mutex
+	var decisions []dec
+	cfg := DefaultAllocatorConfig()
+	// The estimate falls right after the first upgrade here: do not take that for a failed upgrade.
+	cfg.Policies.BWE.FailedUpgradeWindow = 100 * time.Millisecond
+	alloc, err := NewAllocator(cfg, est, WithObserver(func(x Decision) {
+		mu.Lock()
+		decisions = append(decisions, dec{x.At, x.To})
+		mu.Unlock()
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc.Start()
+	defer alloc.Close()
+	stop := liveSource(t, recv, src, &srcMu)
+	defer stop()
+	alloc.AddTrack(d, DefaultTrackOptions())
+
+	waitFor := func(what string, within time.Duration, ok func(Layer) bool) time.Duration {
+		t.Helper()
+		start := Now()
+		for Now()-start < within {
+			if ok(d.Target()) && ok(d.Current()) {
+				return Now() - start
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("%s: target %v current %v after %v (decisions %v)", what, d.Target(), d.Current(), within, decisions)
+		return 0
+	}
+	time.Sleep(time.Second) // the layers are measured and placed
+	waitFor("top layer on a 10 Mbit/s estimate", 3*time.Second, func(l Layer) bool { return l == policy.TopLayer })
+	mu.Lock()
+	if len(decisions) == 0 || decisions[len(decisions)-1].to != policy.TopLayer {
+		t.Fatalf("the allocator did not decide the top layer: %v", decisions)
+	}
+	mu.Unlock()
+	if r := recv.Rates(Now()); r[2][2] < 300*cc.Kbps || r[0][2] > 100*cc.Kbps {
+		t.Fatalf("measured rates %v, want about 54k, 198k, 486k", r)
+	}
+	// Without loss an estimate drop first costs temporal layers only; with it, spatial ones too.
+	est.rate.Store(int64(150 * cc.Kbps))
+	waitFor("temporal layers down at once", 500*time.Millisecond, func(l Layer) bool { return l.Spatial == 2 && l.Temporal < 2 })
+	est.loss.Store(200)
+	took := waitFor("down after the estimate fell to 150 kbit/s with loss", time.Second, func(l Layer) bool {
+		r := recv.Rates(Now())
+		return l.Spatial >= 0 && r[l.Spatial][l.Temporal] <= 150*cc.Kbps
+	})
+	t.Logf("target and forwarded layer down %v after the estimate fell", took)
+	est.rate.Store(int64(10 * cc.Mbps))
+	est.loss.Store(0)
+	took = waitFor("back up after the estimate recovered", 3*time.Second, func(l Layer) bool { return l == policy.TopLayer })
+	t.Logf("back at the top %v after the estimate recovered", took)
+	alloc.RemoveTrack(d)
+}
+
+func TestAllocatorProbesWithPadding(t *testing.T) {
+	var srcMu sync.Mutex
+	src := newVP8Source()
+	src.body = [3]int{100, 400, 1000}
+	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP8, Simulcast: true}, func(layer int, _ uint32) {
+		srcMu.Lock()
+		src.keyPending[layer] = true
+		srcMu.Unlock()
+	})
+	bind := &fakeBinding{rtx: true}
+	d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+	if _, err := d.Bind(bind); err != nil {
+		t.Fatal(err)
+	}
+	d.Start()
+	est := &fakeEstimator{}
+	est.rate.Store(int64(100 * cc.Kbps)) // only the base layer fits; the estimate alone never grows
+	alloc, err := NewAllocator(DefaultAllocatorConfig(), est)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc.Start()
+	defer alloc.Close()
+	stop := liveSource(t, recv, src, &srcMu)
+	defer stop()
+	alloc.AddTrack(d, DefaultTrackOptions())
+	time.Sleep(2500 * time.Millisecond)
+	st := d.Stats()
+	if st.PaddingBytes == 0 {
+		t.Fatalf("no probe padding sent: %+v", st)
+	}
+	// A probe succeeds when no congestion shows, so the layer went up beyond the base.
+	if st.Target.Spatial == 0 && st.Target.Temporal == 0 {
+		t.Fatalf("still at the base layer after probing: %+v", st)
+	}
+}

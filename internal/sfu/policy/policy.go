@@ -1,0 +1,135 @@
+// Package policy holds strata's layer-selection policies: pure decision code that, given the state
+// of one subscriber (its bandwidth estimate, congestion and loss signals, and for each of its video
+// tracks the bitrate of every layer, the caps asked through the API and the layers being sent),
+// picks the layer each track should be forwarded at, and how much padding to send to probe the path.
+//
+// Policies read no clock and do no I/O: time is Input.Now. The same code runs in the SFU (the
+// allocator in package sfu calls Decide from its event loop), in the simulator and in trace-replay
+// tests. New policies (network-assisted, hybrid) implement the same Policy interface.
+package policy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/strata-rtc/strata/cc"
+)
+
+// MaxSpatial and MaxTemporal are the layer counts Janus's API knows (substream/spatial_layer and
+// temporal/temporal_layer 0–2).
+const (
+	MaxSpatial  = 3
+	MaxTemporal = 3
+)
+
+// Layer is a spatial layer (simulcast substream or SVC spatial layer) and the highest temporal
+// layer forwarded with it.
+type Layer struct {
+	Spatial, Temporal int8
+}
+
+// NoLayer means nothing is forwarded (a paused track).
+var NoLayer = Layer{-1, -1}
+
+// TopLayer is the highest layer the API can name.
+var TopLayer = Layer{MaxSpatial - 1, MaxTemporal - 1}
+
+// Less orders layers by spatial then temporal id.
+func (l Layer) Less(o Layer) bool {
+	return l.Spatial < o.Spatial || (l.Spatial == o.Spatial && l.Temporal < o.Temporal)
+}
+
+// String formats a layer as "s1t2" ("none" for NoLayer).
+func (l Layer) String() string {
+	if l.Spatial < 0 {
+		return "none"
+	}
+	return fmt.Sprintf("s%dt%d", l.Spatial, l.Temporal)
+}
+
+// Rates is what a subscriber receives at each target layer: Rates[s][t] is the bitrate of forwarding
+// spatial layer s with temporal layers up to t (for SVC, lower spatial layers included). Zero means
+// the layer is not available (the publisher is not sending it, or it has not been measured yet).
+type Rates [MaxSpatial][MaxTemporal]cc.Bitrate
+
+// Track is one video track of the subscriber as a policy sees it.
+type Track struct {
+	// Screen marks screen shares, which are served before cameras.
+	Screen bool
+	// Rates are the measured layer bitrates.
+	Rates Rates
+	// Max is the highest layer the subscriber asked for through the API (TopLayer when it did not).
+	Max Layer
+	// Target is the policy's previous decision for this track (NoLayer for a new track), Current
+	// the layer actually being forwarded (it lags Target until the new layer's keyframe arrives).
+	Target, Current Layer
+	// Paused tracks get no layer.
+	Paused bool
+}
+
+// Input is one decision's view of the subscriber.
+type Input struct {
+	Now time.Duration
+	// Estimate is the estimated capacity of the path to the subscriber; 0 when unknown.
+	Estimate cc.Bitrate
+	// Received is the rate the subscriber acknowledges receiving (the estimator's acknowledged
+	// bitrate); 0 when unknown.
+	Received cc.Bitrate
+	// Congested says the estimator currently detects over-use (a delay-based congestion signal).
+	Congested bool
+	// Loss is the fraction of packets lost on the path according to receiver reports that arrived
+	// since the previous decision, or -1 when none arrived.
+	Loss float64
+	// FeedbackLoss is the loss fraction the estimator sees in its (transport-wide) feedback: faster
+	// than receiver reports; 0 when unknown.
+	FeedbackLoss float64
+	// RTT is the round-trip time to the subscriber (0 when unknown).
+	RTT time.Duration
+	// CanProbe says padding can be sent to this subscriber (RTX was negotiated on a video track).
+	CanProbe bool
+	Tracks   []Track
+}
+
+// Output is a decision: one target layer per input track, and the padding rate to send now.
+type Output struct {
+	Targets []Layer
+	Probe   cc.Bitrate
+	// Reason says briefly why the targets changed (for logs and traces); empty when they did not.
+	Reason string
+}
+
+// Policy decides layers for one subscriber. Implementations keep state between calls (timers,
+// back-off) and are not safe for concurrent use: one per subscriber, called from one goroutine.
+type Policy interface {
+	Name() string
+	// Decide fills out (Targets is resized to len(in.Tracks)).
+	Decide(in *Input, out *Output)
+}
+
+// Names of the built-in policies.
+const (
+	NameBWE   = "bwe"
+	NameProbe = "probe"
+)
+
+// Config holds the tunables of every built-in policy.
+type Config struct {
+	BWE   BWEConfig   `yaml:"bwe"`
+	Probe ProbeConfig `yaml:"probe"`
+}
+
+// DefaultConfig returns the defaults documented in configs/strata.yaml.
+func DefaultConfig() Config {
+	return Config{BWE: DefaultBWEConfig(), Probe: DefaultProbeConfig()}
+}
+
+// New returns a fresh policy by name.
+func New(name string, cfg Config) (Policy, error) {
+	switch name {
+	case NameBWE, "":
+		return NewBWE(cfg.BWE), nil
+	case NameProbe:
+		return NewProbe(cfg.Probe), nil
+	}
+	return nil, fmt.Errorf("policy: unknown layer policy %q (want %s or %s)", name, NameBWE, NameProbe)
+}

@@ -1,0 +1,206 @@
+package sfu
+
+import (
+	"time"
+
+	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
+)
+
+// layerStale: a simulcast layer that sent nothing for this long is considered paused by the
+// publisher (browsers stop their top layers when their own bandwidth is short); the selector then
+// falls back to the best layer still flowing.
+const layerStale = 500 * time.Millisecond
+
+// dropKind says how a packet that is not forwarded affects the output numbering.
+type dropKind uint8
+
+const (
+	dropOther   dropKind = iota // from a source not being forwarded: nothing to renumber
+	dropPartial                 // from the forwarded source, a layer the picture goes on without
+	dropPicture                 // from the forwarded source, a whole picture (a temporal layer)
+)
+
+// decision is a selector's verdict on one packet.
+type decision struct {
+	forward bool
+	drop    dropKind
+	// switched: the source changed with this packet (the rewriter must re-anchor).
+	switched bool
+	// changed: the forwarded layer changed (spatial or temporal): tell the subscriber.
+	changed bool
+	// keyframeLayer ≥ 0 asks for a keyframe on that layer.
+	keyframeLayer int
+	// setMarker: this packet ends the highest forwarded layer of its picture (SVC).
+	setMarker bool
+}
+
+// selector decides, packet by packet, what a down-track forwards. Targets change only the wish;
+// the forwarded layer moves at points where the subscriber can decode the result.
+type selector interface {
+	setTarget(policy.Layer)
+	target() policy.Layer
+	current() policy.Layer
+	selectPacket(layer int, f media.Flags, now time.Duration) decision
+}
+
+// simulcastSelector picks one of several independent streams (simulcast layers, or a single stream
+// with only temporal layers) and, within it, a temporal layer. It switches streams only on a
+// keyframe of the new one and keeps forwarding the old one until then; temporal layers go down at
+// the next frame and up at a layer-sync frame.
+type simulcastSelector struct {
+	want    policy.Layer
+	cur     policy.Layer // Spatial -1 until the first keyframe
+	flowing func(layer int, now time.Duration) bool
+}
+
+// newSimulcastSelector takes the receiver's view of which layers are flowing.
+func newSimulcastSelector(flowing func(layer int, now time.Duration) bool) *simulcastSelector {
+	return &simulcastSelector{want: policy.TopLayer, cur: policy.NoLayer, flowing: flowing}
+}
+
+func (s *simulcastSelector) setTarget(l policy.Layer) { s.want = l }
+func (s *simulcastSelector) target() policy.Layer     { return s.want }
+func (s *simulcastSelector) current() policy.Layer    { return s.cur }
+
+// effective is the stream to aim for now: the highest flowing one at or below the target, else the
+// lowest flowing one above it.
+func (s *simulcastSelector) effective(now time.Duration) int {
+	t := int(max(s.want.Spatial, 0))
+	for l := t; l >= 0; l-- {
+		if s.flowing(l, now) {
+			return l
+		}
+	}
+	for l := t + 1; l < policy.MaxSpatial; l++ {
+		if s.flowing(l, now) {
+			return l
+		}
+	}
+	return t
+}
+
+func (s *simulcastSelector) selectPacket(layer int, f media.Flags, now time.Duration) decision {
+	d := decision{keyframeLayer: -1}
+	if layer < 0 || layer >= policy.MaxSpatial || s.want.Spatial < 0 {
+		return d
+	}
+	want := s.effective(now)
+	if layer != int(s.cur.Spatial) {
+		if layer != want {
+			return d
+		}
+		if !f.Keyframe || !f.Start {
+			d.keyframeLayer = layer
+			return d
+		}
+		s.cur = policy.Layer{Spatial: int8(layer), Temporal: s.want.Temporal}
+		d.switched, d.changed = true, true
+	} else if want != layer {
+		d.keyframeLayer = want // keep forwarding this layer until the wanted one has a keyframe
+	}
+	if f.TID < 0 {
+		d.forward = true
+		return d
+	}
+	if f.Start && !d.switched {
+		d.changed = s.moveTemporal(f) || d.changed
+	}
+	d.forward = f.TID <= s.cur.Temporal
+	if !d.forward {
+		d.drop = dropPicture
+	}
+	return d
+}
+
+// moveTemporal applies the temporal target at a frame start: down at once, up at a layer-sync
+// frame (or keyframe) of a layer not above the target.
+func (s *simulcastSelector) moveTemporal(f media.Flags) bool {
+	switch {
+	case s.want.Temporal < s.cur.Temporal:
+		s.cur.Temporal = s.want.Temporal
+		return true
+	case f.Keyframe && s.want.Temporal > s.cur.Temporal:
+		s.cur.Temporal = s.want.Temporal
+		return true
+	case s.want.Temporal > s.cur.Temporal && f.SwitchUp && f.TID > s.cur.Temporal && f.TID <= s.want.Temporal:
+		s.cur.Temporal = f.TID
+		return true
+	}
+	return false
+}
+
+// svcSelector drops spatial and temporal layers of one scalable stream (VP9 SVC, AV1 with the
+// Dependency Descriptor). Spatial layers go up at a switch point of the new layer (a keyframe, or a
+// layer frame that does not depend on earlier pictures) and down at the start of a picture;
+// temporal layers go up at a switching-up point and down at the start of a picture. When upper
+// spatial layers are dropped, the RTP marker moves to the end of the highest forwarded layer frame.
+type svcSelector struct {
+	want policy.Layer
+	cur  policy.Layer
+}
+
+func newSVCSelector() *svcSelector {
+	return &svcSelector{want: policy.TopLayer, cur: policy.NoLayer}
+}
+
+func (s *svcSelector) setTarget(l policy.Layer) { s.want = l }
+func (s *svcSelector) target() policy.Layer     { return s.want }
+func (s *svcSelector) current() policy.Layer    { return s.cur }
+
+func (s *svcSelector) selectPacket(_ int, f media.Flags, _ time.Duration) decision {
+	d := decision{keyframeLayer: -1}
+	if s.want.Spatial < 0 {
+		return d
+	}
+	if s.cur.Spatial < 0 { // nothing forwarded yet: start at a keyframe
+		if !f.Keyframe || !f.Start {
+			d.keyframeLayer = 0
+			return d
+		}
+		s.cur = s.want
+		d.switched, d.changed = true, true
+	}
+	if f.SID < 0 || f.TID < 0 {
+		d.forward = true
+		return d
+	}
+	sid, tid := f.SID, f.TID
+	pictureStart := f.Start && sid == 0
+	switch {
+	case f.Keyframe && pictureStart && s.cur != s.want: // every layer of a keyframe picture decodes
+		s.cur, d.changed = s.want, true
+	case s.want.Spatial > s.cur.Spatial && f.SpatialSwitch && sid > s.cur.Spatial && sid <= s.want.Spatial:
+		s.cur.Spatial, d.changed = sid, true
+	case s.want.Spatial > s.cur.Spatial && pictureStart:
+		d.keyframeLayer = 0 // k-SVC streams only switch up at keyframes
+	case s.want.Spatial < s.cur.Spatial && pictureStart:
+		s.cur.Spatial, d.changed = s.want.Spatial, true
+	}
+	switch {
+	case s.want.Temporal < s.cur.Temporal && pictureStart:
+		s.cur.Temporal, d.changed = s.want.Temporal, true
+	case s.want.Temporal > s.cur.Temporal && f.Start && f.SwitchUp && tid > s.cur.Temporal && tid <= s.want.Temporal:
+		s.cur.Temporal, d.changed = tid, true
+	}
+	d.forward = sid <= s.cur.Spatial && tid <= s.cur.Temporal
+	switch {
+	case d.forward:
+		d.setMarker = sid == s.cur.Spatial && f.End
+	case tid > s.cur.Temporal:
+		d.drop = dropPicture
+	default:
+		d.drop = dropPartial
+	}
+	return d
+}
+
+// passSelector forwards everything (audio).
+type passSelector struct{ want policy.Layer }
+
+func (p *passSelector) setTarget(l policy.Layer) { p.want = l }
+func (p *passSelector) target() policy.Layer     { return p.want }
+func (p *passSelector) current() policy.Layer    { return p.want }
+func (p *passSelector) selectPacket(int, media.Flags, time.Duration) decision {
+	return decision{forward: p.want.Spatial >= 0, keyframeLayer: -1}
+}

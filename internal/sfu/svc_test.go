@@ -1,0 +1,100 @@
+package sfu
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/media"
+)
+
+// vp9Picture builds the packets of one VP9 k-SVC picture with three spatial layers, one packet per
+// layer frame: non-flexible mode, 15-bit picture id, TL0PICIDX, the U bit on temporal layers above
+// 0; on keyframes every layer frame is P=0.
+func vp9Picture(seq *uint16, ts uint32, pic uint16, tl0 uint8, tid uint8, key bool) [][]byte {
+	var out [][]byte
+	for sid := uint8(0); sid < 3; sid++ {
+		b0 := byte(0xA0 | 0x08 | 0x04) // I, L, B, E
+		if !key {
+			b0 |= 0x40 // P
+		}
+		marker := byte(0)
+		if sid == 2 {
+			marker = 0x80
+		}
+		u := byte(0)
+		if tid > 0 {
+			u = 0x10
+		}
+		pkt := []byte{0x80, marker | 98, byte(*seq >> 8), byte(*seq), byte(ts >> 24), byte(ts >> 16), byte(ts >> 8), byte(ts), 0, 0, 0, 9,
+			b0, 0x80 | byte(pic>>8), byte(pic), tid<<5 | u | sid<<1, tl0, 0xAA, sid}
+		out = append(out, pkt)
+		*seq++
+	}
+	return out
+}
+
+func TestSVCSelectorDropsLayersAndMovesTheMarker(t *testing.T) {
+	bind := &fakeBinding{record: true}
+	var requests int
+	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP9}, func(int, uint32) { requests++ })
+	d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+	if _, err := d.Bind(bind); err != nil {
+		t.Fatal(err)
+	}
+	d.Start()
+	d.SetTarget(lay(1, 1))
+	seq, ts, pic, tl0 := uint16(10), uint32(0), uint16(0), uint8(0)
+	now := time.Duration(0)
+	send := func(n int, keyAt int) {
+		for i := 0; i < n; i++ {
+			tid := []uint8{0, 2, 1, 2}[pic%4]
+			key := int(pic) == keyAt
+			if key {
+				tid = 0
+			}
+			if tid == 0 && pic > 0 {
+				tl0++
+			}
+			for _, p := range vp9Picture(&seq, ts, pic, tl0, tid, key) {
+				recv.WriteRTP(0, p, now)
+			}
+			ts += 3000
+			pic++
+			now += 33 * time.Millisecond
+		}
+	}
+	send(20, 0)
+	for _, p := range bind.sent() {
+		f, _ := media.ParseVP9(p.payload)
+		if f.SID > 1 || f.TID > 1 {
+			t.Fatalf("forwarded s%d t%d above the target s1t1", f.SID, f.TID)
+		}
+		if p.hdr.Marker != (f.SID == 1) {
+			t.Fatalf("marker %v on spatial layer %d", p.hdr.Marker, f.SID)
+		}
+	}
+	// Up to s2t2: the third layer can only be added at a keyframe, which is requested.
+	before := requests
+	d.SetTarget(lay(2, 2))
+	send(4, -1)
+	if d.Current().Spatial != 1 || requests == before {
+		t.Fatalf("current %v, %d keyframe requests", d.Current(), requests-before)
+	}
+	send(8, int(pic))
+	if d.Current() != (lay(2, 2)) {
+		t.Fatalf("current %v after a keyframe, want s2t2", d.Current())
+	}
+	// Sequence numbers have no holes where layers were dropped.
+	sent := bind.sent()
+	for i := 1; i < len(sent); i++ {
+		if sent[i].hdr.SequenceNumber != sent[i-1].hdr.SequenceNumber+1 {
+			t.Fatalf("sequence gap: %d after %d", sent[i].hdr.SequenceNumber, sent[i-1].hdr.SequenceNumber)
+		}
+	}
+	r := recv.Rates(now)
+	if !(r[0][2] > 0 && r[1][2] > r[0][2] && r[2][2] > r[1][2]) {
+		t.Fatalf("SVC rates are not cumulative: %v", r)
+	}
+}
