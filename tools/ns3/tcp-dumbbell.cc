@@ -8,6 +8,27 @@
 // time of Simulator::Run.
 //
 // Build with tools/ns3/build.sh; the Go test internal/lab runs it.
+//
+// Alignments with strata's TCP (internal/sim's transport with cc/tcp), so
+// that both sides run the same TCP; --stock=true runs ns-3's own classes:
+//  - Delayed ACKs off (DelAckCount 1): strata's receiver acks every segment.
+//  - InitialCwnd 10, 1448-byte segments, 4 MiB buffers: strata's flows use
+//    initial_window 10, MSS 1448 + 52 header bytes (timestamps), 4 MiB rwnd.
+//  - SACK with PRR, limited transmit on: ns-3's defaults, and strata's SACK
+//    transport (RFC 6675 + RFC 6937) in this comparison.
+//  - ssthresh on a loss is half of FlightSize (data sent, not cumulatively
+//    acked), as RFC 5681 (4) and RFC 6675 (4.2) say and cc/tcp does. ns-3
+//    3.37 passes pipe (FlightSize minus SACKed and lost) instead, which cuts
+//    deeper in every multi-loss episode; with it ns-3's NewReno flows ended
+//    less equal than strata's (largest share 15% apart at 2 Mbit/s).
+//  - A timeout during fast recovery keeps ssthresh, as cc/tcp (and Linux)
+//    do; ns-3 lowers it again from the inflated flight.
+//  - Cubic is RFC 9438's, as cc/tcp models it (TcpCubicRfc9438 below):
+//    ns-3.37's TcpCubic is Linux's older BIC-style code without the
+//    Reno-friendly region, with integer targets and the origin taken at
+//    t + min RTT; its ssthresh is beta * cwnd, RFC 9438's beta * FlightSize.
+//  - HyStart off: RFC 9438 does not require it and cc/tcp has none (only
+//    relevant to --stock).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -16,12 +37,206 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 using namespace ns3;
+
+// RtoInRecovery tells, inside GetSsThresh, a retransmission timeout during
+// fast recovery (ssthresh stays) from the start of recovery (ns-3 announces
+// CA_RECOVERY through CongestionStateSet just before asking for ssthresh).
+static bool
+RtoInRecovery(Ptr<const TcpSocketState> tcb, bool& entering)
+{
+    bool rto = !entering && tcb->m_congState == TcpSocketState::CA_RECOVERY;
+    entering = false;
+    return rto;
+}
+
+// NewReno whose ssthresh is half of FlightSize (RFC 5681 (4), RFC 6675
+// (4.2)): data sent and not cumulatively acknowledged.
+class TcpNewRenoFlight : public TcpNewReno
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpNewRenoFlight")
+                                .SetParent<TcpNewReno>()
+                                .AddConstructor<TcpNewRenoFlight>();
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpNewRenoFlight";
+    }
+
+    void CongestionStateSet(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCongState_t state) override
+    {
+        m_entering = state == TcpSocketState::CA_RECOVERY;
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        if (RtoInRecovery(tcb, m_entering))
+        {
+            return tcb->m_ssThresh;
+        }
+        uint32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        return std::max(2 * tcb->m_segmentSize, flight / 2);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpNewRenoFlight>(this);
+    }
+
+  private:
+    bool m_entering{false};
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpNewRenoFlight);
+
+// Cubic as RFC 9438 specifies it and as strata's cc/tcp models it: W_max,
+// K and W_cubic in segments; growth towards W_cubic(t + SRTT) bounded to
+// [cwnd, 1.5 cwnd]; the Reno-friendly estimate W_est with
+// alpha = 3(1 - beta)/(1 + beta) until it reaches the window before the last
+// reduction, 1 after; fast convergence; ssthresh = beta * FlightSize. The
+// window is kept as a real number of segments between ACKs, and slow start
+// grows it by one segment per ACK that acknowledges new data. No HyStart.
+class TcpCubicRfc9438 : public TcpCongestionOps
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::TcpCubicRfc9438")
+                                .SetParent<TcpCongestionOps>()
+                                .AddConstructor<TcpCubicRfc9438>();
+        return tid;
+    }
+
+    std::string GetName() const override
+    {
+        return "TcpCubicRfc9438";
+    }
+
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
+    {
+        // RFC 6298 smoothing, as cc.RTTEstimator.
+        if (rtt.IsZero() || rtt.IsNegative())
+        {
+            return;
+        }
+        m_srtt = m_srtt < 0 ? rtt.GetSeconds() : m_srtt + (rtt.GetSeconds() - m_srtt) / 8;
+    }
+
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (segmentsAcked == 0)
+        {
+            return;
+        }
+        double mss = tcb->m_segmentSize;
+        if (tcb->m_cWnd < tcb->m_ssThresh)
+        {
+            tcb->m_cWnd += tcb->m_segmentSize; // RFC 5681 slow start: one MSS per ACK
+            m_frac = 0;
+            return;
+        }
+        double w = (tcb->m_cWnd + m_frac) / mss;
+        double now = Simulator::Now().GetSeconds();
+        if (!m_inEpoch)
+        {
+            m_inEpoch = true;
+            m_epoch = now;
+            if (!m_hadLoss || m_wMax < w)
+            {
+                m_wMax = w;
+            }
+            m_k = std::cbrt((m_wMax - w) / m_c);
+            m_wEst = w;
+            if (m_cwndPrior == 0)
+            {
+                m_cwndPrior = w;
+            }
+        }
+        double t = now - m_epoch;
+        double rtt = m_srtt < 0 ? 0 : m_srtt;
+        double target = std::max(w, std::min(Wcubic(t + rtt), 1.5 * w));
+        double alpha = m_wEst >= m_cwndPrior ? 1 : 3 * (1 - m_beta) / (1 + m_beta);
+        m_wEst += alpha * segmentsAcked / w;
+        if (Wcubic(t) < m_wEst)
+        {
+            w = m_wEst;
+        }
+        else
+        {
+            w += (target - w) / w * segmentsAcked;
+        }
+        double bytes = w * mss;
+        tcb->m_cWnd = static_cast<uint32_t>(bytes);
+        m_frac = bytes - tcb->m_cWnd;
+    }
+
+    void CongestionStateSet(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCongState_t state) override
+    {
+        m_entering = state == TcpSocketState::CA_RECOVERY;
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        if (RtoInRecovery(tcb, m_entering))
+        {
+            return tcb->m_ssThresh;
+        }
+        double w = (tcb->m_cWnd + m_frac) / tcb->m_segmentSize;
+        if (m_hadLoss && w < m_wMax)
+        {
+            m_wMax = w * (1 + m_beta) / 2; // fast convergence
+        }
+        else
+        {
+            m_wMax = w;
+        }
+        m_cwndPrior = w;
+        m_hadLoss = true;
+        m_inEpoch = false;
+        m_frac = 0;
+        double flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        return std::max(static_cast<uint32_t>(flight * m_beta), 2 * tcb->m_segmentSize);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<TcpCubicRfc9438>(this);
+    }
+
+  private:
+    double Wcubic(double t) const
+    {
+        double d = t - m_k;
+        return m_c * d * d * d + m_wMax;
+    }
+
+    double m_c{0.4};
+    double m_beta{0.7};
+    double m_wMax{0};
+    double m_cwndPrior{0};
+    double m_k{0};
+    double m_epoch{0};
+    double m_wEst{0};
+    double m_frac{0};
+    double m_srtt{-1};
+    bool m_inEpoch{false};
+    bool m_hadLoss{false};
+    bool m_entering{false};
+};
+
+NS_OBJECT_ENSURE_REGISTERED(TcpCubicRfc9438);
 
 static uint64_t g_bottleneckBytes = 0;
 static double g_warmup = 0;
@@ -62,6 +277,7 @@ main(int argc, char* argv[])
     bool sack = true;
     double warmup = 0;
     std::string recovery = "prr";
+    bool stock = false;
 
     CommandLine cmd;
     cmd.AddValue("flows", "number of TCP flows", flows);
@@ -76,6 +292,7 @@ main(int argc, char* argv[])
     cmd.AddValue("warmup", "seconds excluded from the measurements", warmup);
     cmd.AddValue("recovery", "loss recovery with SACK: prr (ns-3's default) or classic", recovery);
     cmd.AddValue("sack", "SACK with PRR recovery (true) or NewReno recovery without SACK (false)", sack);
+    cmd.AddValue("stock", "ns-3's own TcpNewReno/TcpCubic instead of the aligned models above", stock);
     cmd.Parse(argc, argv);
     g_stop = duration;
     g_warmup = warmup;
@@ -83,7 +300,11 @@ main(int argc, char* argv[])
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(seed);
 
-    std::string socketType = tcp == "cubic" ? "ns3::TcpCubic" : "ns3::TcpNewReno";
+    std::string socketType = tcp == "cubic" ? "ns3::TcpCubicRfc9438" : "ns3::TcpNewRenoFlight";
+    if (stock)
+    {
+        socketType = tcp == "cubic" ? "ns3::TcpCubic" : "ns3::TcpNewReno";
+    }
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(socketType));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
