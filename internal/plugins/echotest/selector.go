@@ -1,6 +1,10 @@
 package echotest
 
-import "time"
+import (
+	"time"
+
+	"github.com/strata-rtc/strata/internal/media"
+)
 
 // maxLayers is the number of simulcast substreams, spatial and temporal layers Janus's API knows.
 const maxLayers = 3
@@ -11,7 +15,8 @@ const layerStale = 500 * time.Millisecond
 
 // simulcastSelector picks which simulcast substream is echoed and which of its temporal layers. It
 // switches substreams only on a keyframe of the new one, so the echo stays decodable; a change of
-// temporal layer goes down at once and up at a switching-up point. Time is an argument.
+// temporal layer goes down at once and up at a switching-up point. Time is an argument. Like the
+// SVC selector below it reads only media.Flags: what a codec's bytes mean is package media's business.
 type simulcastSelector struct {
 	target, current          int // substream: 0 lowest … 2 highest; current -1 until the first keyframe
 	temporalTarget, temporal int
@@ -51,7 +56,7 @@ func (s *simulcastSelector) effective(now time.Duration) int {
 	return s.target
 }
 
-func (s *simulcastSelector) accept(layer int, info *payloadInfo, now time.Duration) selection {
+func (s *simulcastSelector) accept(layer int, f *media.Flags, now time.Duration) selection {
 	var sel selection
 	if layer < 0 || layer >= maxLayers {
 		return sel
@@ -62,7 +67,7 @@ func (s *simulcastSelector) accept(layer int, info *payloadInfo, now time.Durati
 		if layer != want {
 			return sel
 		}
-		if !info.keyframe {
+		if !f.Keyframe {
 			sel.wantKeyframe = true
 			return sel
 		}
@@ -70,20 +75,20 @@ func (s *simulcastSelector) accept(layer int, info *payloadInfo, now time.Durati
 	} else if want != s.current {
 		sel.wantKeyframe = true // keep echoing this layer until the wanted one has a keyframe
 	}
-	sel.forward, sel.temporalChanged = s.temporalAccept(info)
+	sel.forward, sel.temporalChanged = s.temporalAccept(f)
 	return sel
 }
 
 // temporalAccept applies the temporal target: down at once, up at a switching-up point or keyframe.
-func (s *simulcastSelector) temporalAccept(info *payloadInfo) (forward, changed bool) {
-	if info.tid < 0 {
+func (s *simulcastSelector) temporalAccept(f *media.Flags) (forward, changed bool) {
+	if f.TID < 0 {
 		return true, false
 	}
-	tid := int(info.tid)
+	tid := int(f.TID)
 	switch {
 	case s.temporalTarget < s.temporal:
 		s.temporal, changed = s.temporalTarget, true
-	case s.temporalTarget > s.temporal && (info.keyframe || (info.switchUp && tid <= s.temporalTarget && tid > s.temporal)):
+	case s.temporalTarget > s.temporal && (f.Keyframe || (f.SwitchUp && tid <= s.temporalTarget && tid > s.temporal)):
 		s.temporal, changed = s.temporalTarget, true
 	}
 	return tid <= s.temporal, changed
@@ -102,16 +107,16 @@ func newSVCSelector() svcSelector {
 	return svcSelector{spatialTarget: 2, spatial: 2, temporalTarget: 2, temporal: 2}
 }
 
-func (s *svcSelector) accept(info *payloadInfo) selection {
+func (s *svcSelector) accept(f *media.Flags) selection {
 	var sel selection
-	if info.sid < 0 || info.tid < 0 {
+	if f.SID < 0 || f.TID < 0 {
 		sel.forward = true
 		return sel
 	}
-	sid, tid := int(info.sid), int(info.tid)
-	pictureStart := info.start && sid == 0
+	sid, tid := int(f.SID), int(f.TID)
+	pictureStart := f.Start && sid == 0
 	switch {
-	case s.spatialTarget > s.spatial && info.keyframe:
+	case s.spatialTarget > s.spatial && f.Keyframe:
 		s.spatial, sel.switched = s.spatialTarget, true
 	case s.spatialTarget > s.spatial && pictureStart:
 		sel.wantKeyframe = true
@@ -121,10 +126,10 @@ func (s *svcSelector) accept(info *payloadInfo) selection {
 	switch {
 	case s.temporalTarget < s.temporal && pictureStart:
 		s.temporal, sel.temporalChanged = s.temporalTarget, true
-	case s.temporalTarget > s.temporal && (info.keyframe || (info.switchUp && tid > s.temporal && tid <= s.temporalTarget)):
+	case s.temporalTarget > s.temporal && (f.Keyframe || (f.SwitchUp && tid > s.temporal && tid <= s.temporalTarget)):
 		s.temporal, sel.temporalChanged = s.temporalTarget, true
 	}
 	sel.forward = sid <= s.spatial && tid <= s.temporal
-	sel.setMarker = sel.forward && sid == s.spatial && info.end
+	sel.setMarker = sel.forward && sid == s.spatial && f.End
 	return sel
 }

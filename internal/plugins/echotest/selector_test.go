@@ -3,10 +3,12 @@ package echotest
 import (
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/media"
 )
 
-func key() *payloadInfo   { return &payloadInfo{keyframe: true, start: true, tid: 0, sid: -1} }
-func delta() *payloadInfo { return &payloadInfo{start: true, tid: 0, sid: -1} }
+func key() *media.Flags   { return &media.Flags{Keyframe: true, Start: true, TID: 0, SID: -1} }
+func delta() *media.Flags { return &media.Flags{Start: true, TID: 0, SID: -1} }
 
 func TestSimulcastStartsOnTheTargetsKeyframe(t *testing.T) {
 	s := newSimulcastSelector() // target 2
@@ -69,7 +71,7 @@ func TestSimulcastTemporalLayers(t *testing.T) {
 	s := newSimulcastSelector()
 	s.accept(2, key(), 0)
 	s.temporalTarget = 0
-	tl := func(tid int8, up bool) *payloadInfo { return &payloadInfo{tid: tid, sid: -1, switchUp: up} }
+	tl := func(tid int8, up bool) *media.Flags { return &media.Flags{TID: tid, SID: -1, SwitchUp: up} }
 	if sel := s.accept(2, tl(1, false), 1); sel.forward || !sel.temporalChanged || s.temporal != 0 {
 		t.Fatalf("going down must be immediate: %+v", sel)
 	}
@@ -87,8 +89,8 @@ func TestSimulcastTemporalLayers(t *testing.T) {
 
 func TestSVCDropsLayersAboveTarget(t *testing.T) {
 	s := newSVCSelector()
-	vp9 := func(sid, tid int8, start, end, key bool) *payloadInfo {
-		return &payloadInfo{sid: sid, tid: tid, start: start, end: end, keyframe: key}
+	vp9 := func(sid, tid int8, start, end, key bool) *media.Flags {
+		return &media.Flags{SID: sid, TID: tid, Start: start, End: end, Keyframe: key}
 	}
 	s.spatialTarget, s.temporalTarget = 1, 0
 	// A picture: S0 (start), S1, S2 (end, marker on the wire).
@@ -112,7 +114,7 @@ func TestSVCDropsLayersAboveTarget(t *testing.T) {
 	if sel := s.accept(vp9(0, 0, true, false, true)); !sel.switched || s.spatial != 2 {
 		t.Fatalf("spatial up on keyframe: %+v", sel)
 	}
-	if sel := s.accept(&payloadInfo{sid: -1, tid: -1}); !sel.forward {
+	if sel := s.accept(&media.Flags{SID: -1, TID: -1}); !sel.forward {
 		t.Fatal("payload without layer info must pass")
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/media"
 )
 
 // pliInterval rate-limits the keyframe requests strata sends for one stream.
@@ -18,7 +20,8 @@ type echoStream struct {
 	pc      *webrtc.PeerConnection
 	mid     string
 	video   bool
-	codec   string
+	codec   string // the Janus name, for events
+	kind    media.Codec
 	track   *webrtc.TrackLocalStaticRTP
 	sender  *webrtc.RTPSender
 	ridExts [2]uint8
@@ -28,7 +31,7 @@ type echoStream struct {
 	closed     bool
 	simulcast  bool
 	forwarding bool
-	rw         rewriter
+	rw         media.Rewriter
 	sim        simulcastSelector
 	svc        svcSelector
 	sources    [maxLayers]uint32 // incoming SSRC per layer
@@ -39,11 +42,13 @@ type echoStream struct {
 func newEchoStream(s *session, pc *webrtc.PeerConnection, mid string, video bool, codec webrtc.RTPCodecParameters,
 	track *webrtc.TrackLocalStaticRTP, sender *webrtc.RTPSender, line offeredLine, layerOf map[string]int,
 ) *echoStream {
-	return &echoStream{
-		s: s, pc: pc, mid: mid, video: video, codec: codecName(codec.MimeType), track: track, sender: sender,
-		ridExts: [2]uint8{line.ridExt, line.repairedRidExt}, layerOf: layerOf,
-		rw: newRewriter(codec.ClockRate), sim: newSimulcastSelector(), svc: newSVCSelector(),
+	st := &echoStream{
+		s: s, pc: pc, mid: mid, video: video, codec: codecName(codec.MimeType), kind: media.CodecByName(codec.MimeType),
+		track: track, sender: sender, ridExts: [2]uint8{line.ridExt, line.repairedRidExt}, layerOf: layerOf,
+		sim: newSimulcastSelector(), svc: newSVCSelector(),
 	}
+	st.rw.Init(codec.ClockRate, 0) // the Pion track writes the echo's SSRC
+	return st
 }
 
 func (st *echoStream) close() {
@@ -81,10 +86,6 @@ func (st *echoStream) forward(track *webrtc.TrackRemote, layer int) {
 
 // handle decides, rewrites in place and writes one packet. It allocates nothing in steady state.
 func (st *echoStream) handle(pkt []byte, layer int, now time.Duration) {
-	v, ok := parseRTP(pkt)
-	if !ok {
-		return
-	}
 	active := st.s.audioActive.Load()
 	if st.video {
 		active = st.s.videoActive.Load()
@@ -94,60 +95,77 @@ func (st *echoStream) handle(pkt []byte, layer int, now time.Duration) {
 	if st.closed {
 		return
 	}
+	if st.prepareLocked(pkt, layer, active, now) {
+		_, _ = st.track.Write(pkt) // under the lock, so echoed packets leave in the order they were numbered
+	}
+}
+
+// prepareLocked decides whether pkt is echoed and, if so, rewrites it in place into the echo stream.
+func (st *echoStream) prepareLocked(pkt []byte, layer int, active bool, now time.Duration) bool {
+	h, ok := media.ParseRTP(pkt)
+	if !ok {
+		return false
+	}
 	if !active {
 		if st.forwarding {
 			st.forwarding = false
-			st.rw.switchSource()
+			st.rw.Switch() // the resumed echo continues where it stopped
 		}
-		return
+		return false
 	}
 	st.forwarding = true
-	info := noLayers()
+	f := media.NoLayers()
 	if st.video {
-		if parsed, ok := parsePayload(st.codec, pkt[v.payload:v.payloadEnd]); ok {
-			info = parsed
+		if parsed, ok := media.ParsePayload(st.kind, h.Payload(pkt)); ok {
+			f = parsed
 		}
-		if !st.selectLocked(pkt, v, layer, &info, now) {
-			return
+		if !st.selectLocked(pkt, &h, layer, &f, now) {
+			return false
 		}
 	}
-	st.rw.forward(pkt, v, &info, now)
-	blankExtensions(pkt, v, st.ridExts[0], st.ridExts[1])
-	_, _ = st.track.Write(pkt)
+	if _, ok := st.rw.Rewrite(pkt, &h, &f, now); !ok {
+		return false // a late packet from before a switch: it has no place in the echo
+	}
+	h.BlankExtension(pkt, st.ridExts[0])
+	h.BlankExtension(pkt, st.ridExts[1])
+	return true
 }
 
-// selectLocked applies the simulcast or SVC selection; false means drop the packet.
-func (st *echoStream) selectLocked(pkt []byte, v rtpView, layer int, info *payloadInfo, now time.Duration) bool {
+// selectLocked applies the simulcast or SVC selection; false means drop the packet. Dropped packets
+// of the echoed stream leave no sequence hole; their picture ids do leave one (the rewriter is told
+// only part of the picture went), because VP9 references are picture id differences that renumbering
+// would break, and receivers take a missing picture of an upper temporal layer for what it is.
+func (st *echoStream) selectLocked(pkt []byte, h *media.Header, layer int, f *media.Flags, now time.Duration) bool {
 	var sel selection
 	switch {
 	case st.simulcast:
-		sel = st.sim.accept(layer, info, now)
+		sel = st.sim.accept(layer, f, now)
 		if sel.wantKeyframe {
 			st.requestKeyframeLocked(st.sources[st.sim.effective(now)], now)
 		}
 		if !sel.forward {
 			if layer == st.sim.current {
-				st.rw.skip(v)
+				st.rw.Drop(h, f, h.Payload(pkt), false)
 			}
 			return false
 		}
 		if sel.switched {
-			st.rw.switchSource()
+			st.rw.Switch()
 		}
 		if sel.switched || sel.temporalChanged {
 			st.notify(map[string]any{short: "event", "videocodec": st.codec, "substream": st.sim.current, "temporal": st.sim.temporal})
 		}
-	case st.codec == "vp9":
-		sel = st.svc.accept(info)
+	case st.kind == media.CodecVP9:
+		sel = st.svc.accept(f)
 		if sel.wantKeyframe {
 			st.requestKeyframeLocked(st.sources[0], now)
 		}
 		if !sel.forward {
-			st.rw.skip(v)
+			st.rw.Drop(h, f, h.Payload(pkt), false)
 			return false
 		}
 		if sel.setMarker {
-			setMarker(pkt)
+			media.SetMarker(pkt, true)
 		}
 		if sel.switched || sel.temporalChanged {
 			st.notify(map[string]any{short: "event", "videocodec": st.codec, "spatial_layer": st.svc.spatial, "temporal_layer": st.svc.temporal})
@@ -244,9 +262,9 @@ func (st *echoStream) setTargets(t layerTargets, r *request) (map[string]any, bo
 		ev["substream"] = st.sim.current
 	case st.simulcast && r.Temporal != nil && st.sim.temporal == t.temporal:
 		ev["temporal"] = st.sim.temporal
-	case st.codec == "vp9" && r.Spatial != nil && st.svc.spatial == t.spatial:
+	case st.kind == media.CodecVP9 && r.Spatial != nil && st.svc.spatial == t.spatial:
 		ev["spatial_layer"] = st.svc.spatial
-	case st.codec == "vp9" && r.TemporalSVC != nil && st.svc.temporal == t.temporalSVC:
+	case st.kind == media.CodecVP9 && r.TemporalSVC != nil && st.svc.temporal == t.temporalSVC:
 		ev["temporal_layer"] = st.svc.temporal
 	default:
 		return nil, false
@@ -265,7 +283,7 @@ func (st *echoStream) query(q map[string]any) {
 		q["temporal-layer"] = st.sim.temporal
 		q["temporal-layer-target"] = st.sim.temporalTarget
 	}
-	if st.codec == "vp9" {
+	if st.kind == media.CodecVP9 {
 		q["svc"] = true
 		q["spatial-layer"] = st.svc.spatial
 		q["spatial-layer-target"] = st.svc.spatialTarget

@@ -1,0 +1,41 @@
+package media
+
+import (
+	"testing"
+	"time"
+)
+
+// TestRewriterPassesASingleStreamThrough: without switches or drops the rewriter changes nothing,
+// across the wrap of sequence numbers, picture ids and TL0PICIDX.
+func TestRewriterPassesASingleStreamThrough(t *testing.T) {
+	r := NewRewriter(90000, 0)
+	for i := range 6 {
+		seq, ts, pic, tl0 := uint16(65533+i), uint32(1000+3000*i), uint16(32765+i)&0x7fff, uint8(253+i)
+		got, ok := rewriteOne(t, r, vp8Packet(seq, ts, pic, tl0, 0, i == 0, true), time.Duration(i)*33*time.Millisecond)
+		if !ok || got.seq != seq || got.ts != ts || got.pic != pic || got.tl0 != tl0 || got.ssrc != 1 {
+			t.Fatalf("packet %d changed: %+v (ok=%v)", i, got, ok)
+		}
+	}
+}
+
+// TestRewriterResumeAfterPause: a stream paused and resumed (the echo test's audio:false, then
+// audio:true) continues its sequence numbers, and its timestamps advance by the wall time of the
+// pause rather than by the source's own jump.
+func TestRewriterResumeAfterPause(t *testing.T) {
+	r := NewRewriter(48000, 0)
+	first, _ := rewriteOne(t, r, vp8Packet(500, 48000, 1, 0, 0, true, true), 0)
+	r.Switch()
+	got, ok := rewriteOne(t, r, vp8Packet(600, 48000+100*960, 2, 0, 0, false, true), 2*time.Second)
+	if !ok {
+		t.Fatal("first packet after the pause refused")
+	}
+	if got.seq != first.seq+1 {
+		t.Errorf("resume continues at %d, want %d", got.seq, first.seq+1)
+	}
+	if step := got.ts - first.ts; step < 95000 || step > 97000 {
+		t.Errorf("timestamp advanced %d over a 2 s pause at 48 kHz, want ~96000", step)
+	}
+	if got.ssrc != 1 {
+		t.Errorf("ssrc 0 must leave the SSRC alone, got %d", got.ssrc)
+	}
+}
