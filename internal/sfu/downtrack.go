@@ -317,7 +317,11 @@ func (d *DownTrack) writeRTP(from *Receiver, layer int, pkt []byte, h *media.Hea
 	if !dec.forward {
 		if dec.drop != dropOther {
 			d.dropped.Add(1)
-			d.rw.Drop(h, f, pkt[h.PayloadStart:h.PayloadEnd], dec.drop == dropPicture)
+			// A dropped VP8 picture gives up its picture id, so the subscriber sees no gap. VP9
+			// pictures keep theirs: VP9 frames name their references by picture-id difference
+			// (P_DIFF, RFC 9628 §4.2), which renumbering would break.
+			wholePicture := dec.drop == dropPicture && d.codec != media.CodecVP9
+			d.rw.Drop(h, f, pkt[h.PayloadStart:h.PayloadEnd], wholePicture)
 		}
 		return
 	}

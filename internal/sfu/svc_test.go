@@ -98,3 +98,43 @@ func TestSVCSelectorDropsLayersAndMovesTheMarker(t *testing.T) {
 		t.Fatalf("SVC rates are not cumulative: %v", r)
 	}
 }
+
+// TestVP9KeepsPictureIDDistances: when temporal layers are dropped, the VP9 pictures forwarded keep
+// their picture-id distances (frames reference earlier ones by P_DIFF), unlike VP8, whose dropped
+// picture ids are removed.
+func TestVP9KeepsPictureIDDistances(t *testing.T) {
+	bind := &fakeBinding{record: true}
+	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP9}, func(int, uint32) {})
+	d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+	if _, err := d.Bind(bind); err != nil {
+		t.Fatal(err)
+	}
+	d.Start()
+	d.SetTarget(lay(2, 0)) // temporal base layer only: three of every four pictures are dropped
+	seq, ts, tl0 := uint16(10), uint32(0), uint8(0)
+	for pic := uint16(0); pic < 24; pic++ {
+		tid := []uint8{0, 2, 1, 2}[pic%4]
+		if tid == 0 && pic > 0 {
+			tl0++
+		}
+		for _, p := range vp9Picture(&seq, ts, pic, tl0, tid, pic == 0) {
+			recv.WriteRTP(0, p, time.Duration(pic)*33*time.Millisecond)
+		}
+		ts += 3000
+	}
+	var ids []uint16
+	for _, p := range bind.sent() {
+		if f, _ := media.ParseVP9(p.payload); f.SID == 0 {
+			id, _ := f.PictureID(p.payload)
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) < 4 {
+		t.Fatalf("forwarded %d base-layer pictures, want at least 4", len(ids))
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i]-ids[i-1] != 4 {
+			t.Fatalf("picture ids %v: forwarded VP9 pictures must stay 4 apart, as sent", ids)
+		}
+	}
+}
