@@ -222,11 +222,11 @@ func runOne(s *scenario.Scenario, seedOverride *uint64, dir string) (*report.Run
 	summary := metrics.Summarize(sm, metrics.Meta{Scenario: s.Name, Seed: seed, SweepParam: s.SweepParam, SweepValue: s.SweepValue})
 	flows, links := metrics.Series(sm)
 	r := &report.Run{Summary: summary, Flows: flows, Links: links, Description: s.Description, Reference: s.Reference,
-		Bottleneck: bottleneckOf(summary)}
+		Bottleneck: bottleneckOf(summary), Layers: metrics.LayerSeriesOf(sm)}
 	if err := report.WriteRun(dir, r); err != nil {
 		return nil, 0, err
 	}
-	r.Flows, r.Links = nil, nil
+	r.Flows, r.Links, r.Layers = nil, nil, nil
 	return r, sm.Events(), nil
 }
 

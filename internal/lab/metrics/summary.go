@@ -24,6 +24,10 @@ type Summary struct {
 	JainIndexAll *float64 `json:"jain_index_all"`
 	Bottleneck   string   `json:"bottleneck,omitempty"`
 	Events       uint64   `json:"events"`
+	// Policy is the layer policy of the run's SFU and Sessions its sessions' per-layer metrics;
+	// both are absent without an SFU.
+	Policy   string           `json:"policy,omitempty"`
+	Sessions []SessionSummary `json:"sessions,omitempty"`
 }
 
 // Delay holds queuing-delay percentiles in milliseconds.
@@ -113,6 +117,7 @@ func Summarize(s *sim.Sim, meta Meta) Summary {
 		out.Links = append(out.Links, linkSummary(&l.Stats, end))
 	}
 	out.JainIndex, out.JainIndexAll, out.Bottleneck = jainByBottleneck(out.Flows)
+	out.Sessions, out.Policy = sessionSummaries(s)
 	return out
 }
 

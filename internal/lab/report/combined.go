@@ -208,6 +208,12 @@ func WriteSuite(dir string, entries []Entry) error {
 			b.WriteString("#" + strings.ReplaceAll(md, "\n# ", "\n## ") + "\n")
 		}
 	}
+	if _, groups, runs := groupSFU(entries); len(groups) > 0 {
+		b.WriteString("# Layer policies (seed 000 tables)\n\n")
+		for _, g := range groups {
+			fmt.Fprintf(&b, "## %s\n\n%s", g, SFUTable(runs[g]))
+		}
+	}
 	if err := writeJSON(filepath.Join(dir, "summary.json"), all); err != nil {
 		return err
 	}

@@ -77,5 +77,11 @@ func runMarkdown(r *Run, prefix string) string {
 	b.WriteString(LinkTable(s))
 	b.WriteString("\n" + jainLine(s) + "\n\n")
 	fmt.Fprintf(&b, "![rate per flow](%srate.svg)\n\n![queuing delay](%sdelay.svg)\n", prefix, prefix)
+	if len(s.Sessions) > 0 {
+		b.WriteString("\n" + LayerTable(s))
+		if len(r.Layers) > 0 {
+			fmt.Fprintf(&b, "\n![goodput per layer](%slayers.svg)\n\n![packet error rate per layer](%sper.svg)\n", prefix, prefix)
+		}
+	}
 	return b.String()
 }

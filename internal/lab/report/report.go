@@ -27,6 +27,8 @@ type Run struct {
 	Reference   string
 	// Bottleneck names the link whose capacity the rate plot shows.
 	Bottleneck string
+	// Layers are the per-layer series of an SFU run (nil without an SFU).
+	Layers []metrics.LayerSeries
 }
 
 // WriteRun writes a run's files into dir.
@@ -49,6 +51,11 @@ func WriteRun(dir string, r *Run) error {
 	}
 	if err := writePlots(dir, r); err != nil {
 		return err
+	}
+	if len(r.Layers) > 0 {
+		if err := writeLayerPlots(dir, r); err != nil {
+			return err
+		}
 	}
 	return writeFile(filepath.Join(dir, "report.md"), []byte(runMarkdown(r, "")))
 }

@@ -12,7 +12,8 @@ import (
 // as docs/RESULTS.md). Each entry's table sits between the markers
 // "<!-- lab:NAME -->" and "<!-- /lab:NAME -->"; text outside the markers is
 // left as written, so the explanations beside the tables survive a refresh.
-// Entries without markers are appended at the end.
+// Entries without markers are appended at the end. Entries whose runs have an SFU are gathered
+// by directory (e.g. seed000/exp2) into one block of seed 000 style tables (SFUTable).
 func UpdateResults(path string, entries []Entry) error {
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -22,8 +23,12 @@ func UpdateResults(path string, entries []Entry) error {
 	if doc == "" {
 		doc = "# Lab results\n"
 	}
-	for _, e := range entries {
+	plain, groups, runs := groupSFU(entries)
+	for _, e := range plain {
 		doc = replaceBlock(doc, e.Name, resultBlock(e))
+	}
+	for _, g := range groups {
+		doc = replaceBlock(doc, g, SFUTable(runs[g]))
 	}
 	return os.WriteFile(path, []byte(doc), 0o644)
 }

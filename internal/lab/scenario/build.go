@@ -22,6 +22,11 @@ func (s *Scenario) Build(seed uint64) (*sim.Sim, error) {
 			return nil, fmt.Errorf("flow %s: %w", f.Name, err)
 		}
 	}
+	if s.SFU != nil {
+		if err := s.buildSFU(sm); err != nil {
+			return nil, fmt.Errorf("sfu: %w", err)
+		}
+	}
 	return sm, nil
 }
 

@@ -38,4 +38,10 @@ func (s *Scenario) ScaleTime(f float64) {
 			f.OnOff = &o
 		}
 	}
+	if s.SFU != nil {
+		for i := range s.SFU.Sessions {
+			ss := &s.SFU.Sessions[i]
+			ss.Start, ss.Stop = sc(ss.Start), min(sc(ss.Stop), s.Duration)
+		}
+	}
 }

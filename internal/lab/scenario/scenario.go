@@ -34,6 +34,8 @@ type Scenario struct {
 	Interval  time.Duration
 	Links     []Link
 	Flows     []Flow
+	// SFU is the scenario's SFU node with its layered sessions (seed 000), if any.
+	SFU *SFU
 	// SweepParam and SweepValue identify the sweep point this run is.
 	SweepParam, SweepValue string
 }
@@ -156,7 +158,7 @@ func defaultName(path string) string {
 
 func decodeScenario(d *decoder, root *yaml.Node, file string) *Scenario {
 	s := &Scenario{File: file, Name: defaultName(file), Seed: 1, Interval: 100 * time.Millisecond}
-	var links, flows *yaml.Node
+	var links, flows, sfu *yaml.Node
 	d.mapping(root, "", map[string]fieldFn{
 		"name":        func(v *yaml.Node, f string) { d.str(v, f, &s.Name) },
 		"description": func(v *yaml.Node, f string) { d.str(v, f, &s.Description) },
@@ -170,6 +172,7 @@ func decodeScenario(d *decoder, root *yaml.Node, file string) *Scenario {
 		},
 		"links": func(v *yaml.Node, f string) { links = v },
 		"flows": func(v *yaml.Node, f string) { flows = v },
+		"sfu":   func(v *yaml.Node, f string) { sfu = v },
 		"sweep": func(v *yaml.Node, f string) {},
 	})
 	if s.Duration <= 0 {
@@ -185,10 +188,14 @@ func decodeScenario(d *decoder, root *yaml.Node, file string) *Scenario {
 	} else {
 		s.Links = decodeLinks(d, links)
 	}
-	if flows == nil {
-		d.failf(root, "flows", "a scenario needs flows")
-	} else {
+	if flows != nil {
 		s.Flows = decodeFlows(d, flows, s)
+	}
+	if sfu != nil {
+		s.SFU = decodeSFU(d, sfu, s)
+	}
+	if flows == nil && sfu == nil {
+		d.failf(root, "flows", "a scenario needs flows (or an sfu with sessions)")
 	}
 	if len(d.errs) == 0 {
 		validate(d, s)

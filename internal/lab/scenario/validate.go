@@ -79,6 +79,9 @@ func validate(d *decoder, s *Scenario) {
 			}
 		}
 	}
+	if s.SFU != nil {
+		validateSFU(d, s, between, flows)
+	}
 }
 
 func reversed(p []string) []string {

@@ -5,7 +5,8 @@
 //
 // Policies read no clock and do no I/O: time is Input.Now. The same code runs in the SFU (the
 // allocator in package sfu calls Decide from its event loop), in the simulator and in trace-replay
-// tests. New policies (network-assisted, hybrid) implement the same Policy interface.
+// tests. The network-assisted policies (network, hybrid) read the network controller's decision
+// from Track.NetLayers and implement the same Policy interface.
 package policy
 
 import (
@@ -65,6 +66,12 @@ type Track struct {
 	Target, Current Layer
 	// Paused tracks get no layer.
 	Paused bool
+	// NetLayers is the network controller's decision for this track's subscription (seed 000): how
+	// many rungs of the track's ladder (its available layers within Max, cheapest first, base
+	// first) the path to the subscriber can carry. It is read only when NetKnown is set; the
+	// network and hybrid policies use it, the others ignore it.
+	NetLayers int
+	NetKnown  bool
 }
 
 // Input is one decision's view of the subscriber.
@@ -108,9 +115,14 @@ type Policy interface {
 
 // Names of the built-in policies.
 const (
-	NameBWE   = "bwe"
-	NameProbe = "probe"
+	NameBWE     = "bwe"
+	NameProbe   = "probe"
+	NameNetwork = "network"
+	NameHybrid  = "hybrid"
 )
+
+// Names lists the built-in policies.
+func Names() []string { return []string{NameBWE, NameProbe, NameNetwork, NameHybrid} }
 
 // Config holds the tunables of every built-in policy.
 type Config struct {
@@ -130,6 +142,10 @@ func New(name string, cfg Config) (Policy, error) {
 		return NewBWE(cfg.BWE), nil
 	case NameProbe:
 		return NewProbe(cfg.Probe), nil
+	case NameNetwork:
+		return NewNetwork(cfg.BWE), nil
+	case NameHybrid:
+		return NewHybrid(cfg.BWE), nil
 	}
-	return nil, fmt.Errorf("policy: unknown layer policy %q (want %s or %s)", name, NameBWE, NameProbe)
+	return nil, fmt.Errorf("policy: unknown layer policy %q (want %s, %s, %s or %s)", name, NameBWE, NameProbe, NameNetwork, NameHybrid)
 }

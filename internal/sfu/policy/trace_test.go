@@ -245,12 +245,12 @@ func TestProbePolicyIsTrialAndError(t *testing.T) {
 }
 
 func TestNewPolicyByName(t *testing.T) {
-	for _, name := range []string{"bwe", "probe", ""} {
+	for _, name := range append(Names(), "") {
 		if _, err := New(name, DefaultConfig()); err != nil {
 			t.Errorf("%q: %v", name, err)
 		}
 	}
-	if _, err := New("network", DefaultConfig()); err == nil {
+	if _, err := New("nonsense", DefaultConfig()); err == nil {
 		t.Error("unknown policy accepted")
 	}
 }

@@ -1,0 +1,178 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/strata-rtc/strata/internal/sfu/policy"
+	"github.com/strata-rtc/strata/internal/sim"
+)
+
+// SFU is a scenario's SFU node (seed 000): layered sessions forwarded through it under a layer
+// policy, optionally with the network controller and a switch at the SFU's node.
+//
+//	sfu:
+//	  node: paris
+//	  policy: network          # probe, network, bwe or hybrid
+//	  netctl: auto             # on, off, or auto (on for network and hybrid)
+//	  sessions:
+//	    - {name: s, count: 5, start_step: 700ms, layers: [0.6Mbps, 0.6Mbps, 1.2Mbps],
+//	       path: [london, paris, madrid], codec: {model: statistical, keyframe_interval: 3s}}
+type SFU struct {
+	Node     string
+	Policy   string
+	NetCtl   bool
+	Sessions []SFUSession
+	Line     int
+}
+
+// SFUSession is one session of the SFU: its path runs from the sender through the SFU's node to
+// the receiver; the feedback path is the reverse.
+type SFUSession struct {
+	Name        string
+	Group       string
+	Layers      []float64
+	Codec       sim.CodecConfig
+	Path        []string
+	Start, Stop time.Duration
+	Line        int
+}
+
+func decodeSFU(d *decoder, n *yaml.Node, s *Scenario) *SFU {
+	u := &SFU{Line: n.Line, Policy: policy.NameBWE}
+	netctl := "auto"
+	var sessions *yaml.Node
+	d.mapping(n, "sfu", map[string]fieldFn{
+		"node":     func(v *yaml.Node, f string) { d.str(v, f, &u.Node) },
+		"policy":   func(v *yaml.Node, f string) { d.str(v, f, &u.Policy) },
+		"netctl":   func(v *yaml.Node, f string) { d.str(v, f, &netctl) },
+		"sessions": func(v *yaml.Node, f string) { sessions = v },
+	})
+	if !slices.Contains(policy.Names(), u.Policy) {
+		d.failf(n, "sfu.policy", "unknown policy %q (want one of %s)", u.Policy, strings.Join(policy.Names(), ", "))
+	}
+	switch netctl {
+	case "auto":
+		u.NetCtl = u.Policy == policy.NameNetwork || u.Policy == policy.NameHybrid
+	case "on", "true":
+		u.NetCtl = true
+	case "off", "false":
+	default:
+		d.failf(n, "sfu.netctl", "want on, off or auto, not %q", netctl)
+	}
+	if u.Node == "" {
+		d.failf(n, "sfu.node", "the SFU needs a node")
+	}
+	if sessions == nil {
+		d.failf(n, "sfu.sessions", "the SFU needs sessions")
+		return u
+	}
+	d.sequence(sessions, "sfu.sessions", func(v *yaml.Node, field string, _ int) {
+		u.Sessions = append(u.Sessions, decodeSFUSession(d, v, field, s)...)
+	})
+	return u
+}
+
+func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFUSession {
+	ss := SFUSession{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Line: v.Line}
+	if name := nameOf(v); name != "" {
+		field = "sfu.sessions[" + name + "]"
+	}
+	count := 1
+	var startStep time.Duration
+	d.mapping(v, field, map[string]fieldFn{
+		"name":       func(v *yaml.Node, f string) { d.str(v, f, &ss.Name) },
+		"count":      func(v *yaml.Node, f string) { d.integer(v, f, 1, 100, &count) },
+		"layers":     func(v *yaml.Node, f string) { ss.Layers = d.rates(v, f) },
+		"codec":      func(v *yaml.Node, f string) { d.codec(v, f, &ss.Codec) },
+		"path":       func(v *yaml.Node, f string) { d.strList(v, f, &ss.Path) },
+		"start":      func(v *yaml.Node, f string) { d.duration(v, f, &ss.Start) },
+		"stop":       func(v *yaml.Node, f string) { d.duration(v, f, &ss.Stop) },
+		"start_step": func(v *yaml.Node, f string) { d.duration(v, f, &startStep) },
+	})
+	if ss.Name == "" {
+		d.failf(v, field+".name", "a session needs a name")
+	}
+	if len(ss.Layers) == 0 || len(ss.Layers) > 3 {
+		d.failf(v, field+".layers", "want 1 to 3 layer rates (base, spatial, temporal)")
+	}
+	ss.Group = ss.Name
+	if count == 1 {
+		return []SFUSession{ss}
+	}
+	out := make([]SFUSession, count)
+	for i := range out {
+		out[i] = ss
+		out[i].Name = fmt.Sprintf("%s-%d", ss.Name, i+1)
+		out[i].Start = ss.Start + time.Duration(i)*startStep
+	}
+	return out
+}
+
+// validateSFU checks the sessions' paths: over existing links, through the SFU's node.
+func validateSFU(d *decoder, s *Scenario, between map[[2]string]bool, names map[string]bool) {
+	u := s.SFU
+	for _, ss := range u.Sessions {
+		field := "sfu.sessions[" + ss.Group + "]"
+		if names[ss.Name] {
+			d.failLine(ss.Line, field+".name", "duplicate flow or session name %q", ss.Name)
+		}
+		names[ss.Name] = true
+		at := slices.Index(ss.Path, u.Node)
+		if at <= 0 || at == len(ss.Path)-1 {
+			d.failLine(ss.Line, field+".path", "the path must run from a sender through the SFU node %s to a receiver", u.Node)
+			continue
+		}
+		full := append(slices.Clone(ss.Path), reversed(ss.Path[at:])[1:]...)
+		for j := 0; j+1 < len(full); j++ {
+			if !between[[2]string{full[j], full[j+1]}] {
+				d.failLine(ss.Line, field+".path", "no link from %s to %s (the receiver's feedback goes back to the SFU: make the links duplex)", full[j], full[j+1])
+				break
+			}
+		}
+		if ss.Stop > s.Duration || ss.Start >= ss.Stop {
+			d.failLine(ss.Line, field+".start", "start %v and stop %v must lie within the run (%v)", ss.Start, ss.Stop, s.Duration)
+		}
+	}
+}
+
+// buildSFU adds the SFU node, its sessions and, if asked, the controller and switch.
+func (s *Scenario) buildSFU(sm *sim.Sim) error {
+	u := s.SFU
+	cfg := sim.SFUConfig{Node: u.Node, Policy: u.Policy, PolicyConfig: policy.DefaultConfig()}
+	if u.NetCtl {
+		nc, err := sim.NewNetCtl(sm, sim.NetCtlConfig{Enforcers: []string{u.Node}})
+		if err != nil {
+			return err
+		}
+		cfg.Net, cfg.Switch = nc, sim.NewSwitch(u.Node, nc.Controller().Rules())
+	}
+	node, err := sim.NewSFU(sm, cfg)
+	if err != nil {
+		return err
+	}
+	for _, ss := range u.Sessions {
+		at := slices.Index(ss.Path, u.Node)
+		up, err := sm.Path(ss.Path[:at+1])
+		if err != nil {
+			return err
+		}
+		down, err := sm.Path(ss.Path[at:])
+		if err != nil {
+			return err
+		}
+		rev, err := sm.Path(reversed(ss.Path[at:]))
+		if err != nil {
+			return err
+		}
+		if _, err := node.AddSession(sim.SFUSessionConfig{Name: ss.Name, Layers: ss.Layers, Codec: ss.Codec,
+			Up: up, Down: down, Reverse: rev, Start: ss.Start, Stop: ss.Stop}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+const sfuDoc = `
+name: sfu-demo
+duration: 10s
+links:
+  - {name: up, from: a, to: hub, rate: 100Mbps, delay: 3ms, duplex: true}
+  - {name: down, from: hub, to: b, rate: 2Mbps, delay: 6ms, queue: 100pkt, duplex: true}
+sfu:
+  node: hub
+  policy: network
+  sessions:
+    - {name: s, count: 2, start_step: 1s, layers: [0.6Mbps, 0.6Mbps, 1.2Mbps], path: [a, hub, b],
+       codec: {model: statistical, keyframe_interval: 3s}}
+sweep:
+  param: sfu.policy
+  values: [probe, network]
+`
+
+func TestParseSFU(t *testing.T) {
+	f, err := Parse("sfu.yaml", []byte(sfuDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Runs) != 2 {
+		t.Fatalf("%d runs, want one per policy", len(f.Runs))
+	}
+	for i, want := range []string{"probe", "network"} {
+		u := f.Runs[i].SFU
+		if u == nil || u.Policy != want || len(u.Sessions) != 2 {
+			t.Fatalf("run %d: sfu %+v", i, u)
+		}
+		// netctl: auto runs the controller for the network policy only.
+		if u.NetCtl != (want == "network") {
+			t.Errorf("%s: netctl %v", want, u.NetCtl)
+		}
+		if s := u.Sessions[1]; s.Name != "s-2" || s.Start.Seconds() != 1 || len(s.Layers) != 3 || s.Layers[2] != 1.2e6 {
+			t.Errorf("second session %+v", s)
+		}
+		sm, err := f.Runs[i].Build(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sm.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(sm.Flows()); n != 2 {
+			t.Errorf("%d flows, want the two sessions", n)
+		}
+	}
+}
+
+func TestParseSFUErrors(t *testing.T) {
+	noSweep := sfuDoc[:strings.Index(sfuDoc, "sweep:")]
+	for _, c := range []struct{ from, to, want string }{
+		{"policy: network", "policy: magic", `sfu.policy: unknown policy "magic"`},
+		{"path: [a, hub, b]", "path: [a, b]", "must run from a sender through the SFU node hub"},
+		{"layers: [0.6Mbps, 0.6Mbps, 1.2Mbps]", "layers: [1Mbps, 1Mbps, 1Mbps, 1Mbps]", "want 1 to 3 layer rates"},
+		{"node: hub", "node: nowhere", "through the SFU node nowhere"},
+		{"  policy: network\n", "  policy: network\n  netctl: maybe\n", "sfu.netctl: want on, off or auto"},
+	} {
+		doc := strings.Replace(noSweep, c.from, c.to, 1)
+		_, err := Parse("bad.yaml", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: error %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+	// The feedback needs links back from the receiver to the SFU.
+	oneWay := strings.Replace(noSweep, "queue: 100pkt, duplex: true", "queue: 100pkt", 1)
+	if _, err := Parse("oneway.yaml", []byte(oneWay)); err == nil || !strings.Contains(err.Error(), "no link from b to hub") {
+		t.Errorf("one-way receiver path: %v", err)
+	}
+}
+
+func FuzzParseSFU(f *testing.F) {
+	f.Add(sfuDoc)
+	f.Add(strings.Replace(sfuDoc, "count: 2", "count: 0", 1))
+	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps, duplex: true}]\nsfu: {node: x, sessions: [{name: s, layers: [1Mbps], path: [y, x, y]}]}\n")
+	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps}]\nsfu: {node: y}\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		file, err := Parse("fuzz.yaml", []byte(doc))
+		if err != nil {
+			if file != nil {
+				t.Fatal("a file with errors must yield no runs")
+			}
+			return
+		}
+		for _, s := range file.Runs {
+			if _, err := s.Build(1); err != nil {
+				t.Fatalf("parsed scenario does not build: %v", err)
+			}
+		}
+	})
+}
