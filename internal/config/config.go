@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -135,6 +136,24 @@ type VideoRoom struct {
 	Rooms []VideoRoomRoom `yaml:"rooms"`
 	// Allocation tunes the per-subscriber layer allocation.
 	Allocation LayerAllocation `yaml:"allocation"`
+	// NetCtl connects the videoroom to a network controller (strata netctl).
+	NetCtl VideoRoomNetCtl `yaml:"netctl"`
+}
+
+// VideoRoomNetCtl connects the videoroom to a network controller: streams and subscriptions are
+// registered with it, and its decisions feed the network and hybrid layer policies.
+type VideoRoomNetCtl struct {
+	// URL is the controller's base URL (http://host:port); empty turns the connection off.
+	URL string `yaml:"url"`
+	// Node is this SFU's node in the controller's topology: the source of every stream.
+	Node string `yaml:"node"`
+	// Receiver is the receiver node of subscribers that Receivers does not map.
+	Receiver string `yaml:"receiver"`
+	// Receivers maps a subscriber to its node by the prefix of its handle's opaque_id (longest
+	// prefix wins).
+	Receivers map[string]string `yaml:"receivers"`
+	// Interval is how often registrations are reconciled and layer rates re-sent (when changed).
+	Interval time.Duration `yaml:"interval"`
 }
 
 // VideoRoomRoom is one room, with Janus's room options.
@@ -158,6 +177,8 @@ type VideoRoomRoom struct {
 	RequirePvtID       bool   `yaml:"require_pvtid"`
 	Record             bool   `yaml:"record"`
 	RecDir             string `yaml:"rec_dir"`
+	// Policy is the room's layer policy (bwe, probe, network, hybrid); empty: allocation.policy.
+	Policy string `yaml:"policy"`
 }
 
 // LayerAllocation selects and tunes the layer-selection policy of every subscriber.
@@ -309,6 +330,12 @@ func (cc CongestionControl) validate(twcc bool) []error {
 	return errs
 }
 
+// LayerPolicies are the layer policies a room can use.
+var LayerPolicies = []string{"bwe", "probe", "network", "hybrid"}
+
+// knownLayerPolicy accepts the layer policies and "" (the default).
+func knownLayerPolicy(p string) bool { return p == "" || slices.Contains(LayerPolicies, p) }
+
 func (v VideoRoom) validate() []error {
 	var errs []error
 	seen := map[uint64]bool{}
@@ -321,10 +348,16 @@ func (v VideoRoom) validate() []error {
 			errs = append(errs, fmt.Errorf("plugins.videoroom.rooms: room %d has a negative publishers, bitrate or fir_freq", r.ID))
 		}
 	}
-	switch v.Allocation.Policy {
-	case "bwe", "probe":
-	default:
-		errs = append(errs, fmt.Errorf("plugins.videoroom.allocation.policy: %q is not bwe or probe", v.Allocation.Policy))
+	if !knownLayerPolicy(v.Allocation.Policy) || v.Allocation.Policy == "" {
+		errs = append(errs, fmt.Errorf("plugins.videoroom.allocation.policy: %q is not one of %v", v.Allocation.Policy, LayerPolicies))
+	}
+	for _, r := range v.Rooms {
+		if !knownLayerPolicy(r.Policy) {
+			errs = append(errs, fmt.Errorf("plugins.videoroom.rooms: room %d: policy %q is not one of %v", r.ID, r.Policy, LayerPolicies))
+		}
+	}
+	if v.NetCtl.URL != "" && (v.NetCtl.Node == "" || v.NetCtl.Interval <= 0) {
+		errs = append(errs, errors.New("plugins.videoroom.netctl: with url set, node must be set and interval positive"))
 	}
 	if v.Allocation.Tick <= 0 || v.Allocation.PaddingTick <= 0 {
 		errs = append(errs, errors.New("plugins.videoroom.allocation: tick and padding_tick must be positive"))

@@ -86,6 +86,9 @@ type allocTrack struct {
 	opts   TrackOptions
 	paused bool
 	target Layer
+	// net is the network controller's decision (policy.Track.NetLayers/NetKnown).
+	netLayers int
+	netKnown  bool
 }
 
 type allocEventKind uint8
@@ -96,6 +99,7 @@ const (
 	evOptions
 	evPause
 	evNudge
+	evNet
 )
 
 type allocEvent struct {
@@ -103,6 +107,8 @@ type allocEvent struct {
 	d      *DownTrack
 	opts   TrackOptions
 	paused bool
+	layers int
+	known  bool
 }
 
 // AllocatorOption configures an Allocator.
@@ -176,6 +182,12 @@ func (a *Allocator) SetPaused(d *DownTrack, paused bool) {
 	a.send(allocEvent{kind: evPause, d: d, paused: paused})
 }
 
+// SetNetLayers feeds the network controller's decision for a track's subscription: how many rungs
+// of its ladder the path carries (known false: no decision, the network policies fall back to bwe).
+func (a *Allocator) SetNetLayers(d *DownTrack, layers int, known bool) {
+	a.send(allocEvent{kind: evNet, d: d, layers: layers, known: known})
+}
+
 // Nudge makes the allocator decide now (e.g. the estimate changed).
 func (a *Allocator) Nudge() {
 	select {
@@ -230,6 +242,10 @@ func (a *Allocator) apply(ev allocEvent) {
 		if i >= 0 {
 			a.tracks[i].paused = ev.paused
 		}
+	case evNet:
+		if i >= 0 {
+			a.tracks[i].netLayers, a.tracks[i].netKnown = ev.layers, ev.known
+		}
 	}
 }
 
@@ -278,6 +294,7 @@ func (a *Allocator) decide(now time.Duration) {
 		in.Tracks = append(in.Tracks, policy.Track{
 			Screen: t.opts.Screen, Rates: recv.Rates(now), Max: t.opts.Max,
 			Target: t.target, Current: t.d.Current(), Paused: t.paused,
+			NetLayers: t.netLayers, NetKnown: t.netKnown,
 		})
 		if loss, ok := t.d.TakeLoss(); ok {
 			in.Loss = maxFloat(in.Loss, loss)

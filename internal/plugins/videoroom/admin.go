@@ -66,6 +66,9 @@ func (p *Plugin) create(b body) (map[string]any, *requestError) {
 	if o.allowed, o.checkAllowed, err = b.strings("allowed"); err != nil {
 		return nil, err
 	}
+	if o.policy, _, err = layerPolicy(b); err != nil {
+		return nil, err
+	}
 	o.normalize()
 	id, given, err := b.uint("room", false)
 	if err != nil {
@@ -108,8 +111,15 @@ func (p *Plugin) edit(b body) (map[string]any, *requestError) {
 	if err != nil {
 		return nil, err
 	}
+	pol, hasPol, err := layerPolicy(b)
+	if err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if hasPol {
+		r.opts.policy = pol
+	}
 	for k, dst := range map[string]*string{"new_description": &r.opts.description, "new_secret": &r.opts.secret, "new_pin": &r.opts.pin, "new_rec_dir": &r.opts.recDir} {
 		if v, ok, err := b.str(k, false); err != nil {
 			return nil, err

@@ -29,6 +29,12 @@ func testLogger() *slog.Logger {
 // startServer runs a complete strata on loopback (free ports) and returns a WebSocket client.
 func startServer(t testing.TB, edit func(*config.Config)) *janusclient.Client {
 	t.Helper()
+	return startServerLogged(t, edit, testLogger())
+}
+
+// startServerLogged is startServer with the server's logger.
+func startServerLogged(t testing.TB, edit func(*config.Config), log *slog.Logger) *janusclient.Client {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
 	cfg.Transports.HTTP.Demos = false
@@ -39,7 +45,7 @@ func startServer(t testing.TB, edit func(*config.Config)) *janusclient.Client {
 	if edit != nil {
 		edit(cfg)
 	}
-	srv, err := server.New(cfg, testLogger(), nil)
+	srv, err := server.New(cfg, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,9 @@ type Plugin struct {
 	alloc sfu.AllocatorConfig
 	log   *slog.Logger
 
+	// net connects to the network controller (nil without one).
+	net *netBridge
+
 	mu       sync.Mutex
 	rooms    map[uint64]*room
 	sessions map[*session]struct{}
@@ -50,6 +53,7 @@ func New(cfg config.VideoRoom, log *slog.Logger) *Plugin {
 	for _, r := range cfg.Rooms {
 		p.rooms[r.ID] = newRoom(r.ID, optionsFromConfig(r))
 	}
+	p.net = newNetBridge(p, cfg.NetCtl, log)
 	return p
 }
 
@@ -116,6 +120,7 @@ func (p *Plugin) Destroy() {
 	for _, s := range all {
 		s.Detach()
 	}
+	p.net.close()
 }
 
 // AdminMessage answers the admin API's message_plugin with the synchronous requests.

@@ -29,6 +29,8 @@ type roomOptions struct {
 	lockRecord         bool
 	checkAllowed       bool
 	allowed            []string
+	// policy is the room's layer policy (strata extension); empty: the configured default.
+	policy string
 }
 
 func optionsFromConfig(r config.VideoRoomRoom) roomOptions {
@@ -38,7 +40,7 @@ func optionsFromConfig(r config.VideoRoomRoom) roomOptions {
 		audioCodecs: codecList(r.AudioCodec), videoCodecs: codecList(r.VideoCodec), opusFEC: r.OpusFEC,
 		audioLevelEvent: r.AudioLevelEvent, audioActivePackets: r.AudioActivePackets,
 		audioLevelAverage: r.AudioLevelAverage, notifyJoining: r.NotifyJoining, requirePvtID: r.RequirePvtID,
-		record: r.Record, recDir: r.RecDir,
+		record: r.Record, recDir: r.RecDir, policy: r.Policy,
 	}
 	o.normalize()
 	return o
@@ -161,6 +163,7 @@ func (r *room) listEntry() map[string]any {
 		"num_participants": n, "audiolevel_ext": true, "audiolevel_event": o.audioLevelEvent,
 		"audio_active_packets": o.audioActivePackets, "audio_level_average": o.audioLevelAverage,
 		"videoorient_ext": true, "playoutdelay_ext": true, "transport_wide_cc_ext": true,
+		"layer_policy": o.policy,
 	}
 }
 

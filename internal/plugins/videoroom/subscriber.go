@@ -194,7 +194,7 @@ func (sub *subscriber) attach(p *peer.Peer) *requestError {
 	if e := p.Estimator(); e != nil {
 		est = e
 	}
-	alloc, err := sfu.NewAllocator(sub.s.p.alloc, est, sfu.WithLogger(sub.s.log))
+	alloc, err := sfu.NewAllocator(sub.s.p.roomAllocator(sub.room), est, sfu.WithLogger(sub.s.log))
 	if err != nil {
 		return errorf(ErrUnknown, "Allocator: %v", err)
 	}
