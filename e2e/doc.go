@@ -1,8 +1,9 @@
 // Package e2e holds strata's end-to-end tests: each test starts a complete strata server in-process on
-// free loopback ports and a real headless Chromium (with a fake camera and microphone), then drives a
-// web page through a whole call and checks, from the browser's own getStats, that echoed video is
-// decoded. The pages under test are strata's echotest demo (web/) and a test page that uses the
-// unmodified janus.js from Debian's libjs-janus-gateway package.
+// free loopback ports and one or two real headless Chromiums (each with a fake camera and
+// microphone), then drives web pages through a whole call and checks, from the browsers' own
+// getStats, that video is decoded. The pages under test are strata's echotest and videoroom demos
+// (web/) and test pages that use the unmodified janus.js from Debian's libjs-janus-gateway package
+// (the echotest, and the videoroom with simulcast and substream switching).
 //
 // The tests need /usr/bin/chromium and /usr/share/javascript/janus-gateway/janus.js; `make test`
 // installs both. Without them the tests fail (they never skip).

@@ -14,8 +14,8 @@ import (
 // janusJSPath is where Debian's libjs-janus-gateway installs janus.js.
 const janusJSPath = "/usr/share/javascript/janus-gateway/janus.js"
 
-// servePage serves the test page and the installed janus.js, unmodified, from a test-local HTTP
-// server. Its origin differs from strata's API, as it does when Janus's demos are served by a
+// servePage serves the test pages (the echotest at /, the videoroom at /videoroom.html) and the
+// installed janus.js, unmodified, from a test-local HTTP server. Its origin differs from strata's API, as it does when Janus's demos are served by a
 // separate web server, so the calls also exercise strata's CORS handling and cross-origin WebSockets.
 func servePage(t *testing.T) *httptest.Server {
 	t.Helper()
@@ -29,6 +29,9 @@ func servePage(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-echotest.html")
+	})
+	mux.HandleFunc("/videoroom.html", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, "testdata/janusjs-videoroom.html")
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

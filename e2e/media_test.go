@@ -36,6 +36,14 @@ func readInboundVideo(b *browser, pcExpr string) (*videoStats, error) {
 // server sent back, with a real resolution, and then checks that decoding keeps going.
 func requireEchoedVideo(b *browser, pcExpr string, timeout time.Duration) videoStats {
 	b.t.Helper()
+	return requireDecodedVideo(b, pcExpr, "echoed video", timeout)
+}
+
+// requireDecodedVideo waits until the browser has decoded more than minFrames frames of the video
+// that the PeerConnection pcExpr receives, with a real resolution, and then checks that decoding
+// keeps going; what names the video in messages.
+func requireDecodedVideo(b *browser, pcExpr, what string, timeout time.Duration) videoStats {
+	b.t.Helper()
 	const minFrames = 10
 	start := time.Now()
 	var first *videoStats
@@ -46,12 +54,12 @@ func requireEchoedVideo(b *browser, pcExpr string, timeout time.Duration) videoS
 			break
 		}
 		if time.Since(start) > timeout {
-			b.t.Fatalf("no echoed video decoded within %v: last inbound-rtp video %+v (err %v)", timeout, v, err)
+			b.t.Fatalf("no %s decoded within %v: last inbound-rtp video %+v (err %v)", what, timeout, v, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	b.t.Logf("echoed video: %d frames decoded, %dx%d %s, %v after the call started",
-		first.FramesDecoded, first.FrameWidth, first.FrameHeight, first.Codec, time.Since(start).Round(time.Millisecond))
+	b.t.Logf("%s: %d frames decoded, %dx%d %s, %v after the wait started",
+		what, first.FramesDecoded, first.FrameWidth, first.FrameHeight, first.Codec, time.Since(start).Round(time.Millisecond))
 
 	// The fake camera runs at 20 fps; over 1.5 s at least a handful of new frames must arrive.
 	time.Sleep(1500 * time.Millisecond)
@@ -60,10 +68,10 @@ func requireEchoedVideo(b *browser, pcExpr string, timeout time.Duration) videoS
 		b.t.Fatalf("reading inbound video stats again: %v", err)
 	}
 	if second.FramesDecoded < first.FramesDecoded+5 {
-		b.t.Fatalf("echoed video stalled: framesDecoded %d then %d 1.5 s later", first.FramesDecoded, second.FramesDecoded)
+		b.t.Fatalf("%s stalled: framesDecoded %d then %d 1.5 s later", what, first.FramesDecoded, second.FramesDecoded)
 	}
 	if second.BytesReceived <= first.BytesReceived {
-		b.t.Fatalf("no video bytes received in 1.5 s (%v then %v)", first.BytesReceived, second.BytesReceived)
+		b.t.Fatalf("%s: no bytes received in 1.5 s (%v then %v)", what, first.BytesReceived, second.BytesReceived)
 	}
 	return *second
 }

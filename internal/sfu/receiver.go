@@ -66,7 +66,10 @@ type ReceiverStats struct {
 	Packets, Bytes                      uint64
 	MalformedRTP, MalformedPayload      uint64
 	KeyframeRequests, KeyframesReceived uint64
-	DownTracks                          int
+	// Duplicates counts packets dropped because the layer had already received their sequence
+	// number (e.g. Chromium's bandwidth probes, which resend recent packets over RTX).
+	Duplicates uint64
+	DownTracks int
 }
 
 // Receiver is one published track: it takes the publisher's packets (one goroutine per layer),
@@ -86,6 +89,7 @@ type Receiver struct {
 	muted  atomic.Bool
 
 	packets, bytes, badRTP, badPayload atomic.Uint64
+	duplicates                         atomic.Uint64
 	kfRequests, keyframes              atomic.Uint64
 
 	levelSum, levelCount atomic.Int64
@@ -100,10 +104,32 @@ type receiverLayer struct {
 	cache  *media.Cache
 	dd     media.DDParser // used only by this layer's read goroutine
 
+	// seen holds, per slot, 1 + the newest sequence number received in it, for recognising
+	// duplicates; seenSSRC is the stream it describes. Used only by this layer's read goroutine.
+	seen     [seenSlots]uint32
+	seenSSRC uint32
+
 	kfMu        sync.Mutex
 	kfRequested bool
 	kfAt        time.Duration
 	lastKF      atomic.Int64
+}
+
+// seenSlots is how many recent sequence numbers a layer remembers to recognise duplicates.
+const seenSlots = 1024
+
+// duplicate reports whether the layer already received this packet, and remembers it otherwise.
+// A new SSRC (the publisher restarted the stream) forgets the old numbers.
+func (l *receiverLayer) duplicate(h *media.Header) bool {
+	if h.SSRC != l.seenSSRC {
+		l.seen, l.seenSSRC = [seenSlots]uint32{}, h.SSRC
+	}
+	slot := &l.seen[h.Seq&(seenSlots-1)]
+	if *slot == uint32(h.Seq)+1 {
+		return true
+	}
+	*slot = uint32(h.Seq) + 1
+	return false
 }
 
 // NewReceiver creates a receiver; requestKeyframe is called (rate-limited) when a keyframe is
@@ -172,6 +198,13 @@ func (r *Receiver) WriteRTP(layer int, pkt []byte, now time.Duration) {
 		return
 	}
 	l := &r.layers[layer]
+	// A packet received twice must not be forwarded twice: the subscriber would drop the copy (SRTP
+	// replay protection) before its transport-wide feedback, so strata's estimate would count the
+	// copy as lost; and the rate meter would count it as media.
+	if l.duplicate(&h) {
+		r.duplicates.Add(1)
+		return
+	}
 	f, ok := r.parse(l, pkt, &h)
 	if !ok {
 		r.badPayload.Add(1)
@@ -415,6 +448,6 @@ func (r *Receiver) Stats() ReceiverStats {
 		Packets: r.packets.Load(), Bytes: r.bytes.Load(),
 		MalformedRTP: r.badRTP.Load(), MalformedPayload: r.badPayload.Load(),
 		KeyframeRequests: r.kfRequests.Load(), KeyframesReceived: r.keyframes.Load(),
-		DownTracks: len(*r.downs.Load()),
+		Duplicates: r.duplicates.Load(), DownTracks: len(*r.downs.Load()),
 	}
 }

@@ -133,6 +133,7 @@ function removeFeed(id) {
   for (const [mid, s] of demo.streams) {
     if (s.feed === id) {
       s.el?.remove();
+      if (s.audio) s.audio.srcObject = null;
       demo.streams.delete(mid);
     }
   }
@@ -144,11 +145,13 @@ async function answer(data, jsep) {
     demo.subPc = pc;
     demo.releaseSub = trickle(pc, demo.subscriber);
     pc.addEventListener('track', (e) => showRemote(e.transceiver.mid, e.track));
-    setInterval(sampleRates, 1000);
+    demo.sampler = setInterval(sampleRates, 1000);
   }
   for (const s of data.streams ?? []) {
     const known = demo.streams.get(s.mid) ?? {};
-    demo.streams.set(s.mid, { ...known, feed: s.feed_id, kind: s.type, display: s.feed_display ?? String(s.feed_id) });
+    // Only simulcast and SVC streams have layers to show and to cap.
+    const layered = Boolean(s.simulcast || s.svc);
+    demo.streams.set(s.mid, { ...known, feed: s.feed_id, kind: s.type, layered, display: s.feed_display ?? String(s.feed_id) });
   }
   await demo.subPc.setRemoteDescription(jsep);
   await demo.subPc.setLocalDescription(await demo.subPc.createAnswer());
@@ -162,25 +165,34 @@ function onSubscriberEvent(d, jsep) {
     if (!s) return;
     s.layer = d.substream ?? d.spatial_layer;
     s.temporal = d.temporal ?? d.temporal_layer;
-    if (s.el) s.el.querySelector('.layer').textContent = layerName(s.layer, s.temporal);
-    logEvent('layer', `${s.display}: ${layerName(s.layer, s.temporal)}`);
+    if (s.el) s.el.querySelector('.layer').textContent = layerName(s.layer, s.temporal, s.layered);
+    logEvent('layer', `${s.display}: ${layerName(s.layer, s.temporal, s.layered)}`);
   }
   if (d.videoroom === 'updated' && jsep) serial(() => answer(d, jsep));
 }
 
-function layerName(spatial, temporal) {
+function layerName(spatial, temporal, layered = true) {
+  if (!layered) return `single layer · t${temporal}`;
   return `${['low', 'medium', 'high'][spatial] ?? spatial} · t${temporal}`;
 }
 
 function showRemote(mid, track) {
   const s = demo.streams.get(mid);
   if (!s || track.kind !== 'video') {
-    if (track.kind === 'audio') new Audio().srcObject = new MediaStream([track]);
+    if (track.kind === 'audio') {
+      // Not attached to the page, so it needs autoplay to be heard at all.
+      const audio = new Audio();
+      audio.autoplay = true;
+      audio.srcObject = new MediaStream([track]);
+      if (s) s.audio = audio;
+    }
     return;
   }
   const el = $('remote-tpl').content.firstElementChild.cloneNode(true);
   el.querySelector('video').srcObject = new MediaStream([track]);
   el.querySelector('.who').textContent = s.display;
+  if (s.layer !== undefined) el.querySelector('.layer').textContent = layerName(s.layer, s.temporal, s.layered);
+  el.querySelector('.cap-row').hidden = !s.layered;
   el.querySelector('.cap').addEventListener('change', (e) => {
     const cap = Number(e.target.value);
     demo.subscriber?.message({ request: 'configure', streams: [{ mid, substream: cap, spatial_layer: cap }] })
@@ -218,8 +230,12 @@ async function leave() {
   demo.subPc?.close();
   $('local').srcObject?.getTracks().forEach((t) => t.stop());
   $('local').srcObject = null;
-  for (const s of demo.streams.values()) s.el?.remove();
-  Object.assign(demo, { session: null, publisher: null, subscriber: null, pubPc: null, subPc: null });
+  for (const s of demo.streams.values()) {
+    s.el?.remove();
+    if (s.audio) s.audio.srcObject = null;
+  }
+  clearInterval(demo.sampler);
+  Object.assign(demo, { session: null, publisher: null, subscriber: null, pubPc: null, subPc: null, sampler: null, releaseSub: null });
   demo.feeds.clear();
   demo.streams.clear();
   lastBytes = new Map();
