@@ -329,7 +329,10 @@ func (sub *subscriber) layerChanged(ss *subStream, l sfu.Layer) {
 	if l.Spatial < 0 {
 		return
 	}
-	ev := map[string]any{short: "event", "room": sub.room.id, "mid": ss.mid}
+	sub.mu.Lock() // offer rewrites mids under the lock; this runs on the down-track's own goroutine
+	mid := ss.mid
+	sub.mu.Unlock()
+	ev := map[string]any{short: "event", "room": sub.room.id, "mid": mid}
 	if ss.src.svc {
 		ev["spatial_layer"], ev["temporal_layer"] = l.Spatial, l.Temporal
 	} else {
