@@ -4,9 +4,9 @@ BIN         := bin/strata
 CONFIG      ?=
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages with concurrency run under the race detector.
-RACE_PKGS   := ./internal/bwe/... ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/... ./e2e/...
+RACE_PKGS   := ./internal/bwe/... ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/... ./internal/load/... ./e2e/...
 
-.PHONY: all build run deps-run deps-test test lint unit e2e bench lab fuzz clean
+.PHONY: all build run deps-run deps-test test lint unit bench microbench lab fuzz clean
 
 all: build
 
@@ -39,8 +39,15 @@ unit:
 	@echo "== go test -race (concurrent packages)"
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)
 
-## bench: benchmarks of the hot paths and controllers.
-bench:
+## bench: strata and Janus side by side under the same load (root, ffmpeg, janus; ~15 min); tables on stdout,
+## results in bench-out/ (docs/PERFORMANCE.md). BENCH_FLAGS passes flags to ./bench (e.g. --only fanout).
+BENCH_FLAGS ?=
+bench: deps-test build
+	@command -v janus >/dev/null 2>&1 || apt-get install -y -o DPkg::Lock::Timeout=600 janus
+	$(GO) run ./bench --strata $(BIN) --out bench-out $(BENCH_FLAGS)
+
+## microbench: Go benchmarks of the hot paths and controllers.
+microbench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 ## lab: run the full scenario library and refresh docs/RESULTS.md.
@@ -57,4 +64,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin lab-out
+	rm -rf bin lab-out bench-out

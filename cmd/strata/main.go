@@ -5,6 +5,7 @@
 //	strata serve [-config FILE]          run the server
 //	strata config                        print the reference configuration (all options, defaults)
 //	strata lab run FILE|DIR [flags]      run lab scenarios in the simulator
+//	strata load --server URL [flags]     load-test a Janus-API server (strata or Janus)
 //	strata netctl serve|agent|check      the network controller and its interface-counter agent
 //	strata version
 package main
@@ -14,6 +15,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/strata-rtc/strata/internal/load"
 	"github.com/strata-rtc/strata/internal/netctl"
 )
 
@@ -31,6 +33,7 @@ func commands() []command {
 		{"serve", "run the media server", serve},
 		{"config", "print the reference configuration", printConfig},
 		{"lab", "run lab scenarios in the simulator (strata lab run FILE|DIR)", labCommand},
+		{"load", "drive a Janus-API videoroom with synthetic WebRTC clients and measure the server", load.Main},
 		{"netctl", "network controller for network-assisted simulcast (serve, agent, check)", netctl.Main},
 		{"version", "print the version", func([]string, io.Writer, io.Writer) int {
 			fmt.Println("strata", version)

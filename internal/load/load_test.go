@@ -1,0 +1,169 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/load/loadtest"
+	"github.com/strata-rtc/strata/internal/load/plan"
+	"github.com/strata-rtc/strata/internal/load/report"
+)
+
+// smoke runs a plan against an in-process strata and checks media flowed to every subscription
+// and the report was written. It asserts no timings.
+func smoke(t *testing.T, p plan.Plan) *report.Result {
+	t.Helper()
+	p.Duration = 3 * time.Second
+	p.Warmup = time.Second
+	p.JoinRate = 20
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := Run(ctx, p, Options{ServerPID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := report.Write(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.ReadSummary(filepath.Join(dir, report.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := back.Totals
+	t.Logf("%s: %d PCs, %d/%d streams live, %d/%d complete, loss %.4f, %d freezes, ttff %.0f ms, server cpu %.2f s, generator %.2f s, errors %v",
+		p.Name, tot.PeerConnections, tot.StreamsReceiving, tot.StreamsExpected, tot.CompleteSubscribers, tot.Subscriptions,
+		tot.MeanLossRatio, tot.Freezes, tot.MeanTTFFMs, back.Server.CPUSeconds, back.Generator.CPUSeconds, back.Errors)
+	if tot.FailedJoins != 0 || len(back.Errors) != 0 {
+		t.Errorf("failed joins %d, errors %v", tot.FailedJoins, back.Errors)
+	}
+	if tot.PeerConnections != p.PeerConnections() {
+		t.Errorf("%d PeerConnections, plan says %d", tot.PeerConnections, p.PeerConnections())
+	}
+	// Every subscription must have received a decodable frame on every stream it expected. (Whether
+	// frames were still arriving at the very end is a quality figure, left to the benchmarks: a
+	// busy test machine can stall a stream for a moment.)
+	got := map[int]int{}
+	for _, st := range back.Streams {
+		if st.Packets > 0 && st.TTFFMs >= 0 {
+			got[st.Subscription]++
+		}
+	}
+	if len(back.Subscriptions) == 0 || tot.StreamsExpected == 0 {
+		t.Errorf("no subscriptions or no expected streams: %+v", tot)
+	}
+	for _, s := range back.Subscriptions {
+		if got[s.Index] != s.Expected {
+			t.Errorf("subscription %d (owner %d): media on %d of %d streams", s.Index, s.Owner, got[s.Index], s.Expected)
+		}
+	}
+	if tot.SentBytes == 0 || tot.ReceivedBytes == 0 || !back.Server.Sampled || back.Server.CPUSeconds <= 0 || back.Generator.CPUSeconds <= 0 {
+		t.Errorf("nothing measured: totals %+v server %+v", tot, back.Server)
+	}
+	for _, f := range []string{report.TimeseriesFile, report.StreamsFile, report.ReportFile, "cpu.png", "bandwidth.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	return back
+}
+
+func TestSmokeFanOut(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	res := smoke(t, plan.FanOut(httpURL, 3))
+	for _, st := range res.Streams {
+		if st.Kind == "video" && st.Keyframes == 0 {
+			t.Errorf("subscription %d: video without a keyframe", st.Subscription)
+		}
+	}
+}
+
+func TestSmokeVideoroom(t *testing.T) {
+	_, wsURL := loadtest.StartStrata(t)
+	p := plan.Videoroom(wsURL, 3, 2)
+	res := smoke(t, p)
+	if res.Totals.Subscriptions != 3+2 {
+		t.Errorf("%d subscriptions, want one per publisher and one per subscriber", res.Totals.Subscriptions)
+	}
+}
+
+func TestSmokeAudioConference(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	res := smoke(t, plan.AudioConference(httpURL, 4))
+	for _, st := range res.Streams {
+		if st.Kind != "audio" {
+			t.Fatalf("audio conference carried %s", st.Kind)
+		}
+	}
+	if res.Totals.StreamsExpected != 4*3 {
+		t.Errorf("%d streams expected, want 12 (each of 4 hears 3)", res.Totals.StreamsExpected)
+	}
+}
+
+func TestMainRejectsBadInput(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("server: http://x/janus\npublishers: -2\nmedai: audio\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"malformed plan", []string{"--plan", bad}, ExitUsage, "medai"},
+		{"invalid numbers", []string{"--server", httpURL, "--publishers", "0", "--subscribers", "2"}, ExitUsage, "subscribers need at least one publisher"},
+		{"no server", []string{"--publishers", "1"}, ExitUsage, "server: missing"},
+		{"unreachable server", []string{"--server", "http://127.0.0.1:1/janus", "--quiet"}, ExitFailed, "cannot reach"},
+		{"missing room", []string{"--server", httpURL, "--room", "987654", "--quiet"}, ExitFailed, "room 987654: room does not exist"},
+		{"stray argument", []string{"--server", httpURL, "extra"}, ExitUsage, "unexpected argument"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := Main(append(c.args, "--out", t.TempDir()), &stdout, &stderr)
+			if code != c.code || !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, c.code, stderr.String(), c.want)
+			}
+		})
+	}
+}
+
+// TestInterruptedRunStillWritesResults interrupts `strata load` with SIGINT during the hold: it
+// must exit 130 and still write what it measured.
+func TestInterruptedRunStillWritesResults(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	// While any Notify is registered, SIGINT does not kill the test binary.
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, os.Interrupt)
+	defer signal.Stop(guard)
+	out := t.TempDir()
+	go func() {
+		time.Sleep(4 * time.Second)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+	}()
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"--server", httpURL, "--create-room", "--room", "777", "--publishers", "1", "--subscribers", "1",
+		"--media", "audio", "--duration", "1m", "--server-pid", "0", "--out", out}, &stdout, &stderr)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d; stderr %s", code, ExitInterrupted, stderr.String())
+	}
+	res, err := report.ReadSummary(filepath.Join(out, report.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Totals.ReceivedBytes == 0 || len(res.Streams) != 1 {
+		t.Fatalf("interrupted summary: interrupted %v, received %d bytes, %d streams", res.Interrupted, res.Totals.ReceivedBytes, len(res.Streams))
+	}
+	if md, err := os.ReadFile(filepath.Join(out, report.ReportFile)); err != nil || !strings.Contains(string(md), "Interrupted") {
+		t.Fatalf("report.md: %v", err)
+	}
+}

@@ -1,0 +1,154 @@
+// Package load is `strata load`, a load generator for Janus-API media servers (strata, or Janus
+// itself): synthetic WebRTC publishers send real VP8 simulcast and Opus at real-time pace into a
+// videoroom, subscribers receive and measure every stream without decoding, and a sampler records
+// the server process's CPU, memory, threads and traffic every second. A run writes CSV,
+// summary.json, plots and report.md. The plan comes from flags or a YAML file (package plan);
+// the clients, media, metrics, sampler and report live in the subpackages.
+package load
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+
+	"github.com/strata-rtc/strata/internal/load/mediasrc"
+	"github.com/strata-rtc/strata/internal/load/plan"
+	"github.com/strata-rtc/strata/internal/load/report"
+)
+
+// Exit statuses of Main.
+const (
+	ExitOK          = 0
+	ExitFailed      = 1 // set-up failed, or clients failed to join or received nothing
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+const usage = `usage: strata load [flags]
+
+Drives a Janus-API server's videoroom with synthetic WebRTC publishers and subscribers and
+measures the server (CPU, memory, threads, traffic) and what the subscribers receive (bitrate,
+loss, jitter, frames, freezes, time to first frame).
+
+  strata load --server http://127.0.0.1:8088/janus --create-room --publishers 1 --subscribers 3 --duration 10s --out load-out
+  strata load --plan plan.yaml --out load-out
+
+Outputs in --out: summary.json, timeseries.csv, streams.csv, cpu/memory/bandwidth .png and .svg,
+report.md. An interrupted run (Ctrl-C) still writes them.
+
+flags:
+`
+
+// Main runs `strata load`. args are the words after "load".
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("strata load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	planFlags := plan.RegisterFlags(fs)
+	out := fs.String("out", "load-out", "directory for the results")
+	mediaDir := fs.String("media-dir", mediasrc.DefaultDir(), "cache of the generated test media")
+	pid := fs.Int("server-pid", 0, "PID of the server to sample (default: the process listening on the server's port)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "strata load: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
+	p, err := planFlags.Build()
+	if err != nil {
+		fmt.Fprintf(stderr, "strata load: %v\n", err)
+		return ExitUsage
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "strata load: %v\n", err)
+			return ExitFailed
+		}
+		defer stopProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := Options{MediaDir: *mediaDir, ServerPID: *pid}
+	if !*quiet {
+		opts.Progress, opts.Terminal = stderr, isTerminal(stderr)
+	}
+	res, err := Run(ctx, p, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "strata load: %v\n", err)
+		return ExitFailed
+	}
+	if err := report.Write(*out, res); err != nil {
+		fmt.Fprintf(stderr, "strata load: writing results: %v\n", err)
+		return ExitFailed
+	}
+	printSummary(stdout, *out, res)
+	switch {
+	case res.Interrupted:
+		return ExitInterrupted
+	case !healthy(res):
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// healthy reports whether every client joined and, when there were subscriptions, media arrived.
+func healthy(r *report.Result) bool {
+	if r.Totals.FailedJoins > 0 {
+		return false
+	}
+	return len(r.Subscriptions) == 0 || r.Totals.StreamsReceiving > 0
+}
+
+func printSummary(w io.Writer, dir string, r *report.Result) {
+	t, s := r.Totals, r.Server
+	fmt.Fprintf(w, "%s: %d publishers, %d subscribers, %d PeerConnections (%d failed joins)\n", r.Plan.Name, t.Publishers, t.Subscribers, t.PeerConnections, t.FailedJoins)
+	if s.Sampled {
+		fmt.Fprintf(w, "server: %.2f CPU-s, peak RSS %.1f MB, %.3f CPU-s per forwarded Gbit, %.1f kB RSS per PeerConnection\n",
+			s.CPUSeconds, float64(s.PeakRSSBytes)/(1<<20), t.CPUSecondsPerGbit, t.RSSPerPCBytes/1024)
+	}
+	fmt.Fprintf(w, "received: %d/%d streams live, %d/%d subscriptions complete, mean loss %.3f%%, %d freezes; generator %.2f CPU-s\n",
+		t.StreamsReceiving, t.StreamsExpected, t.CompleteSubscribers, t.Subscriptions, 100*t.MeanLossRatio, t.Freezes, r.Generator.CPUSeconds)
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "error: %s\n", e)
+	}
+	fmt.Fprintf(w, "results in %s\n", dir)
+}
+
+// startProfile profiles the generator (to check it stays cheaper than the server it loads).
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal), where the bar is redrawn.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,126 @@
+package plan
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Flags are the plan fields as command-line flags. Register them on a FlagSet, parse, then Build:
+// a plan file (when given) is read first and only the flags actually set override it.
+type Flags struct {
+	fs   *flag.FlagSet
+	file string
+	v    Plan
+	subs string
+	ice  string
+}
+
+// RegisterFlags adds the plan flags to fs.
+func RegisterFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{fs: fs, v: Default()}
+	d := &f.v
+	fs.StringVar(&f.file, "plan", "", "YAML plan file (flags given as well override its fields)")
+	fs.StringVar(&d.Name, "name", d.Name, "label of the run in reports")
+	fs.StringVar(&d.Server, "server", d.Server, "Janus API endpoint, http://HOST:8088/janus or ws://HOST:8188")
+	fs.Uint64Var(&d.Room, "room", d.Room, "videoroom room id")
+	fs.BoolVar(&d.CreateRoom, "create-room", d.CreateRoom, "create the room before the run and destroy it after")
+	fs.IntVar(&d.Publishers, "publishers", d.Publishers, "number of publishers")
+	fs.IntVar(&d.Subscribers, "subscribers", d.Subscribers, "number of receive-only subscribers")
+	fs.BoolVar(&d.PublishersSubscribe, "publishers-subscribe", d.PublishersSubscribe, "publishers also receive every other publisher")
+	fs.StringVar(&f.subs, "subscribe-to", "", "comma-separated publisher indexes subscribers receive (default all)")
+	fs.Float64Var(&d.JoinRate, "join-rate", d.JoinRate, "clients joining per second")
+	fs.DurationVar(&d.Duration, "duration", d.Duration, "how long the full load is held after the last join")
+	fs.DurationVar(&d.Warmup, "warmup", d.Warmup, "time after the last join before the steady measurement window")
+	fs.StringVar(&d.Media, "media", d.Media, "media profile: "+strings.Join(Profiles, ", "))
+	fs.IntVar(&d.Substream, "substream", d.Substream, "simulcast layer subscribers ask for (0-2; -1 server default)")
+	fs.DurationVar(&d.JoinTimeout, "join-timeout", d.JoinTimeout, "time allowed for one client to connect")
+	fs.StringVar(&f.ice, "ice-interface", "", "comma-separated interfaces the clients' ICE may use")
+	return f
+}
+
+// Build returns the plan: the file (if any) with the set flags applied, validated.
+func (f *Flags) Build() (Plan, error) {
+	p := Default()
+	if f.file != "" {
+		var err error
+		if p, err = Load(f.file); err != nil {
+			return p, err
+		}
+	}
+	var err error
+	f.fs.Visit(func(fl *flag.Flag) {
+		if err == nil {
+			err = f.apply(&p, fl.Name)
+		}
+	})
+	if err != nil {
+		return p, err
+	}
+	return p, p.Validate()
+}
+
+func (f *Flags) apply(p *Plan, name string) error {
+	v := &f.v
+	switch name {
+	case "name":
+		p.Name = v.Name
+	case "server":
+		p.Server = v.Server
+	case "room":
+		p.Room = v.Room
+	case "create-room":
+		p.CreateRoom = v.CreateRoom
+	case "publishers":
+		p.Publishers = v.Publishers
+	case "subscribers":
+		p.Subscribers = v.Subscribers
+	case "publishers-subscribe":
+		p.PublishersSubscribe = v.PublishersSubscribe
+	case "subscribe-to":
+		idx, err := ParseIndexes(f.subs)
+		if err != nil {
+			return fmt.Errorf("-subscribe-to: %w", err)
+		}
+		p.SubscribeTo = idx
+	case "join-rate":
+		p.JoinRate = v.JoinRate
+	case "duration":
+		p.Duration = v.Duration
+	case "warmup":
+		p.Warmup = v.Warmup
+	case "media":
+		p.Media = v.Media
+	case "substream":
+		p.Substream = v.Substream
+	case "join-timeout":
+		p.JoinTimeout = v.JoinTimeout
+	case "ice-interface":
+		p.ICEInterfaces = splitList(f.ice)
+	}
+	return nil
+}
+
+// ParseIndexes reads "0,2,5" (spaces allowed; empty means none).
+func ParseIndexes(s string) ([]int, error) {
+	var out []int
+	for _, part := range splitList(s) {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not a publisher index", part)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+// Package report holds the result of a load run and writes it: summary.json, timeseries.csv (one
+// row a second), streams.csv (one row per received stream), plots of server CPU and memory and of
+// bandwidth against the number of participants (the shape of seed 001's figures 3 to 6), and a
+// report.md. It also derives the figures the benchmarks compare: server CPU seconds per forwarded
+// gigabit, memory per PeerConnection, and received quality.
+package report
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/load/plan"
+	"github.com/strata-rtc/strata/internal/load/rtpstats"
+)
+
+// Result is everything a run measured.
+type Result struct {
+	Plan        plan.Plan `json:"plan"`
+	Machine     Machine   `json:"machine"`
+	Started     time.Time `json:"started"`
+	Seconds     float64   `json:"seconds"`
+	Interrupted bool      `json:"interrupted"`
+	Errors      []string  `json:"errors,omitempty"`
+
+	Server    Server    `json:"server"`
+	Generator Generator `json:"generator"`
+	Totals    Totals    `json:"totals"`
+	Samples   []Sample  `json:"-"`
+	// Publishers are what each publisher sent.
+	Publishers []Publisher `json:"publishers"`
+	// Subscriptions are the receiving PeerConnections (pure subscribers and publishers' own).
+	Subscriptions []Subscription `json:"subscriptions"`
+	Streams       []Stream       `json:"streams"`
+}
+
+// Machine is where the run happened.
+type Machine struct {
+	CPU    string `json:"cpu"`
+	Cores  int    `json:"cores"`
+	Kernel string `json:"kernel,omitempty"`
+	// LoadAvg is the machine's 1-minute load average when the run ended: on a shared machine,
+	// other work competes with both the server and the generator.
+	LoadAvg float64 `json:"load_avg"`
+}
+
+// Server is what the sampler saw of the server process.
+type Server struct {
+	PID     int  `json:"pid"`
+	Sampled bool `json:"sampled"`
+	// InProcess is true when the server runs inside the generator's process, so CPU and memory
+	// cannot be told apart (smoke tests only).
+	InProcess        bool    `json:"in_process"`
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	SteadyCPUSeconds float64 `json:"steady_cpu_seconds"`
+	PeakRSSBytes     int64   `json:"peak_rss_bytes"`
+	BaselineRSSBytes int64   `json:"baseline_rss_bytes"`
+	SteadyRSSBytes   int64   `json:"steady_rss_bytes"`
+	PeakThreads      int     `json:"peak_threads"`
+	// Net counters are those of the server's own network namespace (NetIsolated); otherwise they
+	// would include everything else on the host and are left at zero.
+	NetIsolated   bool   `json:"net_isolated"`
+	NetInBytes    uint64 `json:"net_in_bytes"`
+	NetOutBytes   uint64 `json:"net_out_bytes"`
+	NetInPackets  uint64 `json:"net_in_packets"`
+	NetOutPackets uint64 `json:"net_out_packets"`
+}
+
+// Generator is the load generator's own cost and health.
+type Generator struct {
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	// LateSkips counts times a publisher fell more than 500 ms behind real time (an overloaded
+	// generator); SendErrors failed RTP writes.
+	LateSkips  uint64 `json:"late_skips"`
+	SendErrors uint64 `json:"send_errors"`
+}
+
+// Totals are the run's headline figures.
+type Totals struct {
+	Publishers      int `json:"publishers"`
+	Subscribers     int `json:"subscribers"`
+	Subscriptions   int `json:"subscriptions"`
+	PeerConnections int `json:"peer_connections"`
+	FailedJoins     int `json:"failed_joins"`
+
+	SentBytes     uint64 `json:"sent_bytes"`
+	ReceivedBytes uint64 `json:"received_bytes"`
+
+	// Steady is the window after the last join in which per-gigabit and per-PeerConnection
+	// figures are measured.
+	SteadySeconds       float64 `json:"steady_seconds"`
+	SteadyReceivedBytes uint64  `json:"steady_received_bytes"`
+	ForwardedMbps       float64 `json:"forwarded_mbps"`
+	CPUSecondsPerGbit   float64 `json:"cpu_seconds_per_gbit"`
+	RSSPerPCBytes       float64 `json:"rss_per_pc_bytes"`
+
+	StreamsExpected       int     `json:"streams_expected"`
+	StreamsReceiving      int     `json:"streams_receiving"`
+	MeanLossRatio         float64 `json:"mean_loss_ratio"`
+	MaxLossRatio          float64 `json:"max_loss_ratio"`
+	Freezes               uint64  `json:"freezes"`
+	MeanTTFFMs            float64 `json:"mean_ttff_ms"`
+	CompleteSubscribers   int     `json:"complete_subscriptions"`
+	CompleteShare         float64 `json:"complete_share"`
+	MeanVideoKbps         float64 `json:"mean_video_kbit_per_s"`
+	MeanAudioKbps         float64 `json:"mean_audio_kbit_per_s"`
+	GeneratorCPUPerServer float64 `json:"generator_cpu_per_server_cpu"`
+}
+
+// Sample is one second of the run.
+type Sample struct {
+	T               float64 // seconds since the start
+	Publishers      int
+	Subscribers     int
+	PeerConnections int
+	ServerOK        bool
+	ServerCPUPct    float64 // of one core
+	ServerCPUSec    float64 // cumulative
+	ServerRSSBytes  int64
+	ServerThreads   int
+	NetInMbps       float64 // into the server (its namespace's interfaces)
+	NetOutMbps      float64
+	NetInPps        float64
+	NetOutPps       float64
+	GenCPUPct       float64
+	GenRSSBytes     int64
+	SentMbps        float64 // RTP the publishers sent
+	RecvMbps        float64 // RTP the subscribers received
+	RecvBytes       uint64  // cumulative
+	LossPct         float64 // of the packets expected in this second
+}
+
+// Participants is publishers plus receive-only subscribers.
+func (s Sample) Participants() int { return s.Publishers + s.Subscribers }
+
+// Publisher is what one publisher sent.
+type Publisher struct {
+	Index      int    `json:"index"`
+	Packets    uint64 `json:"packets"`
+	Bytes      uint64 `json:"bytes"`
+	LateSkips  uint64 `json:"late_skips"`
+	SendErrors uint64 `json:"send_errors"`
+}
+
+// Stream is one received stream.
+type Stream struct {
+	Subscription int    `json:"subscription"`
+	Owner        int    `json:"owner"` // publisher index owning the subscription, -1 for a subscriber
+	Feed         int    `json:"feed"`  // publisher index, -1 if unknown
+	Mid          string `json:"mid"`
+	rtpstats.Summary
+}
+
+// DetectMachine describes this machine from /proc.
+func DetectMachine() Machine {
+	m := Machine{CPU: runtime.GOARCH, Cores: runtime.NumCPU()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			m.LoadAvg, _ = strconv.ParseFloat(f[0], 64)
+		}
+	}
+	return m
+}

@@ -1,0 +1,330 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/load/client"
+	"github.com/strata-rtc/strata/internal/load/mediasrc"
+	"github.com/strata-rtc/strata/internal/load/plan"
+	"github.com/strata-rtc/strata/internal/load/report"
+	"github.com/strata-rtc/strata/internal/load/sampler"
+)
+
+// Options are a run's settings besides the plan.
+type Options struct {
+	// MediaDir caches the generated clips (default mediasrc.DefaultDir()).
+	MediaDir string
+	// ServerPID is the server process to sample; 0 looks for the process listening on the server
+	// URL's port in this network namespace.
+	ServerPID int
+	// Progress receives the progress bar (nil: none); Terminal redraws it in place.
+	Progress io.Writer
+	Terminal bool
+	// Interval between samples (default 1 s).
+	Interval time.Duration
+}
+
+// maxJoinsInFlight bounds concurrent client set-ups, so a slow server is not flooded.
+const maxJoinsInFlight = 16
+
+// run is one load run in progress.
+type run struct {
+	plan  plan.Plan
+	opts  Options
+	env   *client.Env
+	start time.Time
+
+	mu       sync.Mutex
+	pubs     []*client.Publisher // by publisher index; nil until joined (or if it failed)
+	subs     []*client.Subscriber
+	expected map[*client.Subscriber]int
+	nPubs    int
+	subCount int
+	errs     []string
+	failed   int
+
+	sampler *sampling
+}
+
+// Run executes the plan and returns what it measured. Set-up failures (unreachable server, no
+// videoroom, missing room, no media) return an error and no result. Once clients start joining,
+// Run always returns a result, marked Interrupted if ctx ended early.
+func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.MediaDir == "" {
+		opts.MediaDir = mediasrc.DefaultDir()
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = time.Second
+	}
+	media, err := mediasrc.Load(opts.MediaDir, layersFor(p.Media))
+	if err != nil {
+		return nil, err
+	}
+	r := &run{plan: p, opts: opts, start: time.Now(), expected: map[*client.Subscriber]int{}, pubs: make([]*client.Publisher, p.Publishers)}
+	r.env, err = client.NewEnv(client.Config{Server: p.Server, Room: p.Room, Media: media, Substream: p.Substream,
+		JoinTimeout: p.JoinTimeout, ICEInterfaces: p.ICEInterfaces, Now: func() time.Duration { return time.Since(r.start) }})
+	if err != nil {
+		return nil, err
+	}
+	setup, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	admin, err := client.Connect(setup, r.env)
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close(context.Background())
+	if err := r.prepareRoom(setup, admin); err != nil {
+		return nil, err
+	}
+	if p.CreateRoom {
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = admin.Destroy(ctx, p.Room)
+		}()
+	}
+	pid, inProcess := r.serverPID()
+	r.sampler = newSampling(r, pid, opts)
+	result := r.execute(ctx)
+	result.Server.InProcess = inProcess
+	return result, nil
+}
+
+func layersFor(media string) []mediasrc.Layer {
+	switch media {
+	case plan.MediaSimulcast:
+		return mediasrc.Layers
+	case plan.MediaVideo:
+		return mediasrc.Layers[1:2]
+	}
+	return nil
+}
+
+func (r *run) prepareRoom(ctx context.Context, admin *client.Admin) error {
+	exists, err := admin.Exists(ctx, r.plan.Room)
+	if err != nil {
+		return fmt.Errorf("room %d: %w", r.plan.Room, err)
+	}
+	switch {
+	case exists && r.plan.CreateRoom:
+		return fmt.Errorf("room %d already exists; choose another --room or drop --create-room", r.plan.Room)
+	case !exists && !r.plan.CreateRoom:
+		return fmt.Errorf("room %d: %w on %s (create it, or pass --create-room)", r.plan.Room, client.ErrNoRoom, r.plan.Server)
+	case !exists:
+		if err := admin.Create(ctx, r.plan.Room, r.plan.Publishers); err != nil {
+			return fmt.Errorf("creating room %d: %w", r.plan.Room, err)
+		}
+	}
+	return nil
+}
+
+// serverPID is the process to sample: the one given, or the one listening on the server's port.
+func (r *run) serverPID() (pid int, inProcess bool) {
+	pid = r.opts.ServerPID
+	if pid == 0 {
+		if u, err := url.Parse(r.plan.Server); err == nil {
+			port := u.Port()
+			if port == "" {
+				port = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[u.Scheme]
+			}
+			if n, err := net.LookupPort("tcp", port); err == nil {
+				if found, err := sampler.FindPIDByPort(n); err == nil {
+					pid = found
+				} else {
+					r.addErr(fmt.Errorf("server process not found (pass --server-pid to sample it): %w", err))
+				}
+			}
+		}
+	}
+	return pid, pid == os.Getpid()
+}
+
+// execute joins everyone, holds the load, and tears down.
+func (r *run) execute(ctx context.Context) *report.Result {
+	r.sampler.begin()
+	stopSampling := make(chan struct{})
+	samplingDone := make(chan struct{})
+	go func() {
+		defer close(samplingDone)
+		r.sampler.loop(stopSampling)
+	}()
+
+	lastJoin := r.joinAll(ctx)
+	if ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(r.plan.Duration):
+		}
+	}
+	close(stopSampling)
+	<-samplingDone
+	r.sampler.take() // a final sample at the end of the hold
+	result := r.collect(ctx.Err() != nil)
+	steadyFrom := lastJoin + r.plan.Warmup
+	result.Finalize(steadyFrom.Seconds())
+	r.sampler.finishProgress()
+	r.teardown()
+	return result
+}
+
+// joinAll paces the joins: publishers (each, in a conference, also subscribing to the others),
+// then subscribers. It returns when the last join finished.
+func (r *run) joinAll(ctx context.Context) time.Duration {
+	tick := time.NewTicker(time.Duration(float64(time.Second) / r.plan.JoinRate))
+	defer tick.Stop()
+	slots := make(chan struct{}, maxJoinsInFlight)
+	var wg sync.WaitGroup
+	mesh := newMesh(r)
+	pace := func(job func()) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case slots <- struct{}{}:
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			job()
+		}()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-tick.C:
+			return true
+		}
+	}
+	for i := 0; i < r.plan.Publishers; i++ {
+		if !pace(func() { r.joinPublisher(ctx, i, mesh) }) {
+			break
+		}
+	}
+	wg.Wait() // publishers' joins include their place in the mesh
+	feeds := r.feedIDs()
+	if len(feeds) == 0 && r.plan.Subscribers > 0 && ctx.Err() == nil {
+		r.addErr(errors.New("no publisher joined, so subscribers have nothing to receive"))
+	}
+	for i := 0; i < r.plan.Subscribers && len(feeds) > 0; i++ {
+		if !pace(func() { r.joinSubscriber(ctx, feeds) }) {
+			break
+		}
+	}
+	wg.Wait()
+	return time.Since(r.start)
+}
+
+func (r *run) joinPublisher(ctx context.Context, i int, mesh *mesh) {
+	p, err := client.JoinPublisher(ctx, r.env, i)
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.mu.Lock()
+	r.pubs[i] = p
+	r.nPubs++
+	r.mu.Unlock()
+	if r.plan.PublishersSubscribe {
+		mesh.joined(ctx, p)
+	}
+}
+
+func (r *run) joinSubscriber(ctx context.Context, feeds []uint64) {
+	sub, err := client.JoinSubscriber(ctx, r.env, r.nextSubscription(), nil, feeds)
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	r.addSubscription(sub, len(feeds)*r.kinds())
+}
+
+// feedIDs maps the plan's chosen publishers to the feed ids of those that joined.
+func (r *run) feedIDs() []uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []uint64
+	for _, i := range r.plan.Feeds() {
+		if r.pubs[i] != nil {
+			ids = append(ids, r.pubs[i].ID)
+		}
+	}
+	return ids
+}
+
+// kinds is how many streams each feed has.
+func (r *run) kinds() int {
+	if r.plan.Video() {
+		return 2
+	}
+	return 1
+}
+
+func (r *run) addSubscription(sub *client.Subscriber, expected int) {
+	r.mu.Lock()
+	r.subs = append(r.subs, sub)
+	r.expected[sub] = expected
+	r.mu.Unlock()
+}
+
+func (r *run) setExpected(sub *client.Subscriber, expected int) {
+	r.mu.Lock()
+	r.expected[sub] = expected
+	r.mu.Unlock()
+}
+
+// nextSubscription numbers subscriptions in the order they are started.
+func (r *run) nextSubscription() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subCount++
+	return r.subCount - 1
+}
+
+func (r *run) fail(err error) {
+	r.mu.Lock()
+	r.failed++
+	r.mu.Unlock()
+	r.addErr(err)
+}
+
+func (r *run) addErr(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err.Error())
+	r.mu.Unlock()
+}
+
+// teardown closes every client, in parallel, within a bounded time.
+func (r *run) teardown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r.mu.Lock()
+	subs, pubs := r.subs, r.pubs
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	closeAll := func(f func()) {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() { defer wg.Done(); defer func() { <-sem }(); f() }()
+	}
+	for _, s := range subs {
+		closeAll(func() { s.Close(ctx) })
+	}
+	wg.Wait()
+	for _, p := range pubs {
+		if p != nil {
+			closeAll(func() { p.Close(ctx) })
+		}
+	}
+	wg.Wait()
+}

@@ -1,0 +1,194 @@
+package load
+
+import (
+	"sync"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/load/client"
+	"github.com/strata-rtc/strata/internal/load/report"
+	"github.com/strata-rtc/strata/internal/load/sampler"
+)
+
+// sampling takes the per-second samples: the server process, the generator itself, and the
+// clients' counters.
+type sampling struct {
+	r        *run
+	server   *sampler.Sampler
+	self     *sampler.Sampler
+	interval time.Duration
+	progress *progress
+
+	mu        sync.Mutex
+	samples   []report.Sample
+	firstSrv  sampler.Reading
+	lastSrv   sampler.Reading
+	firstSelf sampler.Reading
+	lastSelf  sampler.Reading
+	prev      totals
+	prevAt    time.Duration
+}
+
+// totals are the clients' running counters at one moment.
+type totals struct {
+	pubs, pureSubs, subs int
+	sent, recv           uint64
+	expected, lost       uint64
+	late, sendErrs       uint64
+}
+
+func newSampling(r *run, pid int, opts Options) *sampling {
+	return &sampling{r: r, server: sampler.New(pid), self: sampler.Self(), interval: opts.Interval,
+		progress: newProgress(opts.Progress, opts.Terminal, r.plan.Participants())}
+}
+
+// begin takes the baseline sample, before anyone joins.
+func (s *sampling) begin() {
+	s.mu.Lock()
+	s.firstSrv, s.firstSelf = s.server.Read(), s.self.Read()
+	s.lastSrv, s.lastSelf = s.firstSrv, s.firstSelf
+	s.mu.Unlock()
+	s.take()
+}
+
+func (s *sampling) loop(stop <-chan struct{}) {
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			s.take()
+		}
+	}
+}
+
+// take records one sample.
+func (s *sampling) take() {
+	now := time.Since(s.r.start)
+	cur := s.r.counters()
+	srv, self := s.server.Read(), s.self.Read()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dt := (now - s.prevAt).Seconds()
+	rate := func(cur, prev uint64) float64 {
+		if dt <= 0 || cur < prev {
+			return 0
+		}
+		return float64(cur-prev) * 8 / dt / 1e6
+	}
+	x := report.Sample{T: now.Seconds(), Publishers: cur.pubs, Subscribers: cur.pureSubs, PeerConnections: cur.pubs + cur.subs,
+		ServerOK: srv.OK, GenRSSBytes: self.Stat.RSSBytes, RecvBytes: cur.recv,
+		SentMbps: rate(cur.sent, s.prev.sent), RecvMbps: rate(cur.recv, s.prev.recv)}
+	elapsed := now - s.prevAt
+	x.GenCPUPct = sampler.CPUPercent(s.lastSelf, self, elapsed)
+	if srv.OK {
+		x.ServerCPUPct = sampler.CPUPercent(s.lastSrv, srv, elapsed)
+		x.ServerCPUSec = (srv.Stat.CPU - s.firstSrv.Stat.CPU).Seconds()
+		x.ServerRSSBytes, x.ServerThreads = srv.Stat.RSSBytes, srv.Stat.Threads
+		if srv.NetIsolated && dt > 0 {
+			// Received by the server's interfaces is what clients sent it.
+			x.NetInMbps = rate(srv.Net.RxBytes, s.lastSrv.Net.RxBytes)
+			x.NetOutMbps = rate(srv.Net.TxBytes, s.lastSrv.Net.TxBytes)
+			x.NetInPps = float64(srv.Net.RxPackets-s.lastSrv.Net.RxPackets) / dt
+			x.NetOutPps = float64(srv.Net.TxPackets-s.lastSrv.Net.TxPackets) / dt
+		}
+		s.lastSrv = srv
+	}
+	if exp := cur.expected - s.prev.expected; cur.expected > s.prev.expected && cur.lost >= s.prev.lost {
+		x.LossPct = 100 * float64(cur.lost-s.prev.lost) / float64(exp)
+	}
+	if self.OK {
+		s.lastSelf = self
+	}
+	s.samples = append(s.samples, x)
+	s.prev, s.prevAt = cur, now
+	s.progress.update(x, cur.pubs+cur.pureSubs)
+}
+
+// counters sums every client's counters.
+func (r *run) counters() totals {
+	r.mu.Lock()
+	pubs, subs := append([]*client.Publisher(nil), r.pubs...), append([]*client.Subscriber(nil), r.subs...)
+	r.mu.Unlock()
+	var t totals
+	for _, p := range pubs {
+		if p == nil {
+			continue
+		}
+		t.pubs++
+		st := p.Sent()
+		t.sent += st.Bytes
+		t.late += st.Late
+		t.sendErrs += st.Errors
+	}
+	for _, sub := range subs {
+		t.subs++
+		if sub.Owner < 0 {
+			t.pureSubs++
+		}
+		for _, st := range sub.Streams() {
+			c := st.Counters()
+			t.recv += c.Bytes
+			t.expected += c.Expected
+			t.lost += c.Lost
+		}
+	}
+	return t
+}
+
+// collect assembles the result at the end of the hold.
+func (r *run) collect(interrupted bool) *report.Result {
+	s := r.sampler
+	now := time.Since(r.start)
+	cur := r.counters()
+	s.mu.Lock()
+	res := &report.Result{Plan: r.plan, Machine: report.DetectMachine(), Started: r.start, Seconds: now.Seconds(),
+		Interrupted: interrupted, Samples: s.samples}
+	res.Server.PID, res.Server.Sampled = s.server.PID(), s.firstSrv.OK
+	if s.firstSrv.OK {
+		res.Server.BaselineRSSBytes = s.firstSrv.Stat.RSSBytes
+		if s.lastSrv.NetIsolated {
+			res.Server.NetIsolated = true
+			res.Server.NetInBytes = s.lastSrv.Net.RxBytes - s.firstSrv.Net.RxBytes
+			res.Server.NetOutBytes = s.lastSrv.Net.TxBytes - s.firstSrv.Net.TxBytes
+			res.Server.NetInPackets = s.lastSrv.Net.RxPackets - s.firstSrv.Net.RxPackets
+			res.Server.NetOutPackets = s.lastSrv.Net.TxPackets - s.firstSrv.Net.TxPackets
+		}
+	}
+	if s.lastSelf.OK && s.firstSelf.OK {
+		res.Generator.CPUSeconds = (s.lastSelf.Stat.CPU - s.firstSelf.Stat.CPU).Seconds()
+	}
+	s.mu.Unlock()
+	res.Generator.LateSkips, res.Generator.SendErrors = cur.late, cur.sendErrs
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res.Errors = append(res.Errors, r.errs...)
+	feedIndex := map[uint64]int{}
+	for _, p := range r.pubs {
+		if p != nil {
+			feedIndex[p.ID] = p.Index
+			st := p.Sent()
+			res.Publishers = append(res.Publishers, report.Publisher{Index: p.Index, Packets: st.Packets, Bytes: st.Bytes, LateSkips: st.Late, SendErrors: st.Errors})
+		}
+	}
+	res.Totals = report.Totals{Publishers: cur.pubs, Subscribers: cur.pureSubs, PeerConnections: cur.pubs + cur.subs,
+		FailedJoins: r.failed, SentBytes: cur.sent}
+	for _, sub := range r.subs {
+		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub]})
+		for _, err := range sub.Errors() {
+			res.Errors = append(res.Errors, err.Error())
+		}
+		for _, st := range sub.Streams() {
+			feed, ok := feedIndex[st.Feed]
+			if !ok {
+				feed = -1
+			}
+			res.Streams = append(res.Streams, report.Stream{Subscription: sub.Index, Owner: sub.Owner, Feed: feed, Mid: st.Mid, Summary: st.Summarize(now)})
+		}
+	}
+	return res
+}
+
+func (s *sampling) finishProgress() { s.progress.finish() }
