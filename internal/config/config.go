@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/strata-rtc/strata/configs"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
 // Config is the whole server configuration.
@@ -195,34 +196,13 @@ type LayerAllocation struct {
 	Probe       LayerProbe `yaml:"probe"`
 }
 
-// LayerBWE tunes the bwe policy (see docs/SFU.md).
-type LayerBWE struct {
-	UpFactor            float64       `yaml:"up_factor"`
-	DownFactor          float64       `yaml:"down_factor"`
-	UpHold              time.Duration `yaml:"up_hold"`
-	UpHoldRTTs          int           `yaml:"up_hold_rtts"`
-	FailedUpgradeWindow time.Duration `yaml:"failed_upgrade_window"`
-	UpgradeBackoff      time.Duration `yaml:"upgrade_backoff"`
-	UpgradeBackoffMax   time.Duration `yaml:"upgrade_backoff_max"`
-	Probing             bool          `yaml:"probing"`
-	ProbeDuration       time.Duration `yaml:"probe_duration"`
-	ProbeInterval       time.Duration `yaml:"probe_interval"`
-	ProbeBackoffMax     time.Duration `yaml:"probe_backoff_max"`
-	ProbeMultiplier     float64       `yaml:"probe_multiplier"`
-	ProbeDurationMax    time.Duration `yaml:"probe_duration_max"`
-	LossThreshold       float64       `yaml:"loss_threshold"`
-	SpatialLoss         float64       `yaml:"spatial_loss"`
-	SpatialHold         time.Duration `yaml:"spatial_hold"`
-	TrustTimeout        time.Duration `yaml:"trust_timeout"`
-}
-
-// LayerProbe tunes the probe (trial-and-error) policy.
-type LayerProbe struct {
-	StepInterval time.Duration `yaml:"step_interval"`
-	LossUp       float64       `yaml:"loss_up"`
-	LossDown     float64       `yaml:"loss_down"`
-	BackoffMax   time.Duration `yaml:"backoff_max"`
-}
+// LayerBWE tunes the bwe policy and LayerProbe the probe policy. They are the policies' own
+// configuration types, so each tunable is declared (and documented) once, in internal/sfu/policy;
+// configs/strata.yaml gives their defaults.
+type (
+	LayerBWE   = policy.BWEConfig
+	LayerProbe = policy.ProbeConfig
+)
 
 // Default returns the configuration with no file: the embedded reference file.
 func Default() *Config {

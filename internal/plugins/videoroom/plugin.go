@@ -69,19 +69,10 @@ func allocatorConfig(a config.LayerAllocation) sfu.AllocatorConfig {
 	if a.PaddingTick > 0 {
 		c.PaddingTick = a.PaddingTick
 	}
-	b := a.BWE
-	c.Policies.BWE = policy.BWEConfig{
-		UpFactor: b.UpFactor, DownFactor: b.DownFactor, UpHold: b.UpHold, UpHoldRTTs: b.UpHoldRTTs, FailedUpgradeWindow: b.FailedUpgradeWindow,
-		UpgradeBackoff: b.UpgradeBackoff, UpgradeBackoffMax: b.UpgradeBackoffMax, Probing: b.Probing,
-		ProbeDuration: b.ProbeDuration, ProbeInterval: b.ProbeInterval, ProbeBackoffMax: b.ProbeBackoffMax,
-		ProbeMultiplier: b.ProbeMultiplier, ProbeDurationMax: b.ProbeDurationMax, LossThreshold: b.LossThreshold,
-		SpatialLoss: b.SpatialLoss, SpatialHold: b.SpatialHold, TrustTimeout: b.TrustTimeout,
-	}
-	if b == (config.LayerBWE{}) {
+	c.Policies.BWE, c.Policies.Probe = a.BWE, a.Probe
+	if a.BWE == (config.LayerBWE{}) {
 		c.Policies.BWE = policy.DefaultBWEConfig()
 	}
-	pr := a.Probe
-	c.Policies.Probe = policy.ProbeConfig{StepInterval: pr.StepInterval, LossUp: pr.LossUp, LossDown: pr.LossDown, BackoffMax: pr.BackoffMax}
 	return c
 }
 
