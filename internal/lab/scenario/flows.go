@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/strata-rtc/strata/internal/sim"
+	"github.com/strata-rtc/strata/internal/yamlfield"
 )
 
 // Flow kinds.
@@ -30,7 +31,7 @@ var kindFields = map[string][]string{
 
 func decodeFlows(d *decoder, n *yaml.Node, s *Scenario) []Flow {
 	var out []Flow
-	d.sequence(n, "flows", func(v *yaml.Node, field string, _ int) {
+	d.Sequence(n, "flows", func(v *yaml.Node, field string, _ int) {
 		out = append(out, decodeFlow(d, v, field, s)...)
 	})
 	return out
@@ -48,37 +49,37 @@ func decodeFlow(d *decoder, v *yaml.Node, field string, s *Scenario) []Flow {
 	mark := func(name string, fn fieldFn) fieldFn {
 		return func(v *yaml.Node, fl string) { set[name] = v; fn(v, fl) }
 	}
-	d.mapping(v, field, map[string]fieldFn{
-		"name":              func(v *yaml.Node, fl string) { d.str(v, fl, &f.Name) },
-		"kind":              func(v *yaml.Node, fl string) { d.str(v, fl, &f.Kind) },
-		"cc":                mark("cc", func(v *yaml.Node, fl string) { d.str(v, fl, &f.CC) }),
+	d.Mapping(v, field, map[string]fieldFn{
+		"name":              func(v *yaml.Node, fl string) { d.Str(v, fl, &f.Name) },
+		"kind":              func(v *yaml.Node, fl string) { d.Str(v, fl, &f.Kind) },
+		"cc":                mark("cc", func(v *yaml.Node, fl string) { d.Str(v, fl, &f.CC) }),
 		"params":            mark("params", func(v *yaml.Node, fl string) { paramsNode = v }),
-		"path":              func(v *yaml.Node, fl string) { d.strList(v, fl, &f.Path) },
-		"reverse_path":      func(v *yaml.Node, fl string) { d.strList(v, fl, &f.ReversePath) },
-		"start":             func(v *yaml.Node, fl string) { d.duration(v, fl, &f.Start) },
-		"stop":              func(v *yaml.Node, fl string) { d.duration(v, fl, &f.Stop) },
-		"start_jitter":      func(v *yaml.Node, fl string) { d.duration(v, fl, &f.StartJitter) },
-		"start_step":        func(v *yaml.Node, fl string) { d.duration(v, fl, &startStep) },
-		"count":             func(v *yaml.Node, fl string) { d.integer(v, fl, 1, 1000, &count) },
-		"ecn":               func(v *yaml.Node, fl string) { d.boolean(v, fl, &f.ECN) },
+		"path":              func(v *yaml.Node, fl string) { d.StrList(v, fl, &f.Path) },
+		"reverse_path":      func(v *yaml.Node, fl string) { d.StrList(v, fl, &f.ReversePath) },
+		"start":             func(v *yaml.Node, fl string) { d.Duration(v, fl, &f.Start) },
+		"stop":              func(v *yaml.Node, fl string) { d.Duration(v, fl, &f.Stop) },
+		"start_jitter":      func(v *yaml.Node, fl string) { d.Duration(v, fl, &f.StartJitter) },
+		"start_step":        func(v *yaml.Node, fl string) { d.Duration(v, fl, &startStep) },
+		"count":             func(v *yaml.Node, fl string) { d.Integer(v, fl, 1, 1000, &count) },
+		"ecn":               func(v *yaml.Node, fl string) { d.Boolean(v, fl, &f.ECN) },
 		"codec":             mark("codec", func(v *yaml.Node, fl string) { d.codec(v, fl, &f.Codec) }),
 		"layers":            mark("layers", func(v *yaml.Node, fl string) { f.Codec.Layers = d.rates(v, fl) }),
-		"feedback_interval": mark("feedback_interval", func(v *yaml.Node, fl string) { d.duration(v, fl, &f.Feedback) }),
+		"feedback_interval": mark("feedback_interval", func(v *yaml.Node, fl string) { d.Duration(v, fl, &f.Feedback) }),
 		"pause":             mark("pause", func(v *yaml.Node, fl string) { f.Pauses = d.pauses(v, fl) }),
-		"packet_size":       mark("packet_size", func(v *yaml.Node, fl string) { d.bytes(v, fl, &f.PacketSize) }),
-		"rate":              mark("rate", func(v *yaml.Node, fl string) { d.rate(v, fl, &f.Rate) }),
-		"mss":               mark("mss", func(v *yaml.Node, fl string) { d.bytes(v, fl, &f.MSS) }),
-		"delayed_ack":       mark("delayed_ack", func(v *yaml.Node, fl string) { d.integer(v, fl, 1, 16, &f.DelayedAck) }),
+		"packet_size":       mark("packet_size", func(v *yaml.Node, fl string) { d.Bytes(v, fl, &f.PacketSize) }),
+		"rate":              mark("rate", func(v *yaml.Node, fl string) { d.Rate(v, fl, &f.Rate) }),
+		"mss":               mark("mss", func(v *yaml.Node, fl string) { d.Bytes(v, fl, &f.MSS) }),
+		"delayed_ack":       mark("delayed_ack", func(v *yaml.Node, fl string) { d.Integer(v, fl, 1, 16, &f.DelayedAck) }),
 		"onoff":             mark("onoff", func(v *yaml.Node, fl string) { f.OnOff = d.onoff(v, fl) }),
 		"sack": mark("sack", func(v *yaml.Node, fl string) {
 			sack := true
-			d.boolean(v, fl, &sack)
+			d.Boolean(v, fl, &sack)
 			f.NoSACK = !sack
 		}),
-		"rwnd": mark("rwnd", func(v *yaml.Node, fl string) { d.bytes(v, fl, &f.RcvWindow) }),
+		"rwnd": mark("rwnd", func(v *yaml.Node, fl string) { d.Bytes(v, fl, &f.RcvWindow) }),
 	})
 	if f.Name == "" {
-		d.failf(v, field+".name", "a flow needs a name")
+		d.Failf(v, field+".name", "a flow needs a name")
 	}
 	f.Group = f.Name
 	ccNode := set["cc"]
@@ -93,11 +94,11 @@ func decodeFlow(d *decoder, v *yaml.Node, field string, s *Scenario) []Flow {
 	sort.Strings(names)
 	for _, name := range names {
 		if kinds, ok := kindFields[name]; ok && f.Kind != "" && !contains(kinds, f.Kind) {
-			d.failf(set[name], field+"."+name, "only %s flows take %s", strings.Join(kinds, " and "), name)
+			d.Failf(set[name], field+"."+name, "only %s flows take %s", strings.Join(kinds, " and "), name)
 		}
 	}
 	if f.Kind == KindCBR && f.Rate <= 0 {
-		d.failf(v, field+".rate", "a cbr flow needs a positive rate")
+		d.Failf(v, field+".rate", "a cbr flow needs a positive rate")
 	}
 	if paramsNode != nil && f.CC != "" {
 		f.Params = d.params(paramsNode, field+".params", f.CC)
@@ -128,24 +129,24 @@ func inferKind(d *decoder, v *yaml.Node, field, kind, ccName string) string {
 	switch kind {
 	case "", KindMedia, KindTCP, KindLEDBAT, KindCBR:
 	default:
-		d.failf(v, field+".kind", "unknown kind %q (media, tcp, ledbat or cbr)", kind)
+		d.Failf(v, field+".kind", "unknown kind %q (media, tcp, ledbat or cbr)", kind)
 		return ""
 	}
 	if kind == KindCBR {
 		return kind
 	}
 	if ccName == "" {
-		d.failf(v, field+".cc", "a %s flow needs a controller (cc: one of %s)", orDefault(kind, "media/tcp/ledbat"),
+		d.Failf(v, field+".cc", "a %s flow needs a controller (cc: one of %s)", orDefault(kind, "media/tcp/ledbat"),
 			strings.Join(sim.ControllerNames(kind), ", "))
 		return kind
 	}
 	info, ok := sim.LookupController(ccName)
 	if !ok {
-		d.failf(v, field+".cc", "unknown controller %q (known: %s)", ccName, strings.Join(sim.ControllerNames(kind), ", "))
+		d.Failf(v, field+".cc", "unknown controller %q (known: %s)", ccName, strings.Join(sim.ControllerNames(kind), ", "))
 		return kind
 	}
 	if kind != "" && info.Kind != kind {
-		d.failf(v, field+".cc", "%s drives %s flows, not %s flows", ccName, info.Kind, kind)
+		d.Failf(v, field+".cc", "%s drives %s flows, not %s flows", ccName, info.Kind, kind)
 	}
 	return info.Kind
 }
@@ -169,32 +170,32 @@ func (d *decoder) params(n *yaml.Node, field, ccName string) sim.Params {
 		spec := spec
 		fn := func(v *yaml.Node, f string) {
 			var pv sim.ParamValue
-			before := len(d.errs)
+			before := d.Count()
 			switch spec.Unit {
 			case sim.UnitRate:
-				d.rate(v, f, &pv.F)
+				d.Rate(v, f, &pv.F)
 			case sim.UnitDuration:
-				d.duration(v, f, &pv.D)
+				d.Duration(v, f, &pv.D)
 			case sim.UnitFloat:
-				d.number(v, f, &pv.F)
+				d.Number(v, f, &pv.F)
 			case sim.UnitInt:
 				var i int
-				d.integer(v, f, -1<<31, 1<<31, &i)
+				d.Integer(v, f, -1<<31, 1<<31, &i)
 				pv.F = float64(i)
 			case sim.UnitBytes:
 				var b int
-				d.bytes(v, f, &b)
+				d.Bytes(v, f, &b)
 				pv.F = float64(b)
 			case sim.UnitBool:
-				d.boolean(v, f, &pv.B)
+				d.Boolean(v, f, &pv.B)
 			case sim.UnitFloats:
-				d.sequence(v, f, func(x *yaml.Node, xf string, _ int) {
+				d.Sequence(v, f, func(x *yaml.Node, xf string, _ int) {
 					var y float64
-					d.number(x, xf, &y)
+					d.Number(x, xf, &y)
 					pv.L = append(pv.L, y)
 				})
 			}
-			if len(d.errs) == before {
+			if d.Count() == before {
 				out[spec.Name] = pv
 			}
 		}
@@ -203,36 +204,36 @@ func (d *decoder) params(n *yaml.Node, field, ccName string) sim.Params {
 			fields[a] = fn
 		}
 	}
-	d.mapping(n, field, fields)
+	d.Mapping(n, field, fields)
 	return out
 }
 
 func (d *decoder) codec(n *yaml.Node, field string, c *sim.CodecConfig) {
-	d.mapping(n, field, map[string]fieldFn{
-		"model":             func(v *yaml.Node, f string) { d.str(v, f, &c.Model) },
-		"fps":               func(v *yaml.Node, f string) { d.number(v, f, &c.FPS) },
-		"tau":               func(v *yaml.Node, f string) { d.duration(v, f, &c.Tau) },
-		"burst_frames":      func(v *yaml.Node, f string) { d.integer(v, f, 1, 1000, &c.BurstFrames) },
-		"burst_size":        func(v *yaml.Node, f string) { d.bytes(v, f, &c.BurstSize) },
-		"scale_size":        func(v *yaml.Node, f string) { d.number(v, f, &c.ScaleSize) },
-		"scale_interval":    func(v *yaml.Node, f string) { d.number(v, f, &c.ScaleInterval) },
-		"change_threshold":  func(v *yaml.Node, f string) { d.number(v, f, &c.ChangeThreshold) },
-		"keyframe_interval": func(v *yaml.Node, f string) { d.duration(v, f, &c.KeyframeInterval) },
-		"min_rate":          func(v *yaml.Node, f string) { d.rate(v, f, &c.MinRate) },
-		"max_rate":          func(v *yaml.Node, f string) { d.rate(v, f, &c.MaxRate) },
+	d.Mapping(n, field, map[string]fieldFn{
+		"model":             func(v *yaml.Node, f string) { d.Str(v, f, &c.Model) },
+		"fps":               func(v *yaml.Node, f string) { d.Number(v, f, &c.FPS) },
+		"tau":               func(v *yaml.Node, f string) { d.Duration(v, f, &c.Tau) },
+		"burst_frames":      func(v *yaml.Node, f string) { d.Integer(v, f, 1, 1000, &c.BurstFrames) },
+		"burst_size":        func(v *yaml.Node, f string) { d.Bytes(v, f, &c.BurstSize) },
+		"scale_size":        func(v *yaml.Node, f string) { d.Number(v, f, &c.ScaleSize) },
+		"scale_interval":    func(v *yaml.Node, f string) { d.Number(v, f, &c.ScaleInterval) },
+		"change_threshold":  func(v *yaml.Node, f string) { d.Number(v, f, &c.ChangeThreshold) },
+		"keyframe_interval": func(v *yaml.Node, f string) { d.Duration(v, f, &c.KeyframeInterval) },
+		"min_rate":          func(v *yaml.Node, f string) { d.Rate(v, f, &c.MinRate) },
+		"max_rate":          func(v *yaml.Node, f string) { d.Rate(v, f, &c.MaxRate) },
 	})
 	if err := c.Validate(); err != nil {
-		d.failf(n, field, "%v", err)
+		d.Failf(n, field, "%v", err)
 	}
 }
 
 func (d *decoder) rates(n *yaml.Node, field string) []float64 {
 	var out []float64
-	d.sequence(n, field, func(v *yaml.Node, f string, _ int) {
+	d.Sequence(n, field, func(v *yaml.Node, f string, _ int) {
 		var r float64
-		d.rate(v, f, &r)
+		d.Rate(v, f, &r)
 		if r <= 0 {
-			d.failf(v, f, "a layer needs a positive rate")
+			d.Failf(v, f, "a layer needs a positive rate")
 		}
 		out = append(out, r)
 	})
@@ -241,14 +242,14 @@ func (d *decoder) rates(n *yaml.Node, field string) []float64 {
 
 func (d *decoder) pauses(n *yaml.Node, field string) []sim.Interval {
 	var out []sim.Interval
-	d.sequence(n, field, func(v *yaml.Node, f string, _ int) {
+	d.Sequence(n, field, func(v *yaml.Node, f string, _ int) {
 		var iv sim.Interval
-		d.mapping(v, f, map[string]fieldFn{
-			"from": func(v *yaml.Node, f string) { d.duration(v, f, &iv.From) },
-			"to":   func(v *yaml.Node, f string) { d.duration(v, f, &iv.To) },
+		d.Mapping(v, f, map[string]fieldFn{
+			"from": func(v *yaml.Node, f string) { d.Duration(v, f, &iv.From) },
+			"to":   func(v *yaml.Node, f string) { d.Duration(v, f, &iv.To) },
 		})
 		if iv.To <= iv.From {
-			d.failf(v, f, "a pause needs from < to")
+			d.Failf(v, f, "a pause needs from < to")
 		}
 		out = append(out, iv)
 	})
@@ -257,27 +258,27 @@ func (d *decoder) pauses(n *yaml.Node, field string) []sim.Interval {
 
 func (d *decoder) onoff(n *yaml.Node, field string) *sim.OnOffConfig {
 	o := &sim.OnOffConfig{}
-	d.mapping(n, field, map[string]fieldFn{
+	d.Mapping(n, field, map[string]fieldFn{
 		"size": func(v *yaml.Node, f string) {
 			var sizes []string
-			d.strList(v, f, &sizes)
+			d.StrList(v, f, &sizes)
 			if len(sizes) != 2 {
-				d.failf(v, f, "size takes [min, max], e.g. [30KB, 50KB]")
+				d.Failf(v, f, "size takes [min, max], e.g. [30KB, 50KB]")
 				return
 			}
-			lo, _, e1 := parseSize(sizes[0], false)
-			hi, _, e2 := parseSize(sizes[1], false)
+			lo, _, e1 := yamlfield.ParseSize(sizes[0], false)
+			hi, _, e2 := yamlfield.ParseSize(sizes[1], false)
 			if e1 != nil || e2 != nil || lo <= 0 || hi < lo || hi > 1e12 {
-				d.failf(v, f, "size takes [min, max] with units, min > 0 and max >= min")
+				d.Failf(v, f, "size takes [min, max] with units, min > 0 and max >= min")
 				return
 			}
 			o.SizeMin, o.SizeMax = int(lo), int(hi)
 		},
-		"off_mean": func(v *yaml.Node, f string) { d.duration(v, f, &o.OffMean) },
-		"start_on": func(v *yaml.Node, f string) { d.boolean(v, f, &o.StartOn) },
+		"off_mean": func(v *yaml.Node, f string) { d.Duration(v, f, &o.OffMean) },
+		"start_on": func(v *yaml.Node, f string) { d.Boolean(v, f, &o.StartOn) },
 	})
 	if o.SizeMin <= 0 || o.OffMean <= 0 {
-		d.failf(n, field, "onoff needs size: [min, max] and off_mean")
+		d.Failf(n, field, "onoff needs size: [min, max] and off_mean")
 	}
 	return o
 }

@@ -4,6 +4,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/strata-rtc/strata/internal/sim"
+	"github.com/strata-rtc/strata/internal/yamlfield"
 )
 
 // linkFields are the fields a link (or its reverse direction) may set.
@@ -18,19 +19,19 @@ type linkFields struct {
 func (d *decoder) linkFieldHandlers(lf *linkFields) map[string]fieldFn {
 	return map[string]fieldFn{
 		"rate": func(v *yaml.Node, f string) {
-			d.rate(v, f, &lf.rate)
+			d.Rate(v, f, &lf.rate)
 			lf.hasRate = true
 		},
 		"schedule": func(v *yaml.Node, f string) { lf.schedule = d.schedule(v, f) },
-		"delay":    func(v *yaml.Node, f string) { d.duration(v, f, &lf.cfg.Delay) },
-		"jitter":   func(v *yaml.Node, f string) { d.duration(v, f, &lf.cfg.Jitter) },
+		"delay":    func(v *yaml.Node, f string) { d.Duration(v, f, &lf.cfg.Delay) },
+		"jitter":   func(v *yaml.Node, f string) { d.Duration(v, f, &lf.cfg.Jitter) },
 		"queue": func(v *yaml.Node, f string) {
 			lf.cfg.Queue = d.limit(v, f)
 			lf.queueSet = true
 		},
 		"ecn":      func(v *yaml.Node, f string) { lf.cfg.ECN = d.limit(v, f) },
 		"loss":     func(v *yaml.Node, f string) { lf.cfg.Loss = d.loss(v, f) },
-		"overhead": func(v *yaml.Node, f string) { d.bytes(v, f, &lf.cfg.Overhead) },
+		"overhead": func(v *yaml.Node, f string) { d.Bytes(v, f, &lf.cfg.Overhead) },
 	}
 }
 
@@ -42,17 +43,17 @@ func (lf *linkFields) finish(d *decoder, n *yaml.Node, field string) {
 	}
 	for _, st := range lf.schedule {
 		if st.At == 0 && len(sched) > 0 {
-			d.failf(n, field+".schedule", "a step at 0s conflicts with rate; give one or the other")
+			d.Failf(n, field+".schedule", "a step at 0s conflicts with rate; give one or the other")
 			return
 		}
 		sched = append(sched, st)
 	}
 	if len(sched) == 0 {
-		d.failf(n, field+".rate", "a link needs a rate (e.g. rate: 10Mbps) or a schedule")
+		d.Failf(n, field+".rate", "a link needs a rate (e.g. rate: 10Mbps) or a schedule")
 		return
 	}
 	if err := sched.Validate(); err != nil {
-		d.failf(n, field+".schedule", "%v", err)
+		d.Failf(n, field+".schedule", "%v", err)
 		return
 	}
 	lf.cfg.Rate = sched
@@ -64,7 +65,7 @@ func (lf *linkFields) finish(d *decoder, n *yaml.Node, field string) {
 
 func decodeLinks(d *decoder, n *yaml.Node) []Link {
 	var out []Link
-	d.sequence(n, "links", func(v *yaml.Node, field string, _ int) {
+	d.Sequence(n, "links", func(v *yaml.Node, field string, _ int) {
 		var lf linkFields
 		var duplex bool
 		var reverseNode *yaml.Node
@@ -72,23 +73,23 @@ func decodeLinks(d *decoder, n *yaml.Node) []Link {
 			field = "links[" + name + "]"
 		}
 		h := d.linkFieldHandlers(&lf)
-		h["name"] = func(v *yaml.Node, f string) { d.str(v, f, &lf.cfg.Name) }
-		h["from"] = func(v *yaml.Node, f string) { d.str(v, f, &lf.cfg.From) }
-		h["to"] = func(v *yaml.Node, f string) { d.str(v, f, &lf.cfg.To) }
-		h["duplex"] = func(v *yaml.Node, f string) { d.boolean(v, f, &duplex) }
+		h["name"] = func(v *yaml.Node, f string) { d.Str(v, f, &lf.cfg.Name) }
+		h["from"] = func(v *yaml.Node, f string) { d.Str(v, f, &lf.cfg.From) }
+		h["to"] = func(v *yaml.Node, f string) { d.Str(v, f, &lf.cfg.To) }
+		h["duplex"] = func(v *yaml.Node, f string) { d.Boolean(v, f, &duplex) }
 		h["reverse"] = func(v *yaml.Node, f string) { reverseNode = v }
-		d.mapping(v, field, h)
+		d.Mapping(v, field, h)
 		if lf.cfg.Name == "" || lf.cfg.From == "" || lf.cfg.To == "" {
-			d.failf(v, field, "a link needs name, from and to")
+			d.Failf(v, field, "a link needs name, from and to")
 			return
 		}
 		if lf.cfg.From == lf.cfg.To {
-			d.failf(v, field+".to", "a link cannot loop to its own node")
+			d.Failf(v, field+".to", "a link cannot loop to its own node")
 		}
 		lf.finish(d, v, field)
 		out = append(out, Link{LinkConfig: lf.cfg, Line: v.Line})
 		if reverseNode != nil && !duplex {
-			d.failf(reverseNode, field+".reverse", "reverse needs duplex: true")
+			d.Failf(reverseNode, field+".reverse", "reverse needs duplex: true")
 		}
 		if !duplex {
 			return
@@ -102,8 +103,8 @@ func decodeLinks(d *decoder, n *yaml.Node) []Link {
 				rev.hasRate, rev.schedule = false, nil // the reverse capacity is given in full
 			}
 			rh := d.linkFieldHandlers(&rev)
-			rh["name"] = func(v *yaml.Node, f string) { d.str(v, f, &rev.cfg.Name) }
-			d.mapping(reverseNode, field+".reverse", rh)
+			rh["name"] = func(v *yaml.Node, f string) { d.Str(v, f, &rev.cfg.Name) }
+			d.Mapping(reverseNode, field+".reverse", rh)
 		}
 		rev.finish(d, v, field+".reverse")
 		out = append(out, Link{LinkConfig: rev.cfg, Line: v.Line})
@@ -113,15 +114,15 @@ func decodeLinks(d *decoder, n *yaml.Node) []Link {
 
 func (d *decoder) schedule(n *yaml.Node, field string) []sim.RateStep {
 	var out []sim.RateStep
-	d.sequence(n, field, func(v *yaml.Node, f string, _ int) {
+	d.Sequence(n, field, func(v *yaml.Node, f string, _ int) {
 		var st sim.RateStep
 		var hasAt, hasRate bool
-		d.mapping(v, f, map[string]fieldFn{
-			"at":   func(v *yaml.Node, f string) { d.duration(v, f, &st.At); hasAt = true },
-			"rate": func(v *yaml.Node, f string) { d.rate(v, f, &st.Bps); hasRate = true },
+		d.Mapping(v, f, map[string]fieldFn{
+			"at":   func(v *yaml.Node, f string) { d.Duration(v, f, &st.At); hasAt = true },
+			"rate": func(v *yaml.Node, f string) { d.Rate(v, f, &st.Bps); hasRate = true },
 		})
 		if !hasAt || !hasRate {
-			d.failf(v, f, "a schedule step needs at and rate")
+			d.Failf(v, f, "a schedule step needs at and rate")
 			return
 		}
 		out = append(out, st)
@@ -131,24 +132,24 @@ func (d *decoder) schedule(n *yaml.Node, field string) []sim.RateStep {
 
 // limit parses a queue size or marking threshold: "100pkt", "60KB", "300ms".
 func (d *decoder) limit(n *yaml.Node, field string) sim.Limit {
-	s, ok := d.scalar(n, field)
+	s, ok := d.Scalar(n, field)
 	if !ok {
 		return sim.Limit{}
 	}
 	if s == "unlimited" || s == "none" {
 		return sim.Limit{}
 	}
-	if isDurationUnit(s) {
-		v, err := parseDuration(s)
+	if yamlfield.IsDurationUnit(s) {
+		v, err := yamlfield.ParseDuration(s)
 		if err != nil {
-			d.failf(n, field, "%v", err)
+			d.Failf(n, field, "%v", err)
 			return sim.Limit{}
 		}
 		return sim.Limit{Unit: sim.LimitTime, Value: v.Seconds()}
 	}
-	v, pkts, err := parseSize(s, true)
+	v, pkts, err := yamlfield.ParseSize(s, true)
 	if err != nil {
-		d.failf(n, field, "%v", err)
+		d.Failf(n, field, "%v", err)
 		return sim.Limit{}
 	}
 	if pkts {
@@ -161,22 +162,22 @@ func (d *decoder) limit(n *yaml.Node, field string) sim.Limit {
 func (d *decoder) loss(n *yaml.Node, field string) sim.LossConfig {
 	if n != nil && n.Kind == yaml.ScalarNode {
 		var p float64
-		d.probability(n, field, &p)
+		d.Probability(n, field, &p)
 		if p == 0 {
 			return sim.LossConfig{}
 		}
 		return sim.LossConfig{Model: "random", P: p}
 	}
 	c := sim.LossConfig{Model: "random", LossBad: 1}
-	d.mapping(n, field, map[string]fieldFn{
-		"model":     func(v *yaml.Node, f string) { d.str(v, f, &c.Model) },
-		"p":         func(v *yaml.Node, f string) { d.probability(v, f, &c.P) },
-		"r":         func(v *yaml.Node, f string) { d.probability(v, f, &c.R) },
-		"loss_good": func(v *yaml.Node, f string) { d.probability(v, f, &c.LossGood) },
-		"loss_bad":  func(v *yaml.Node, f string) { d.probability(v, f, &c.LossBad) },
+	d.Mapping(n, field, map[string]fieldFn{
+		"model":     func(v *yaml.Node, f string) { d.Str(v, f, &c.Model) },
+		"p":         func(v *yaml.Node, f string) { d.Probability(v, f, &c.P) },
+		"r":         func(v *yaml.Node, f string) { d.Probability(v, f, &c.R) },
+		"loss_good": func(v *yaml.Node, f string) { d.Probability(v, f, &c.LossGood) },
+		"loss_bad":  func(v *yaml.Node, f string) { d.Probability(v, f, &c.LossBad) },
 	})
 	if err := c.Validate(); err != nil {
-		d.failf(n, field, "%v", err)
+		d.Failf(n, field, "%v", err)
 	}
 	return c
 }

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/strata-rtc/strata/internal/sim"
+	"github.com/strata-rtc/strata/internal/yamlfield"
 )
 
 // Scenario is one runnable experiment.
@@ -109,12 +110,12 @@ func Parse(name string, data []byte) (*File, error) {
 		return nil, fmt.Errorf("%s: empty scenario", name)
 	}
 	root := doc.Content[0]
-	d := &decoder{file: name}
+	d := &decoder{&yamlfield.Decoder{File: name}}
 	sweepNode, root := splitSweep(d, root)
 	f := &File{Path: name, Name: defaultName(name)}
 	if sweepNode == nil {
 		s := decodeScenario(d, root, name)
-		if err := d.err(); err != nil {
+		if err := d.Err(); err != nil {
 			return nil, err
 		}
 		f.Name = s.Name
@@ -122,7 +123,7 @@ func Parse(name string, data []byte) (*File, error) {
 		return f, nil
 	}
 	sw, values := decodeSweep(d, sweepNode)
-	if err := d.err(); err != nil {
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	f.Sweep = sw
@@ -135,18 +136,18 @@ func Parse(name string, data []byte) (*File, error) {
 			}
 		}
 		if err != nil {
-			d.failf(sweepNode, "sweep.param", "%v", err)
+			d.Failf(sweepNode, "sweep.param", "%v", err)
 			break
 		}
 		s := decodeScenario(d, variant, name)
-		if len(d.errs) > 0 {
+		if d.Count() > 0 {
 			break
 		}
 		s.SweepParam, s.SweepValue = sw.Param, sw.Values[i]
 		f.Name = s.Name
 		f.Runs = append(f.Runs, s)
 	}
-	if err := d.err(); err != nil {
+	if err := d.Err(); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -159,15 +160,15 @@ func defaultName(path string) string {
 func decodeScenario(d *decoder, root *yaml.Node, file string) *Scenario {
 	s := &Scenario{File: file, Name: defaultName(file), Seed: 1, Interval: 100 * time.Millisecond}
 	var links, flows, sfu *yaml.Node
-	d.mapping(root, "", map[string]fieldFn{
-		"name":        func(v *yaml.Node, f string) { d.str(v, f, &s.Name) },
-		"description": func(v *yaml.Node, f string) { d.str(v, f, &s.Description) },
-		"reference":   func(v *yaml.Node, f string) { d.str(v, f, &s.Reference) },
-		"duration":    func(v *yaml.Node, f string) { d.duration(v, f, &s.Duration) },
-		"interval":    func(v *yaml.Node, f string) { d.duration(v, f, &s.Interval) },
+	d.Mapping(root, "", map[string]fieldFn{
+		"name":        func(v *yaml.Node, f string) { d.Str(v, f, &s.Name) },
+		"description": func(v *yaml.Node, f string) { d.Str(v, f, &s.Description) },
+		"reference":   func(v *yaml.Node, f string) { d.Str(v, f, &s.Reference) },
+		"duration":    func(v *yaml.Node, f string) { d.Duration(v, f, &s.Duration) },
+		"interval":    func(v *yaml.Node, f string) { d.Duration(v, f, &s.Interval) },
 		"seed": func(v *yaml.Node, f string) {
 			var n int
-			d.integer(v, f, 0, math.MaxInt32, &n)
+			d.Integer(v, f, 0, math.MaxInt32, &n)
 			s.Seed = uint64(n)
 		},
 		"links": func(v *yaml.Node, f string) { links = v },
@@ -176,15 +177,15 @@ func decodeScenario(d *decoder, root *yaml.Node, file string) *Scenario {
 		"sweep": func(v *yaml.Node, f string) {},
 	})
 	if s.Duration <= 0 {
-		d.failf(root, "duration", "a positive duration is required (e.g. duration: 100s)")
+		d.Failf(root, "duration", "a positive duration is required (e.g. duration: 100s)")
 	} else if s.Duration > 24*time.Hour {
-		d.failf(root, "duration", "longer than a day")
+		d.Failf(root, "duration", "longer than a day")
 	}
 	if s.Interval < time.Millisecond || (s.Duration > 0 && s.Interval > s.Duration) {
-		d.failf(root, "interval", "must be between 1ms and the duration")
+		d.Failf(root, "interval", "must be between 1ms and the duration")
 	}
 	if links == nil {
-		d.failf(root, "links", "a scenario needs links")
+		d.Failf(root, "links", "a scenario needs links")
 	} else {
 		s.Links = decodeLinks(d, links)
 	}
@@ -195,9 +196,9 @@ func decodeScenario(d *decoder, root *yaml.Node, file string) *Scenario {
 		s.SFU = decodeSFU(d, sfu, s)
 	}
 	if flows == nil && sfu == nil {
-		d.failf(root, "flows", "a scenario needs flows (or an sfu with sessions)")
+		d.Failf(root, "flows", "a scenario needs flows (or an sfu with sessions)")
 	}
-	if len(d.errs) == 0 {
+	if d.Count() == 0 {
 		validate(d, s)
 	}
 	return s

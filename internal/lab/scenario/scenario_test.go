@@ -201,29 +201,3 @@ func TestSweepErrors(t *testing.T) {
 		}
 	}
 }
-
-func TestUnits(t *testing.T) {
-	rates := map[string]float64{"10Mbps": 10e6, "1.5 Mbit/s": 1.5e6, "250kbps": 250e3, "1e3bps": 1e3, "1Gbps": 1e9}
-	for in, want := range rates {
-		if got, err := parseRate(in); err != nil || got != want {
-			t.Errorf("%s: %v %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"10", "fast", "10Mbpss", "-1Mbps", "NaNMbps", ""} {
-		if _, err := parseRate(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	if v, pk, err := parseSize("60KB", true); err != nil || v != 60000 || pk {
-		t.Errorf("60KB: %v %v %v", v, pk, err)
-	}
-	if v, pk, err := parseSize("100pkt", true); err != nil || v != 100 || !pk {
-		t.Errorf("100pkt: %v %v %v", v, pk, err)
-	}
-	if p, err := parseProbability("5%"); err != nil || p != 0.05 {
-		t.Errorf("5%%: %v %v", p, err)
-	}
-	if _, err := parseProbability("5"); err == nil {
-		t.Error("5 accepted as a probability")
-	}
-}

@@ -46,14 +46,14 @@ func decodeSFU(d *decoder, n *yaml.Node, s *Scenario) *SFU {
 	u := &SFU{Line: n.Line, Policy: policy.NameBWE}
 	netctl := "auto"
 	var sessions *yaml.Node
-	d.mapping(n, "sfu", map[string]fieldFn{
-		"node":     func(v *yaml.Node, f string) { d.str(v, f, &u.Node) },
-		"policy":   func(v *yaml.Node, f string) { d.str(v, f, &u.Policy) },
-		"netctl":   func(v *yaml.Node, f string) { d.str(v, f, &netctl) },
+	d.Mapping(n, "sfu", map[string]fieldFn{
+		"node":     func(v *yaml.Node, f string) { d.Str(v, f, &u.Node) },
+		"policy":   func(v *yaml.Node, f string) { d.Str(v, f, &u.Policy) },
+		"netctl":   func(v *yaml.Node, f string) { d.Str(v, f, &netctl) },
 		"sessions": func(v *yaml.Node, f string) { sessions = v },
 	})
 	if !slices.Contains(policy.Names(), u.Policy) {
-		d.failf(n, "sfu.policy", "unknown policy %q (want one of %s)", u.Policy, strings.Join(policy.Names(), ", "))
+		d.Failf(n, "sfu.policy", "unknown policy %q (want one of %s)", u.Policy, strings.Join(policy.Names(), ", "))
 	}
 	switch netctl {
 	case "auto":
@@ -62,16 +62,16 @@ func decodeSFU(d *decoder, n *yaml.Node, s *Scenario) *SFU {
 		u.NetCtl = true
 	case "off", "false":
 	default:
-		d.failf(n, "sfu.netctl", "want on, off or auto, not %q", netctl)
+		d.Failf(n, "sfu.netctl", "want on, off or auto, not %q", netctl)
 	}
 	if u.Node == "" {
-		d.failf(n, "sfu.node", "the SFU needs a node")
+		d.Failf(n, "sfu.node", "the SFU needs a node")
 	}
 	if sessions == nil {
-		d.failf(n, "sfu.sessions", "the SFU needs sessions")
+		d.Failf(n, "sfu.sessions", "the SFU needs sessions")
 		return u
 	}
-	d.sequence(sessions, "sfu.sessions", func(v *yaml.Node, field string, _ int) {
+	d.Sequence(sessions, "sfu.sessions", func(v *yaml.Node, field string, _ int) {
 		u.Sessions = append(u.Sessions, decodeSFUSession(d, v, field, s)...)
 	})
 	return u
@@ -84,21 +84,21 @@ func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFU
 	}
 	count := 1
 	var startStep time.Duration
-	d.mapping(v, field, map[string]fieldFn{
-		"name":       func(v *yaml.Node, f string) { d.str(v, f, &ss.Name) },
-		"count":      func(v *yaml.Node, f string) { d.integer(v, f, 1, 100, &count) },
+	d.Mapping(v, field, map[string]fieldFn{
+		"name":       func(v *yaml.Node, f string) { d.Str(v, f, &ss.Name) },
+		"count":      func(v *yaml.Node, f string) { d.Integer(v, f, 1, 100, &count) },
 		"layers":     func(v *yaml.Node, f string) { ss.Layers = d.rates(v, f) },
 		"codec":      func(v *yaml.Node, f string) { d.codec(v, f, &ss.Codec) },
-		"path":       func(v *yaml.Node, f string) { d.strList(v, f, &ss.Path) },
-		"start":      func(v *yaml.Node, f string) { d.duration(v, f, &ss.Start) },
-		"stop":       func(v *yaml.Node, f string) { d.duration(v, f, &ss.Stop) },
-		"start_step": func(v *yaml.Node, f string) { d.duration(v, f, &startStep) },
+		"path":       func(v *yaml.Node, f string) { d.StrList(v, f, &ss.Path) },
+		"start":      func(v *yaml.Node, f string) { d.Duration(v, f, &ss.Start) },
+		"stop":       func(v *yaml.Node, f string) { d.Duration(v, f, &ss.Stop) },
+		"start_step": func(v *yaml.Node, f string) { d.Duration(v, f, &startStep) },
 	})
 	if ss.Name == "" {
-		d.failf(v, field+".name", "a session needs a name")
+		d.Failf(v, field+".name", "a session needs a name")
 	}
 	if len(ss.Layers) == 0 || len(ss.Layers) > 3 {
-		d.failf(v, field+".layers", "want 1 to 3 layer rates (base, spatial, temporal)")
+		d.Failf(v, field+".layers", "want 1 to 3 layer rates (base, spatial, temporal)")
 	}
 	ss.Group = ss.Name
 	if count == 1 {
@@ -119,23 +119,23 @@ func validateSFU(d *decoder, s *Scenario, between map[[2]string]bool, names map[
 	for _, ss := range u.Sessions {
 		field := "sfu.sessions[" + ss.Group + "]"
 		if names[ss.Name] {
-			d.failLine(ss.Line, field+".name", "duplicate flow or session name %q", ss.Name)
+			d.FailLine(ss.Line, field+".name", "duplicate flow or session name %q", ss.Name)
 		}
 		names[ss.Name] = true
 		at := slices.Index(ss.Path, u.Node)
 		if at <= 0 || at == len(ss.Path)-1 {
-			d.failLine(ss.Line, field+".path", "the path must run from a sender through the SFU node %s to a receiver", u.Node)
+			d.FailLine(ss.Line, field+".path", "the path must run from a sender through the SFU node %s to a receiver", u.Node)
 			continue
 		}
 		full := append(slices.Clone(ss.Path), reversed(ss.Path[at:])[1:]...)
 		for j := 0; j+1 < len(full); j++ {
 			if !between[[2]string{full[j], full[j+1]}] {
-				d.failLine(ss.Line, field+".path", "no link from %s to %s (the receiver's feedback goes back to the SFU: make the links duplex)", full[j], full[j+1])
+				d.FailLine(ss.Line, field+".path", "no link from %s to %s (the receiver's feedback goes back to the SFU: make the links duplex)", full[j], full[j+1])
 				break
 			}
 		}
 		if ss.Stop > s.Duration || ss.Start >= ss.Stop {
-			d.failLine(ss.Line, field+".start", "start %v and stop %v must lie within the run (%v)", ss.Start, ss.Stop, s.Duration)
+			d.FailLine(ss.Line, field+".start", "start %v and stop %v must lie within the run (%v)", ss.Start, ss.Stop, s.Duration)
 		}
 	}
 }

@@ -25,20 +25,20 @@ func splitSweep(d *decoder, root *yaml.Node) (*yaml.Node, *yaml.Node) {
 func decodeSweep(d *decoder, n *yaml.Node) (*Sweep, []*yaml.Node) {
 	sw := &Sweep{}
 	var values []*yaml.Node
-	d.mapping(n, "sweep", map[string]fieldFn{
+	d.Mapping(n, "sweep", map[string]fieldFn{
 		"param": func(v *yaml.Node, f string) {
 			if v != nil && v.Kind == yaml.SequenceNode {
 				var ps []string
-				d.strList(v, f, &ps)
+				d.StrList(v, f, &ps)
 				sw.Param = strings.Join(ps, ",")
 				return
 			}
-			d.str(v, f, &sw.Param)
+			d.Str(v, f, &sw.Param)
 		},
-		"metric": func(v *yaml.Node, f string) { d.str(v, f, &sw.Metric) },
+		"metric": func(v *yaml.Node, f string) { d.Str(v, f, &sw.Metric) },
 		"values": func(v *yaml.Node, f string) {
-			d.sequence(v, f, func(x *yaml.Node, xf string, _ int) {
-				if s, ok := d.scalar(x, xf); ok {
+			d.Sequence(v, f, func(x *yaml.Node, xf string, _ int) {
+				if s, ok := d.Scalar(x, xf); ok {
 					values = append(values, x)
 					sw.Values = append(sw.Values, s)
 				}
@@ -46,10 +46,10 @@ func decodeSweep(d *decoder, n *yaml.Node) (*Sweep, []*yaml.Node) {
 		},
 	})
 	if sw.Param == "" {
-		d.failf(n, "sweep.param", "a sweep needs the dotted path of the field to vary, e.g. links.bottleneck.queue")
+		d.Failf(n, "sweep.param", "a sweep needs the dotted path of the field to vary, e.g. links.bottleneck.queue")
 	}
 	if len(values) == 0 {
-		d.failf(n, "sweep.values", "a sweep needs a list of values")
+		d.Failf(n, "sweep.values", "a sweep needs a list of values")
 	}
 	return sw, values
 }

@@ -8,7 +8,7 @@ func validate(d *decoder, s *Scenario) {
 	nodes := map[string]bool{}
 	for _, l := range s.Links {
 		if links[l.Name] {
-			d.failLine(l.Line, "links["+l.Name+"]", "duplicate link name")
+			d.FailLine(l.Line, "links["+l.Name+"]", "duplicate link name")
 		}
 		links[l.Name] = true
 		between[[2]string{l.From, l.To}] = true
@@ -18,7 +18,7 @@ func validate(d *decoder, s *Scenario) {
 		// Every link and flow keeps per-interval series; bound their size.
 		samples := int64(s.Duration/s.Interval+1) * int64(len(s.Links)+len(s.Flows))
 		if samples > 20_000_000 {
-			d.failLine(1, "interval", "%v samples of %d series is too many; use a longer interval", s.Duration/s.Interval, len(s.Links)+len(s.Flows))
+			d.FailLine(1, "interval", "%v samples of %d series is too many; use a longer interval", s.Duration/s.Interval, len(s.Links)+len(s.Flows))
 		}
 	}
 	flows := map[string]bool{}
@@ -26,7 +26,7 @@ func validate(d *decoder, s *Scenario) {
 		f := &s.Flows[i]
 		field := "flows[" + f.Group + "]"
 		fail := func(sub, format string, args ...any) {
-			d.failLine(f.Line, field+sub, format, args...)
+			d.FailLine(f.Line, field+sub, format, args...)
 		}
 		if flows[f.Name] {
 			fail(".name", "duplicate flow name %q", f.Name)
@@ -51,9 +51,9 @@ func validate(d *decoder, s *Scenario) {
 				}
 			}
 		}
-		before := len(d.errs)
+		before := d.Count()
 		checkPath(".path", f.Path)
-		if f.Kind != KindCBR && len(d.errs) == before {
+		if f.Kind != KindCBR && d.Count() == before {
 			if f.ReversePath == nil && len(f.Path) >= 2 {
 				f.ReversePath = reversed(f.Path)
 				for j := 0; j+1 < len(f.ReversePath); j++ {

@@ -7,15 +7,20 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/strata-rtc/strata/internal/yamlfield"
 )
 
 // MaxFileSize bounds topology files (they are a few KB in practice).
 const MaxFileSize = 4 << 20
 
 // Error lists every problem found in a topology file, each as "file:line: field: message".
-type Error struct{ Problems []string }
+type Error = yamlfield.Error
 
-func (e *Error) Error() string { return strings.Join(e.Problems, "\n") }
+// decoder is the shared strict YAML decoder plus the topology's node and link decoders.
+type decoder struct{ *yamlfield.Decoder }
+
+type fieldFn = yamlfield.FieldFunc
 
 // Load reads and parses a topology file.
 func Load(path string) (*Topology, error) {
@@ -42,32 +47,32 @@ func Load(path string) (*Topology, error) {
 // a Go duration unit.
 func Parse(file string, data []byte) (*Topology, error) {
 	if len(data) > MaxFileSize {
-		return nil, &Error{[]string{fmt.Sprintf("%s:1: file larger than %d bytes", file, MaxFileSize)}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s:1: file larger than %d bytes", file, MaxFileSize)}}
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &Error{[]string{fmt.Sprintf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}}
 	}
-	d := &decoder{file: file}
+	d := &decoder{&yamlfield.Decoder{File: file, Root: "(top level)"}}
 	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
-		d.failf(&root, "", "empty topology file")
-		return nil, d.err()
+		d.Failf(&root, "", "empty topology file")
+		return nil, d.Err()
 	}
 	var name string
 	var nodes []nodeSpec
 	var links []linkSpec
-	d.mapping(root.Content[0], "", map[string]fieldFn{
-		"name":        func(v *yaml.Node, f string) { d.str(v, f, &name) },
-		"description": func(v *yaml.Node, f string) { var s string; d.str(v, f, &s) },
+	d.Mapping(root.Content[0], "", map[string]fieldFn{
+		"name":        func(v *yaml.Node, f string) { d.Str(v, f, &name) },
+		"description": func(v *yaml.Node, f string) { var s string; d.Str(v, f, &s) },
 		"nodes": func(v *yaml.Node, f string) {
-			d.sequence(v, f, func(item *yaml.Node, f string) { nodes = append(nodes, d.node(item, f)) })
+			d.Sequence(v, f, func(item *yaml.Node, f string, _ int) { nodes = append(nodes, d.node(item, f)) })
 		},
 		"links": func(v *yaml.Node, f string) {
-			d.sequence(v, f, func(item *yaml.Node, f string) { links = append(links, d.link(item, f)) })
+			d.Sequence(v, f, func(item *yaml.Node, f string, _ int) { links = append(links, d.link(item, f)) })
 		},
 	})
-	if d.fieldFailed("") || d.fieldFailed("nodes") {
-		return nil, d.err() // cross-references would only add noise
+	if d.FieldFailed("") || d.FieldFailed("nodes") {
+		return nil, d.Err() // cross-references would only add noise
 	}
 	return d.build(name, nodes, links)
 }
@@ -91,10 +96,10 @@ func (d *decoder) node(n *yaml.Node, field string) nodeSpec {
 		s.Name = n.Value
 		return s
 	}
-	d.mapping(n, field, map[string]fieldFn{
-		"name":     func(v *yaml.Node, f string) { d.str(v, f, &s.Name) },
-		"enforcer": func(v *yaml.Node, f string) { d.boolean(v, f, &s.Enforcer) },
-		"role":     func(v *yaml.Node, f string) { d.str(v, f, &s.Role) },
+	d.Mapping(n, field, map[string]fieldFn{
+		"name":     func(v *yaml.Node, f string) { d.Str(v, f, &s.Name) },
+		"enforcer": func(v *yaml.Node, f string) { d.Boolean(v, f, &s.Enforcer) },
+		"role":     func(v *yaml.Node, f string) { d.Str(v, f, &s.Role) },
 	})
 	return s
 }
@@ -102,41 +107,41 @@ func (d *decoder) node(n *yaml.Node, field string) nodeSpec {
 func (d *decoder) link(n *yaml.Node, field string) linkSpec {
 	s := linkSpec{line: n.Line}
 	capSet := false
-	d.mapping(n, field, map[string]fieldFn{
-		"name": func(v *yaml.Node, f string) { d.str(v, f, &s.Name); s.named, s.n = true, v.Line },
-		"from": func(v *yaml.Node, f string) { d.str(v, f, &s.From); s.from = v.Line },
-		"to":   func(v *yaml.Node, f string) { d.str(v, f, &s.To); s.to = v.Line },
+	d.Mapping(n, field, map[string]fieldFn{
+		"name": func(v *yaml.Node, f string) { d.Str(v, f, &s.Name); s.named, s.n = true, v.Line },
+		"from": func(v *yaml.Node, f string) { d.Str(v, f, &s.From); s.from = v.Line },
+		"to":   func(v *yaml.Node, f string) { d.Str(v, f, &s.To); s.to = v.Line },
 		"capacity": func(v *yaml.Node, f string) {
-			if str, ok := d.scalar(v, f); ok {
+			if str, ok := d.Scalar(v, f); ok {
 				r, err := ParseRate(str)
 				if err == nil && r <= 0 {
 					err = fmt.Errorf("capacity must be positive, got %q", str)
 				}
 				if err != nil {
-					d.failf(v, f, "%v", err)
+					d.Failf(v, f, "%v", err)
 				}
 				s.Capacity, capSet = r, err == nil
 			}
 		},
 		"delay": func(v *yaml.Node, f string) {
-			if str, ok := d.scalar(v, f); ok {
+			if str, ok := d.Scalar(v, f); ok {
 				dl, err := ParseDelay(str)
 				if err != nil {
-					d.failf(v, f, "%v", err)
+					d.Failf(v, f, "%v", err)
 				}
 				s.Delay = dl
 			}
 		},
-		"duplex":         func(v *yaml.Node, f string) { d.boolean(v, f, &s.duplex) },
-		"interface":      func(v *yaml.Node, f string) { d.str(v, f, &s.Interface) },
-		"peer_interface": func(v *yaml.Node, f string) { d.str(v, f, &s.PeerInterface) },
+		"duplex":         func(v *yaml.Node, f string) { d.Boolean(v, f, &s.duplex) },
+		"interface":      func(v *yaml.Node, f string) { d.Str(v, f, &s.Interface) },
+		"peer_interface": func(v *yaml.Node, f string) { d.Str(v, f, &s.PeerInterface) },
 	})
 	for _, req := range []struct {
 		name string
 		set  bool
 	}{{"from", s.from > 0}, {"to", s.to > 0}, {"capacity", capSet}} {
-		if !req.set && !d.fieldFailed(field) && !d.fieldFailed(field+"."+req.name) {
-			d.failf(n, field+"."+req.name, "missing (every link needs from, to and capacity)")
+		if !req.set && !d.FieldFailed(field) && !d.FieldFailed(field+"."+req.name) {
+			d.Failf(n, field+"."+req.name, "missing (every link needs from, to and capacity)")
 		}
 	}
 	return s
@@ -149,15 +154,15 @@ func (d *decoder) build(name string, nodes []nodeSpec, links []linkSpec) (*Topol
 	for i, n := range nodes {
 		f := fmt.Sprintf("nodes[%d]", i)
 		if err := CheckName(n.Name); err != nil {
-			d.failLine(n.line, f+".name", "%v", err)
+			d.FailLine(n.line, f+".name", "%v", err)
 		} else if known[n.Name] {
-			d.failLine(n.line, f+".name", "node %q defined twice", n.Name)
+			d.FailLine(n.line, f+".name", "node %q defined twice", n.Name)
 		}
 		known[n.Name] = true
 		ns = append(ns, n.Node)
 	}
 	if len(nodes) == 0 {
-		d.failLine(1, "nodes", "the topology needs at least one node")
+		d.FailLine(1, "nodes", "the topology needs at least one node")
 	}
 	names := map[string]int{}
 	var ls []Link
@@ -168,11 +173,11 @@ func (d *decoder) build(name string, nodes []nodeSpec, links []linkSpec) (*Topol
 			line        int
 		}{{"from", l.From, l.from}, {"to", l.To, l.to}} {
 			if end.line > 0 && !known[end.node] {
-				d.failLine(end.line, f+"."+end.field, "unknown node %q (known: %s)", end.node, strings.Join(sortedKeys(known), ", "))
+				d.FailLine(end.line, f+"."+end.field, "unknown node %q (known: %s)", end.node, strings.Join(sortedKeys(known), ", "))
 			}
 		}
 		if l.From == l.To && l.from > 0 {
-			d.failLine(l.line, f, "link from %q to itself", l.From)
+			d.FailLine(l.line, f, "link from %q to itself", l.From)
 		}
 		fwd, rev := l.Link, l.reverse()
 		if !l.named {
@@ -185,21 +190,21 @@ func (d *decoder) build(name string, nodes []nodeSpec, links []linkSpec) (*Topol
 		for _, x := range pair {
 			line := max(l.n, l.line)
 			if err := CheckName(x.Name); err != nil {
-				d.failLine(line, f+".name", "%v", err)
+				d.FailLine(line, f+".name", "%v", err)
 			} else if prev, dup := names[x.Name]; dup {
-				d.failLine(line, f+".name", "link %q already defined at line %d", x.Name, prev)
+				d.FailLine(line, f+".name", "link %q already defined at line %d", x.Name, prev)
 			}
 			names[x.Name] = l.line
 			ls = append(ls, x)
 		}
 	}
-	if d.err() != nil {
-		return nil, d.err()
+	if d.Err() != nil {
+		return nil, d.Err()
 	}
 	t, err := New(name, ns, ls)
 	if err != nil {
-		d.failLine(1, "links", "%v", err)
-		return nil, d.err()
+		d.FailLine(1, "links", "%v", err)
+		return nil, d.Err()
 	}
 	return t, nil
 }

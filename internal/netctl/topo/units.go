@@ -2,39 +2,28 @@ package topo
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/yamlfield"
 )
 
-var rateUnits = map[string]float64{
-	"bps": 1, "bit/s": 1,
-	"kbps": 1e3, "Kbps": 1e3, "kbit/s": 1e3, "Kbit/s": 1e3,
-	"Mbps": 1e6, "mbps": 1e6, "Mbit/s": 1e6,
-	"Gbps": 1e9, "gbps": 1e9, "Gbit/s": 1e9,
-}
-
 // ParseRate parses a rate with a unit, such as "10Mbps", "1.5 Mbit/s" or "600kbps". A number
-// without a unit is an error (is "10" bit/s or Mbit/s?), and so is a negative rate.
+// without a unit is an error (is "10" bit/s or Mbit/s?), and so is a negative rate. The number
+// and the units are those of every config file (yamlfield); the wording and the cc.Bitrate
+// bound are the topology's.
 func ParseRate(s string) (cc.Bitrate, error) {
 	s = strings.TrimSpace(s)
-	i := 0
-	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == '-' || s[i] == '+' || s[i] == 'e' || s[i] == 'E') {
-		i++
-	}
-	// "e" may start a unit only if no digit follows; no rate unit starts with e, so this is safe.
-	num, unit := s[:i], strings.TrimSpace(s[i:])
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+	v, unit, err := yamlfield.SplitNumber(s)
+	if err != nil {
 		return 0, fmt.Errorf("%q is not a rate (write e.g. 10Mbps or 600kbps)", s)
 	}
 	if unit == "" {
-		return 0, fmt.Errorf("rate %q has no unit (write e.g. %sMbps or %skbps)", s, num, num)
+		return 0, fmt.Errorf("rate %q has no unit (write e.g. %sMbps or %skbps)", s, s, s)
 	}
-	mul, ok := rateUnits[unit]
+	mul, ok := yamlfield.RateUnit(unit)
 	if !ok {
 		return 0, fmt.Errorf("unknown rate unit %q in %q (use bps, kbps, Mbps or Gbps)", unit, s)
 	}

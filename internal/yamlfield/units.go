@@ -1,4 +1,4 @@
-package scenario
+package yamlfield
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// splitNumber splits "1.5Mbps" into 1.5 and "Mbps".
-func splitNumber(s string) (float64, string, error) {
+// SplitNumber splits "1.5Mbps" into 1.5 and "Mbps" (the unit trimmed of spaces).
+func SplitNumber(s string) (float64, string, error) {
 	s = strings.TrimSpace(s)
 	i := 0
 	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == '-' || s[i] == '+' ||
@@ -33,9 +33,15 @@ var rateUnits = map[string]float64{
 	"Gbps": 1e9, "gbps": 1e9, "Gbit/s": 1e9,
 }
 
-// parseRate parses a rate such as "10Mbps" or "1.5 Mbit/s" into bit/s.
-func parseRate(s string) (float64, error) {
-	v, unit, err := splitNumber(s)
+// RateUnit returns the bit/s in one unit of a rate unit such as "Mbps".
+func RateUnit(unit string) (float64, bool) {
+	mul, ok := rateUnits[unit]
+	return mul, ok
+}
+
+// ParseRate parses a rate such as "10Mbps" or "1.5 Mbit/s" into bit/s.
+func ParseRate(s string) (float64, error) {
+	v, unit, err := SplitNumber(s)
 	if err != nil {
 		return 0, err
 	}
@@ -49,11 +55,14 @@ func parseRate(s string) (float64, error) {
 	if v < 0 {
 		return 0, fmt.Errorf("negative rate %q", s)
 	}
+	if math.IsInf(v*mul, 0) {
+		return 0, fmt.Errorf("rate %q too large", s)
+	}
 	return v * mul, nil
 }
 
-// parseDuration parses a Go duration such as "100ms" or "1.5s".
-func parseDuration(s string) (time.Duration, error) {
+// ParseDuration parses a Go duration such as "100ms" or "1.5s".
+func ParseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
 		return 0, fmt.Errorf("missing unit in %q (write e.g. %sms or %ss)", s, s, s)
@@ -74,10 +83,10 @@ var sizeUnits = map[string]float64{
 
 var packetUnits = map[string]bool{"pkt": true, "pkts": true, "packets": true, "p": true}
 
-// parseSize parses a byte size ("60KB") or, when packets is true, also a
+// ParseSize parses a byte size ("60KB") or, when packets is true, also a
 // packet count ("100pkt"); it reports which.
-func parseSize(s string, packets bool) (v float64, isPackets bool, err error) {
-	v, unit, err := splitNumber(s)
+func ParseSize(s string, packets bool) (v float64, isPackets bool, err error) {
+	v, unit, err := SplitNumber(s)
 	if err != nil {
 		return 0, false, err
 	}
@@ -103,8 +112,8 @@ func parseSize(s string, packets bool) (v float64, isPackets bool, err error) {
 	return v * mul, false, nil
 }
 
-// parseProbability parses "5%" or a fraction in [0, 1].
-func parseProbability(s string) (float64, error) {
+// ParseProbability parses "5%" or a fraction in [0, 1].
+func ParseProbability(s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	if strings.HasSuffix(s, "%") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
@@ -120,9 +129,9 @@ func parseProbability(s string) (float64, error) {
 	return v, nil
 }
 
-// isDurationUnit reports whether s ends in a time unit.
-func isDurationUnit(s string) bool {
-	_, unit, err := splitNumber(s)
+// IsDurationUnit reports whether s ends in a time unit.
+func IsDurationUnit(s string) bool {
+	_, unit, err := SplitNumber(s)
 	if err != nil {
 		return false
 	}
