@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/plugin"
@@ -32,8 +31,7 @@ const (
 // Plugin is the echotest plugin. Create it with New.
 type Plugin struct {
 	log      *slog.Logger
-	mu       sync.Mutex
-	sessions map[*session]struct{}
+	sessions plugin.SessionSet[*session]
 }
 
 // New creates the plugin.
@@ -41,7 +39,7 @@ func New(log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Plugin{log: log, sessions: map[*session]struct{}{}}
+	return &Plugin{log: log}
 }
 
 // Package returns "janus.plugin.echotest".
@@ -66,28 +64,16 @@ func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
 // Attach creates the state of a newly attached handle.
 func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
 	s := newSession(p, h)
-	p.mu.Lock()
-	p.sessions[s] = struct{}{}
-	p.mu.Unlock()
+	p.sessions.Add(s)
 	go s.work()
 	return s, nil
 }
 
 // Destroy detaches every session (server shutdown).
 func (p *Plugin) Destroy() {
-	p.mu.Lock()
-	all := make([]*session, 0, len(p.sessions))
-	for s := range p.sessions {
-		all = append(all, s)
-	}
-	p.mu.Unlock()
-	for _, s := range all {
+	for _, s := range p.sessions.All() {
 		s.Detach()
 	}
 }
 
-func (p *Plugin) forget(s *session) {
-	p.mu.Lock()
-	delete(p.sessions, s)
-	p.mu.Unlock()
-}
+func (p *Plugin) forget(s *session) { p.sessions.Remove(s) }

@@ -49,7 +49,7 @@ func FuzzRequests(f *testing.F) {
 		p := New(config.Default().Plugins.VideoRoom, nil)
 		h := &nullHandle{}
 		s := newSession(p, h) // no work goroutine: the test runs queued requests itself
-		p.sessions[s] = struct{}{}
+		p.sessions.Add(s)
 		close(s.done)
 		for _, body := range [][]byte{msg, admin, msg} {
 			res := s.HandleMessage(context.Background(), plugin.Message{Transaction: "t", Body: body})

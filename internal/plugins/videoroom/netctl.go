@@ -210,17 +210,6 @@ func (b *netBridge) failed(id string, err error) (outage bool) {
 	return false
 }
 
-// sessionList returns every attached handle's session.
-func (p *Plugin) sessionList() []*session {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]*session, 0, len(p.sessions))
-	for s := range p.sessions {
-		out = append(out, s)
-	}
-	return out
-}
-
 // roomAllocator is the allocator configuration of a room's subscribers: the room's layer policy
 // when it has one.
 func (p *Plugin) roomAllocator(r *room) sfu.AllocatorConfig {

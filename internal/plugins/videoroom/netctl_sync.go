@@ -79,7 +79,7 @@ func (b *netBridge) wanted() (map[string]wantedStream, map[string]wantedSub) {
 		}
 	}
 	subs := map[string]wantedSub{}
-	for _, s := range b.p.sessionList() {
+	for _, s := range b.p.sessions.All() {
 		_, sub := s.roles()
 		if sub == nil {
 			continue

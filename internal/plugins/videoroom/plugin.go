@@ -39,9 +39,10 @@ type Plugin struct {
 	// net connects to the network controller (nil without one).
 	net *netBridge
 
-	mu       sync.Mutex
-	rooms    map[uint64]*room
-	sessions map[*session]struct{}
+	mu    sync.Mutex
+	rooms map[uint64]*room
+
+	sessions plugin.SessionSet[*session]
 }
 
 // New creates the plugin with the rooms of the configuration.
@@ -49,7 +50,7 @@ func New(cfg config.VideoRoom, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{cfg: cfg, alloc: allocatorConfig(cfg.Allocation), log: log, rooms: map[uint64]*room{}, sessions: map[*session]struct{}{}}
+	p := &Plugin{cfg: cfg, alloc: allocatorConfig(cfg.Allocation), log: log, rooms: map[uint64]*room{}}
 	for _, r := range cfg.Rooms {
 		p.rooms[r.ID] = newRoom(r.ID, optionsFromConfig(r))
 	}
@@ -93,22 +94,14 @@ func (p *Plugin) Info() plugin.Info {
 // Attach creates the state of a newly attached handle.
 func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
 	s := newSession(p, h)
-	p.mu.Lock()
-	p.sessions[s] = struct{}{}
-	p.mu.Unlock()
+	p.sessions.Add(s)
 	go s.work()
 	return s, nil
 }
 
 // Destroy detaches every session and stops every forwarder (server shutdown).
 func (p *Plugin) Destroy() {
-	p.mu.Lock()
-	all := make([]*session, 0, len(p.sessions))
-	for s := range p.sessions {
-		all = append(all, s)
-	}
-	p.mu.Unlock()
-	for _, s := range all {
+	for _, s := range p.sessions.All() {
 		s.Detach()
 	}
 	p.net.close()
@@ -135,11 +128,7 @@ func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
 	return data
 }
 
-func (p *Plugin) forget(s *session) {
-	p.mu.Lock()
-	delete(p.sessions, s)
-	p.mu.Unlock()
-}
+func (p *Plugin) forget(s *session) { p.sessions.Remove(s) }
 
 func (p *Plugin) room(id uint64) (*room, *requestError) {
 	p.mu.Lock()

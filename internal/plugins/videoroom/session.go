@@ -295,7 +295,7 @@ func (s *session) Query() any {
 
 // dropFeed removes a publisher's streams from every subscription.
 func (p *Plugin) dropFeed(pub *publisher) {
-	for _, s := range p.allSessions() {
+	for _, s := range p.sessions.All() {
 		if _, sub := s.roles(); sub != nil && sub.room == pub.room {
 			s.run(func() { sub.feedGone(pub) })
 		}
@@ -304,20 +304,10 @@ func (p *Plugin) dropFeed(pub *publisher) {
 
 // dropSubscribersOf ends every subscription in a destroyed room.
 func (p *Plugin) dropSubscribersOf(r *room) {
-	for _, s := range p.allSessions() {
+	for _, s := range p.sessions.All() {
 		if _, sub := s.roles(); sub != nil && sub.room == r {
 			s.push("", map[string]any{short: "destroyed", "room": r.id}, nil)
 			s.roomDestroyed()
 		}
 	}
-}
-
-func (p *Plugin) allSessions() []*session {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := make([]*session, 0, len(p.sessions))
-	for s := range p.sessions {
-		out = append(out, s)
-	}
-	return out
 }
