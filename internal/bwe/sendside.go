@@ -73,10 +73,10 @@ type SendSide struct {
 	start time.Time
 	seq   atomic.Uint32
 
-	hmu        sync.Mutex
+	// Guarded by est.mu, like the controller they feed, so a packet takes one lock.
 	history    *sendHistory
 	unwrap     seqUnwrapper // for feedback base sequence numbers
-	sentUnwrap seqUnwrapper // for the numbers stamped on sent packets
+	sentUnwrap seqUnwrapper // for the numbers stamped on sent packets (assigned in order)
 	results    []cc.PacketResult
 
 	closeOnce sync.Once
@@ -156,20 +156,14 @@ func (s *SendSide) BindLocalStream(info *interceptor.StreamInfo, writer intercep
 		}
 		size := h.MarshalSize() + len(payload)
 		now := s.now()
-		s.hmu.Lock()
-		full := s.unwrapSent(seq)
-		s.history.add(full, now, size)
-		s.hmu.Unlock()
 		s.withController(func(c cc.RateController) {
+			full := s.sentUnwrap.unwrap(seq)
+			s.history.add(full, now, size)
 			c.OnPacketSent(cc.SentPacket{SeqNo: full, SendTime: now, Size: size})
 		})
 		return writer.Write(h, payload, a)
 	})
 }
-
-// unwrapSent extends a stamped number; numbers are assigned here in order, so it never sees
-// reordering. Called with hmu held.
-func (s *SendSide) unwrapSent(seq uint16) int64 { return s.sentUnwrap.unwrap(seq) }
 
 // BindRTCPReader reads TWCC feedback (and RTT from receiver reports) from the remote peer.
 func (s *SendSide) BindRTCPReader(reader interceptor.RTCPReader) interceptor.RTCPReader {
@@ -201,16 +195,13 @@ func (s *SendSide) BindRTCPReader(reader interceptor.RTCPReader) interceptor.RTC
 
 func (s *SendSide) onFeedback(fb *rtcp.TransportLayerCC) {
 	now := s.now()
-	s.hmu.Lock()
-	s.results = decodeTWCC(s.results[:0], fb, &s.unwrap, s.history)
-	results := s.results
 	s.withController(func(c cc.RateController) {
+		s.results = decodeTWCC(s.results[:0], fb, &s.unwrap, s.history)
 		s.est.feedback++
-		if len(results) > 0 {
-			c.OnFeedback(cc.Feedback{Now: now, Packets: results})
+		if len(s.results) > 0 {
+			c.OnFeedback(cc.Feedback{Now: now, Packets: s.results})
 		}
 	})
-	s.hmu.Unlock()
 }
 
 // onReports gives the controller the RTT from the first reception report about our streams.
