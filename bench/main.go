@@ -34,6 +34,7 @@ import (
 // scale sizes the scenarios. Full is seed 001's size; small fits a 2-core machine that also runs
 // the generator.
 type scale struct {
+	FanOutMin     int
 	FanOutMax     int
 	VideoroomPubs int
 	VideoroomSubs int
@@ -83,6 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.mediaDir, "media-dir", mediasrc.DefaultDir(), "cache of the generated test media")
 	fs.BoolVar(&c.profile, "profile", false, "run strata from this binary with CPU and peak-heap profiles (cpu.pprof, heap.pprof in each scenario's strata directory)")
 	fs.StringVar(&c.extra, "strata-yaml", "", "YAML merged over strata's generated configuration, e.g. 'media: {nack: false}'")
+	fanMin := fs.Int("fanout-min", 1, "smallest fan-out: the sweep doubles from here")
 	fanMax := fs.Int("fanout-max", 0, "largest fan-out (default: the scale's)")
 	vroom := fs.String("videoroom", "", "videoroom size as PUBLISHERS,SUBSCRIBERS (default: the scale's)")
 	audio := fs.Int("audio", 0, "audio conference participants (default: the scale's)")
@@ -98,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *fanMax > 0 {
 		sc.FanOutMax = *fanMax
 	}
+	sc.FanOutMin = max(1, *fanMin)
 	if *audio > 0 {
 		sc.Audio = *audio
 	}
@@ -267,7 +270,7 @@ type scenario struct {
 
 func scenarios(sc scale, server string) []scenario {
 	var fan []plan.Plan
-	for n := 1; n <= sc.FanOutMax; n *= 2 {
+	for n := max(1, sc.FanOutMin); n <= sc.FanOutMax; n *= 2 {
 		p := plan.FanOut(server, n)
 		p.Duration, p.Warmup = sc.Hold, sc.Warmup
 		fan = append(fan, p)

@@ -68,6 +68,8 @@ transports:
 media:
   ice:
     interfaces: [%s]
+    # One shared UDP port: each fan-out leaves in one sendmmsg (batch_writes, on by default).
+    udp_mux_port: 20000
 plugins:
   echotest:
     enabled: false

@@ -3,7 +3,9 @@
 // microphone), then drives web pages through a whole call and checks, from the browsers' own
 // getStats, that video is decoded. The pages under test are strata's echotest and videoroom demos
 // (web/) and test pages that use the unmodified janus.js from Debian's libjs-janus-gateway package
-// (the echotest, and the videoroom with simulcast and substream switching).
+// (the echotest; the videoroom with simulcast and substream switching; and a page hosting several
+// videoroom participants at once, for VP9 SVC, H.264, AV1, joinandconfigure, switch, moderate, ICE
+// restarts and talking events).
 //
 // The tests need /usr/bin/chromium and /usr/share/javascript/janus-gateway/janus.js; `make test`
 // installs both. Without them the tests fail (they never skip).

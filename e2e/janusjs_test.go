@@ -14,8 +14,9 @@ import (
 // janusJSPath is where Debian's libjs-janus-gateway installs janus.js.
 const janusJSPath = "/usr/share/javascript/janus-gateway/janus.js"
 
-// servePage serves the test pages (the echotest at /, the videoroom at /videoroom.html) and the
-// installed janus.js, unmodified, from a test-local HTTP server. Its origin differs from strata's API, as it does when Janus's demos are served by a
+// servePage serves the test pages (the echotest at /, the videoroom at /videoroom.html, the
+// videoroom features at /features.html) and the installed janus.js, unmodified, from a test-local
+// HTTP server. Its origin differs from strata's API, as it does when Janus's demos are served by a
 // separate web server, so the calls also exercise strata's CORS handling and cross-origin WebSockets.
 func servePage(t *testing.T) *httptest.Server {
 	t.Helper()
@@ -32,6 +33,9 @@ func servePage(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("/videoroom.html", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-videoroom.html")
+	})
+	mux.HandleFunc("/features.html", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, "testdata/janusjs-features.html")
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

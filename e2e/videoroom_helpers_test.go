@@ -22,41 +22,32 @@ const (
 // createTestRoom creates testRoom through the admin API's message_plugin (the videoroom's `create`).
 func createTestRoom(t *testing.T, srv *server.Server) {
 	t.Helper()
-	var reply struct {
-		Janus    string `json:"janus"`
-		Response struct {
-			Videoroom string      `json:"videoroom"`
-			Room      json.Number `json:"room"`
-			ErrorCode int         `json:"error_code"`
-			Error     string      `json:"error"`
-		} `json:"response"`
-	}
-	adminCall(t, srv, fmt.Sprintf(`{"janus":"message_plugin","plugin":"janus.plugin.videoroom","request":`+
-		`{"request":"create","room":%d,"description":"e2e simulcast","publishers":4,"bitrate":%d,"videocodec":"vp8","audiocodec":"opus"}}`,
-		testRoom, testRoomBitrate), &reply)
-	if reply.Janus != "success" || reply.Response.Videoroom != "created" || reply.Response.Room.String() != fmt.Sprint(testRoom) {
-		t.Fatalf("creating room %d: %+v", testRoom, reply)
-	}
+	createRoom(t, srv, testRoom, fmt.Sprintf(`"description":"e2e simulcast","bitrate":%d,"videocodec":"vp8"`, testRoomBitrate))
 }
 
 // videoroomHandle is the videoroom's plugin_specific part of handle_info, for either role.
 type videoroomHandle struct {
-	Type     string `json:"type"`
-	Room     uint64 `json:"room"`
-	ID       uint64 `json:"id"`
-	Estimate int64  `json:"estimate_bps"`
-	Streams  []struct {
-		Type      string `json:"type"`
-		Mid       string `json:"mid"`
-		FeedID    uint64 `json:"feed_id"`
-		Codec     string `json:"codec"`
-		Simulcast bool   `json:"simulcast"`
-		Packets   uint64 `json:"packets"`
-		Current   string `json:"current"`
-		Target    string `json:"target"`
-		Max       string `json:"max"`
-		Switches  uint64 `json:"switches"`
-	} `json:"streams"`
+	Type     string            `json:"type"`
+	Room     uint64            `json:"room"`
+	ID       uint64            `json:"id"`
+	Estimate int64             `json:"estimate_bps"`
+	Streams  []videoroomStream `json:"streams"`
+}
+
+// videoroomStream is one stream of a videoroom handle in handle_info: a published m-line or a
+// subscription's m-line.
+type videoroomStream struct {
+	Type      string `json:"type"`
+	Mid       string `json:"mid"`
+	FeedID    uint64 `json:"feed_id"`
+	Codec     string `json:"codec"`
+	Simulcast bool   `json:"simulcast"`
+	SVC       bool   `json:"svc"`
+	Packets   uint64 `json:"packets"`
+	Current   string `json:"current"`
+	Target    string `json:"target"`
+	Max       string `json:"max"`
+	Switches  uint64 `json:"switches"`
 }
 
 // videoroomHandles returns the plugin state of every videoroom handle on srv.

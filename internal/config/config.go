@@ -99,6 +99,7 @@ type ICE struct {
 	PortMin     uint16       `yaml:"port_min"`
 	PortMax     uint16       `yaml:"port_max"`
 	UDPMuxPort  int          `yaml:"udp_mux_port"`
+	BatchWrites bool         `yaml:"batch_writes"`
 	NAT1To1IPs  []string     `yaml:"nat_1to1_ips"`
 	STUNServers []string     `yaml:"stun_servers"`
 	TURNServers []TURNServer `yaml:"turn_servers"`
@@ -189,8 +190,8 @@ type LayerAllocation struct {
 	// Tick is how often the policy runs; PaddingTick how often probe padding is paced out.
 	Tick        time.Duration `yaml:"tick"`
 	PaddingTick time.Duration `yaml:"padding_tick"`
-	// RespondNACK answers subscribers' NACKs from the shared packet cache instead of Pion's
-	// per-subscriber copy; only useful with media.nack off (else packets are sent twice).
+	// RespondNACK answers subscribers' NACKs from the shared packet cache; the videoroom's
+	// PeerConnections then run without Pion's per-subscriber NACK responder.
 	RespondNACK bool       `yaml:"respond_nack"`
 	BWE         LayerBWE   `yaml:"bwe"`
 	Probe       LayerProbe `yaml:"probe"`

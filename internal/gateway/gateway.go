@@ -21,7 +21,7 @@ import (
 // PeerFactory creates PeerConnections for handles; *peer.Factory implements it. A nil PeerFactory
 // gives a gateway without media: Handle.Peer then fails, which is enough for signalling tests.
 type PeerFactory interface {
-	New(h peer.Hooks) (*peer.Peer, error)
+	New(h peer.Hooks, opts ...peer.PeerOption) (*peer.Peer, error)
 }
 
 // Gateway is the Janus core. All methods are safe for concurrent use.

@@ -145,7 +145,11 @@ func (h *handle) Peer() (*peer.Peer, error) {
 	h.slot = slot
 	h.mu.Unlock()
 
-	p, err := h.gw.peers.New(h.hooks(slot))
+	var opts []peer.PeerOption
+	if po, ok := h.plug.(plugin.PeerOptioner); ok {
+		opts = po.PeerOptions()
+	}
+	p, err := h.gw.peers.New(h.hooks(slot), opts...)
 	h.mu.Lock()
 	if err != nil || h.closing || h.slot != slot {
 		if h.slot == slot {

@@ -16,6 +16,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/udpbatch"
 )
 
 // ErrFactoryClosed is returned by New after Close.
@@ -81,6 +82,10 @@ func NewFactory(m config.Media, log *slog.Logger, opts ...Option) (*Factory, err
 	return &Factory{media: m, log: log, s: s, opts: o}, nil
 }
 
+// Batcher groups the writes of one fan-out on the shared UDP sockets into one system call per
+// socket (media.ice.batch_writes with udp_mux_port); udpbatch.None when sockets are per peer.
+func (f *Factory) Batcher() udpbatch.Batcher { return f.s.batcher }
+
 // Close releases the shared sockets. Peers already created keep running until closed.
 func (f *Factory) Close() {
 	f.mu.Lock()
@@ -94,8 +99,26 @@ func (f *Factory) Close() {
 	}
 }
 
+// PeerOption adjusts one PeerConnection (where Option adjusts every one of a Factory).
+type PeerOption func(*peerOptions)
+
+type peerOptions struct {
+	noNACKResponder bool
+}
+
+// WithoutNACKResponder leaves Pion's NACK responder out of this PeerConnection: its owner answers
+// retransmission requests itself (the videoroom does, from the publisher's shared packet cache), so
+// no per-peer copy of every sent packet is kept.
+func WithoutNACKResponder() PeerOption {
+	return func(o *peerOptions) { o.noNACKResponder = true }
+}
+
 // New creates a Peer with a fresh PeerConnection.
-func (f *Factory) New(h Hooks) (*Peer, error) {
+func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
+	var po peerOptions
+	for _, o := range opts {
+		o(&po)
+	}
 	f.mu.Lock()
 	closed := f.closed
 	f.mu.Unlock()
@@ -108,12 +131,13 @@ func (f *Factory) New(h Hooks) (*Peer, error) {
 		fullTrickle: f.media.ICE.FullTrickle,
 		lite:        f.media.ICE.Lite,
 		counters:    newCounterSet(),
+		batcher:     f.s.batcher,
 		monitor:     newMonitor(f.opts.monitor),
 		closed:      make(chan struct{}),
 	}
 	engine := f.s.engine // a copy: the DTLS hook below belongs to this Peer only
 	engine.SetDTLSServerHelloMessageHook(p.observeServerHello)
-	registry, err := f.registry(p)
+	registry, err := f.registry(p, po)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +162,7 @@ func (f *Factory) New(h Hooks) (*Peer, error) {
 // too), then the interceptors added with WithInterceptor (they see outgoing packets with their
 // transport-wide sequence numbers), then NACK generator and responder, RTCP sender and receiver
 // reports, and TWCC (sequence numbers on what strata sends, feedback on what it receives).
-func (f *Factory) registry(p *Peer) (*interceptor.Registry, error) {
+func (f *Factory) registry(p *Peer, po peerOptions) (*interceptor.Registry, error) {
 	reg := &interceptor.Registry{}
 	lf := f.s.engine.LoggerFactory
 	reg.Add(countingFactory{set: p.counters})
@@ -161,12 +185,14 @@ func (f *Factory) registry(p *Peer) (*interceptor.Registry, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := nack.NewResponderInterceptor(nack.WithResponderLoggerFactory(lf))
-		if err != nil {
-			return nil, err
-		}
 		reg.Add(gen)
-		reg.Add(resp)
+		if !po.noNACKResponder {
+			resp, err := nack.NewResponderInterceptor(nack.WithResponderLoggerFactory(lf))
+			if err != nil {
+				return nil, err
+			}
+			reg.Add(resp)
+		}
 	}
 	recv, err := report.NewReceiverInterceptor(report.WithReceiverLoggerFactory(lf))
 	if err != nil {

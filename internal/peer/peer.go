@@ -10,7 +10,6 @@ package peer
 import (
 	"errors"
 	"fmt"
-	"github.com/strata-rtc/strata/cc"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,9 @@ import (
 
 	"github.com/pion/interceptor/pkg/stats"
 	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/udpbatch"
 )
 
 // Hooks are the callbacks the gateway installs on a Peer. Any may be nil. They are called from Pion's
@@ -70,11 +72,16 @@ type Peer struct {
 	stats     stats.Getter
 	counters  *counterSet
 	monitor   *monitor
+	batcher   udpbatch.Batcher
 	remap     atomic.Bool
 	upOnce    sync.Once
 	closeOnce sync.Once
 	closed    chan struct{}
 }
+
+// Batcher groups writes to the PeerConnections of this Peer's factory that should leave together
+// (see Factory.Batcher).
+func (p *Peer) Batcher() udpbatch.Batcher { return p.batcher }
 
 // OnTrack installs the handler for incoming tracks. Set it before negotiating. The handler must read
 // the track (that is what drives RTCP and statistics); tracks arriving while no handler is set are

@@ -13,6 +13,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/udpbatch"
 )
 
 // settings is everything the configuration turns into, shared by all PeerConnections of a Factory:
@@ -23,6 +24,7 @@ type settings struct {
 	media       *webrtc.MediaEngine
 	rtcConfig   webrtc.Configuration
 	udpMux      *ice.MultiUDPMuxDefault
+	batcher     udpbatch.Batcher // groups fan-out writes on the mux's sockets (udpbatch.None without)
 	tcpMux      *ice.TCPMuxDefault
 	tcpListener net.Listener
 }
@@ -46,7 +48,7 @@ func (s *settings) close() error {
 
 // buildSettings is the one place that turns strata's media configuration into Pion settings.
 func buildSettings(m config.Media, log *slog.Logger) (*settings, error) {
-	s := &settings{}
+	s := &settings{batcher: udpbatch.None}
 	s.engine.LoggerFactory = newLoggerFactory(log)
 	s.rtcConfig = rtcConfiguration(m.ICE)
 	if err := s.configureICE(m.ICE, log); err != nil {
@@ -144,8 +146,19 @@ func (s *settings) listenUDPMux(c config.ICE, filter func(string) bool, log *slo
 	if filter != nil {
 		opts = append(opts, ice.UDPMuxFromPortWithInterfaceFilter(filter))
 	}
+	// Link-local addresses are useless as candidates beyond one link, and binding an IPv6 one fails
+	// while it is still tentative (duplicate address detection on a fresh interface).
+	opts = append(opts, ice.UDPMuxFromPortWithIPFilter(func(ip net.IP) bool { return !ip.IsLinkLocalUnicast() }))
 	if c.Loopback {
 		opts = append(opts, ice.UDPMuxFromPortWithLoopback())
+	}
+	if c.BatchWrites {
+		n, err := udpbatch.NewNet()
+		if err != nil {
+			return fmt.Errorf("media.ice.batch_writes: %w", err)
+		}
+		opts = append(opts, ice.UDPMuxFromPortWithNet(n))
+		s.batcher = n
 	}
 	mux, err := ice.NewMultiUDPMuxFromPort(c.UDPMuxPort, opts...)
 	if err != nil {

@@ -29,6 +29,13 @@ type AdminMessenger interface {
 	AdminMessage(ctx context.Context, request json.RawMessage) (response any)
 }
 
+// PeerOptioner is implemented by plugins whose handles need PeerConnections set up differently
+// from the server's defaults (e.g. without Pion's NACK responder, when the plugin answers NACKs
+// from its own packet cache). The gateway asks when it creates a handle's PeerConnection.
+type PeerOptioner interface {
+	PeerOptions() []peer.PeerOption
+}
+
 // Info is what `info` reports about a plugin.
 type Info struct {
 	Name          string `json:"name"`

@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
+	"github.com/strata-rtc/strata/internal/udpbatch"
 )
 
 // ExtIDs are the header extension ids a peer negotiated for the extensions strata forwards or
@@ -50,6 +51,9 @@ type ReceiverConfig struct {
 	KeyframeInterval time.Duration
 	// AudioLevelPackets: the audio level callback receives the average over this many packets.
 	AudioLevelPackets int
+	// Batcher groups the packets one publisher packet fans out into (one sendmmsg on a shared UDP
+	// socket); nil writes them one by one.
+	Batcher udpbatch.Batcher
 }
 
 // Tap receives a copy of every valid packet of a receiver (RTP forwarders). WriteRTP runs on the
@@ -78,6 +82,7 @@ type Receiver struct {
 	cfg       ReceiverConfig
 	requestKF KeyframeRequester
 	onLevel   atomic.Pointer[func(avgDBov int)]
+	batch     udpbatch.Batcher
 
 	layers [policy.MaxSpatial]receiverLayer
 	meter  rateMeter
@@ -147,7 +152,10 @@ func NewReceiver(cfg ReceiverConfig, requestKeyframe KeyframeRequester) *Receive
 	if cfg.AudioLevelPackets <= 0 {
 		cfg.AudioLevelPackets = 100
 	}
-	r := &Receiver{cfg: cfg, requestKF: requestKeyframe}
+	r := &Receiver{cfg: cfg, requestKF: requestKeyframe, batch: cfg.Batcher}
+	if r.batch == nil {
+		r.batch = udpbatch.None
+	}
 	for i := range r.layers {
 		r.layers[i].cache = media.NewCache(cfg.CacheSlots)
 	}
@@ -235,9 +243,15 @@ func (r *Receiver) WriteRTP(layer int, pkt []byte, now time.Duration) {
 	if r.muted.Load() {
 		return
 	}
-	for _, d := range *r.downs.Load() {
+	downs := *r.downs.Load()
+	if len(downs) == 0 {
+		return
+	}
+	r.batch.Hold()
+	for _, d := range downs {
 		d.writeRTP(r, layer, pkt, &h, &f, now)
 	}
+	r.batch.Release()
 }
 
 // SetMuted stops (or resumes) forwarding to down-tracks, e.g. when a moderator mutes the stream;

@@ -286,6 +286,9 @@ func (p *Plugin) moderate(b body) (map[string]any, *requestError) {
 	if !m.moderate(mid, mute) {
 		return nil, errorf(ErrNoSuchFeed, "No such stream %s for participant %d", mid, m.id)
 	}
+	// As Janus: the room's participants, the moderated one included, hear of it.
+	r.notify(map[string]any{short: "event", "room": r.id, "id": m.id, "mid": mid,
+		"moderation": map[bool]string{true: "muted", false: "unmuted"}[mute]}, nil)
 	return map[string]any{short: "success"}, nil
 }
 

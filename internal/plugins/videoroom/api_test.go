@@ -9,6 +9,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 )
 
@@ -162,6 +163,14 @@ func TestPublishersLimitAndEvents(t *testing.T) {
 	offer, _ := pc.CreateOffer(nil)
 	_, _, err = request(t, second, map[string]any{"request": "publish"}, completeLocal(t, pc, offer))
 	wantCode(t, err, videoroom.ErrPublishersFull)
+	// Moderation is announced to the room, the moderated participant included (as Janus does).
+	mid := pub.pc.GetTransceivers()[0].Mid()
+	mustRequest(t, admin, map[string]any{"request": "moderate", "room": 55, "id": pub.id, "mid": mid, "mute": true}, nil)
+	for _, h := range []*janusclient.Handle{watcher, pub.h} {
+		waitEvent(t, h, func(d map[string]any) bool {
+			return d["moderation"] == "muted" && d["id"] == float64(pub.id) && d["mid"] == mid && d["room"] == 55.0
+		})
+	}
 	// Leaving is announced: unpublished, then leaving.
 	mustRequest(t, pub.h, map[string]any{"request": "leave"}, nil)
 	waitEvent(t, watcher, func(d map[string]any) bool { return d["unpublished"] == float64(pub.id) })

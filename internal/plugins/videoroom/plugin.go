@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/sfu"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
@@ -79,6 +80,15 @@ func allocatorConfig(a config.LayerAllocation) sfu.AllocatorConfig {
 
 // Package returns "janus.plugin.videoroom".
 func (p *Plugin) Package() string { return Package }
+
+// PeerOptions implements plugin.PeerOptioner: when down-tracks answer NACKs from the publishers'
+// packet caches, Pion's responder (a copy of every packet per subscriber) is left out.
+func (p *Plugin) PeerOptions() []peer.PeerOption {
+	if p.cfg.Allocation.RespondNACK {
+		return []peer.PeerOption{peer.WithoutNACKResponder()}
+	}
+	return nil
+}
 
 // Info describes the plugin for the `info` request.
 func (p *Plugin) Info() plugin.Info {

@@ -170,7 +170,7 @@ func (pub *publisher) addStreams(p *peer.Peer, lines map[string]offeredLine, cho
 		}
 		st.recv = sfu.NewReceiver(sfu.ReceiverConfig{
 			ID: fmt.Sprintf("%d/%s", pub.id, mid), Codec: c, Simulcast: st.simulcast, Extensions: sfu.ExtIDsFrom(uris),
-			AudioLevelPackets: pub.activePkts,
+			AudioLevelPackets: pub.activePkts, Batcher: p.Batcher(),
 		}, requester)
 		if st.kind == "audio" && pub.room.options().audioLevelEvent {
 			st.recv.OnAudioLevel(func(avg int) { pub.audioLevel(st, avg) })
