@@ -137,6 +137,8 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 	}
 	engine := f.s.engine // a copy: the DTLS hook below belongs to this Peer only
 	engine.SetDTLSServerHelloMessageHook(p.observeServerHello)
+	engine.LoggerFactory = claimLogs{LoggerFactory: engine.LoggerFactory, claims: &p.claims}
+	p.engine = engine
 	registry, err := f.registry(p, po)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,8 @@ type Peer struct {
 
 	hooks       Hooks
 	log         *slog.Logger
+	engine      webrtc.SettingEngine // this Peer's Pion settings (ReceiveSSRC's receivers use them)
+	claims      ssrcClaims           // SSRCs received with ReceiveSSRC
 	fullTrickle bool
 	lite        bool
 

@@ -36,6 +36,21 @@ type testPublisher struct {
 
 func startPublisher(t testing.TB, c *janusclient.Client, room uint64, display string) *testPublisher {
 	t.Helper()
+	return startPublisherWith(t, c, room, display, publisherOptions{})
+}
+
+// publisherOptions adjust startPublisherWith.
+type publisherOptions struct {
+	client clientOptions
+	// offer, when set, rewrites the offer strata receives (the publisher's own description stays
+	// Pion's), e.g. into SSRC simulcast.
+	offer func(sdp string, p *testPublisher) string
+	// audio adds an audio m-line that sends nothing.
+	audio bool
+}
+
+func startPublisherWith(t testing.TB, c *janusclient.Client, room uint64, display string, o publisherOptions) *testPublisher {
+	t.Helper()
 	p := &testPublisher{t: t, h: attach(t, c), layers: testMedia(t), done: make(chan struct{})}
 	for l := range p.layers {
 		for i := 0; i < len(p.layers[l].frames); i += clipGOP {
@@ -46,7 +61,7 @@ func startPublisher(t testing.TB, c *janusclient.Client, room uint64, display st
 	}
 	joined, _ := mustRequest(t, p.h, map[string]any{"request": "join", "ptype": "publisher", "room": room, "display": display}, nil)
 	p.id, p.pvt = uint64(joined["id"].(float64)), uint64(joined["private_id"].(float64))
-	pc, err := clientAPI(t, nil).NewPeerConnection(webrtc.Configuration{})
+	pc, err := clientAPIWith(t, nil, o.client).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,11 +86,24 @@ func startPublisher(t testing.TB, c *janusclient.Client, room uint64, display st
 	for l := range p.layers {
 		go p.readFeedback(sender, l)
 	}
+	if o.audio {
+		opus := webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}
+		tr, err := webrtc.NewTrackLocalStaticRTP(opus, "audio", "publisher")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pc.AddTrack(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
 	offer, err := pc.CreateOffer(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jsep := completeLocal(t, pc, offer)
+	if o.offer != nil {
+		jsep.SDP = o.offer(jsep.SDP, p)
+	}
 	data, answer := mustRequest(t, p.h, map[string]any{"request": "publish"}, jsep)
 	if data["configured"] != "ok" || answer == nil {
 		t.Fatalf("publish: %v", data)
@@ -193,9 +221,12 @@ type testSubscriber struct {
 	layers []testLayer
 	prefix map[string]int
 
+	attached map[string]any // the join's answer
+
 	mu       sync.Mutex
 	frames   []rxFrame
 	seqs     map[int64]bool
+	dupSeqs  int // sequence numbers received twice, not counting retransmissions over RTX
 	lastSeq  int64
 	lastTS   int64
 	newestFr int64
@@ -209,6 +240,11 @@ const prefixLen = 48
 
 func subscribe(t testing.TB, c *janusclient.Client, room, feed uint64, shaper *linkShaper) *testSubscriber {
 	t.Helper()
+	return subscribeWith(t, c, room, feed, shaper, clientOptions{})
+}
+
+func subscribeWith(t testing.TB, c *janusclient.Client, room, feed uint64, shaper *linkShaper, o clientOptions) *testSubscriber {
+	t.Helper()
 	s := &testSubscriber{t: t, h: attach(t, c), layers: testMedia(t), seqs: map[int64]bool{}, prefix: map[string]int{}}
 	for l, layer := range s.layers {
 		for _, f := range layer.frames {
@@ -219,7 +255,8 @@ func subscribe(t testing.TB, c *janusclient.Client, room, feed uint64, shaper *l
 	if data["videoroom"] != "attached" || offer == nil {
 		t.Fatalf("subscribe: %v", data)
 	}
-	pc, err := clientAPI(t, shaper).NewPeerConnection(webrtc.Configuration{})
+	s.attached = data
+	pc, err := clientAPIWith(t, shaper, o).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,11 +264,11 @@ func subscribe(t testing.TB, c *janusclient.Client, room, feed uint64, shaper *l
 	t.Cleanup(func() { _ = pc.Close() })
 	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		for {
-			pkt, _, err := tr.ReadRTP()
+			pkt, attr, err := tr.ReadRTP()
 			if err != nil {
 				return
 			}
-			s.record(pkt, time.Now())
+			s.recordRTP(pkt, time.Now(), attr.Get(webrtc.AttributeRtxSsrc) != nil)
 		}
 	})
 	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
@@ -299,7 +336,10 @@ func unwrap(last int64, v uint32, bits uint) int64 {
 	return last + d
 }
 
-func (s *testSubscriber) record(pkt *rtp.Packet, at time.Time) {
+func (s *testSubscriber) record(pkt *rtp.Packet, at time.Time) { s.recordRTP(pkt, at, false) }
+
+// recordRTP notes a packet; repaired says it came as a retransmission over RTX.
+func (s *testSubscriber) recordRTP(pkt *rtp.Packet, at time.Time, repaired bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.started {
@@ -309,6 +349,9 @@ func (s *testSubscriber) record(pkt *rtp.Packet, at time.Time) {
 	s.lastSeq = max(s.lastSeq, seq)
 	ts := unwrap(s.lastTS, pkt.Timestamp, 32)
 	s.lastTS = max(s.lastTS, ts)
+	if s.seqs[seq] && !repaired {
+		s.dupSeqs++
+	}
 	s.seqs[seq] = true
 	s.packets++
 	s.bytes += pkt.MarshalSize()

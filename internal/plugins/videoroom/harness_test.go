@@ -117,7 +117,22 @@ func wantCode(t testing.TB, err error, code int) {
 // receives goes through it.
 func clientAPI(t testing.TB, shaper *linkShaper) *webrtc.API {
 	t.Helper()
+	return clientAPIWith(t, shaper, clientOptions{})
+}
+
+// clientOptions adjust clientAPIWith.
+type clientOptions struct {
+	// innermost interceptors come first in the chain: they see what the default interceptors
+	// send, NACK retransmissions included.
+	innermost []interceptor.Factory
+	// noReplayProtection lets duplicated packets reach the application.
+	noReplayProtection bool
+}
+
+func clientAPIWith(t testing.TB, shaper *linkShaper, o clientOptions) *webrtc.API {
+	t.Helper()
 	var se webrtc.SettingEngine
+	se.DisableSRTPReplayProtection(o.noReplayProtection)
 	se.SetIncludeLoopbackCandidate(true)
 	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
@@ -134,6 +149,9 @@ func clientAPI(t testing.TB, shaper *linkShaper) *webrtc.API {
 		t.Fatal(err)
 	}
 	reg := &interceptor.Registry{}
+	for _, f := range o.innermost {
+		reg.Add(f)
+	}
 	if err := webrtc.RegisterDefaultInterceptors(me, reg); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 // Package videoroom is janus.plugin.videoroom, strata's SFU, with the API of Janus 1.x's multistream
 // VideoRoom: rooms (from the configuration and the API), publishers that send any number of audio
-// and video streams (simulcast by RID, VP8 temporal layers, VP9 SVC, AV1 with the Dependency
-// Descriptor), subscribers that receive any set of streams from any publishers on one
+// and video streams (simulcast by RID or by SSRC, VP8 temporal layers, VP9 SVC, AV1 with the
+// Dependency Descriptor), subscribers that receive any set of streams from any publishers on one
 // PeerConnection (strata sends the offer), and plain-RTP forwarders.
 //
 // Unlike Janus, every subscriber gets the layers its own path carries: each subscriber

@@ -41,6 +41,7 @@ type pubStream struct {
 	simulcast bool
 	svc       bool
 	rids      map[string]int
+	layers    []ssrcLayer // SSRC simulcast, lowest first (nil otherwise)
 	recv      *sfu.Receiver
 
 	mu          sync.Mutex

@@ -22,10 +22,12 @@ type codecPrefs struct{ audio, video string }
 // offeredLine is what strata needs from one m-line of a publisher's offer.
 type offeredLine struct {
 	mindex int
-	rids   []string // simulcast rids strata receives, in the offer's order
+	rids   []string    // simulcast rids strata receives, in the offer's order
+	layers []ssrcLayer // SSRC simulcast layers, lowest first (ssrcsimulcast.go)
+	hidden []uint32    // SSRCs strata receives itself, kept from Pion
 }
 
-// describeOffer reads the m-line index and simulcast rids of each mid.
+// describeOffer reads the m-line index and the simulcast (by RID or by SSRC) of each mid.
 func describeOffer(s string) (map[string]offeredLine, error) {
 	var parsed sdp.SessionDescription
 	if err := parsed.Unmarshal([]byte(s)); err != nil {
@@ -43,7 +45,14 @@ func describeOffer(s string) (map[string]offeredLine, error) {
 				line.rids = append(line.rids, f[0])
 			}
 		}
+		var err error
+		if line.layers, line.hidden, err = ssrcSimulcast(md); err != nil {
+			return nil, fmt.Errorf("m-line %d: %w", i, err)
+		}
 		out[mid] = line
+	}
+	if err := checkLayersUnique(parsed.MediaDescriptions, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -108,7 +117,7 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 		}
 		return nil
 	})
-	answer, err := p.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP}, prepare)
+	answer, err := p.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offerForPion(jsep.SDP, lines)}, prepare)
 	if err != nil {
 		return nil, errorf(ErrInvalidSDP, "Error negotiating: %v", err)
 	}
@@ -155,10 +164,11 @@ func (pub *publisher) addStreams(p *peer.Peer, lines map[string]offeredLine, cho
 			uris[e.URI] = e.ID
 		}
 		c := media.CodecByName(codec.MimeType)
+		simulcast := len(line.rids) > 1 || len(line.layers) > 1
 		st := &pubStream{
 			mid: mid, mindex: line.mindex, kind: t.Kind().String(), codecName: c.String(), fmtp: codec.SDPFmtpLine,
-			simulcast: len(line.rids) > 1, rids: layerIndexes(line.rids, ridOrder),
-			svc: len(line.rids) <= 1 && (c == media.CodecVP9 || c == media.CodecAV1),
+			simulcast: simulcast, rids: layerIndexes(line.rids, ridOrder), layers: line.layers,
+			svc: !simulcast && (c == media.CodecVP9 || c == media.CodecAV1),
 		}
 		pub.mu.Lock()
 		st.description = pub.descriptions[mid]
@@ -178,6 +188,9 @@ func (pub *publisher) addStreams(p *peer.Peer, lines map[string]offeredLine, cho
 		pub.mu.Lock()
 		pub.streams = sortedMids(append(pub.streams, st))
 		pub.mu.Unlock()
+		if len(st.layers) > 1 {
+			pub.receiveUpperLayers(p, t.Receiver(), st, uint8(codec.PayloadType))
+		}
 	}
 }
 
@@ -201,18 +214,34 @@ func (pub *publisher) onTrack(track *webrtc.TrackRemote, r *webrtc.RTPReceiver) 
 	layer := 0
 	if rid := track.RID(); rid != "" {
 		layer = st.rids[rid]
+	} else if l, ok := st.ssrcLayer(uint32(track.SSRC())); ok {
+		layer = l // SSRC simulcast: Pion receives the base layer itself
 	}
 	st.recv.SetLayerSSRC(layer, uint32(track.SSRC()))
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, _, err := track.Read(buf)
-			if err != nil {
-				return
-			}
-			st.recv.WriteRTP(layer, buf[:n], sfu.Now())
+	go st.read(layer, track, nil)
+}
+
+// read feeds a track's packets into the stream's receiver as one layer until the track ends. src,
+// when set, is the layer's second source (its RTX stream, ssrclayers.go).
+func (st *pubStream) read(layer int, track *webrtc.TrackRemote, src *layerSources) {
+	buf := make([]byte, 1500)
+	for {
+		n, _, err := track.Read(buf)
+		if err != nil {
+			return
 		}
-	}()
+		if src == nil {
+			st.recv.WriteRTP(layer, buf[:n], sfu.Now())
+			continue
+		}
+		src.mu.Lock()
+		st.recv.WriteRTP(layer, buf[:n], sfu.Now())
+		if n >= 4 {
+			src.mediaWritten(uint16(buf[2])<<8 | uint16(buf[3]))
+		}
+		src.mu.Unlock()
+		src.mediaStarted()
+	}
 }
 
 func discard(t *webrtc.TrackRemote) {
