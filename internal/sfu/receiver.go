@@ -81,7 +81,7 @@ type ReceiverStats struct {
 type Receiver struct {
 	cfg       ReceiverConfig
 	requestKF KeyframeRequester
-	onLevel   atomic.Pointer[func(avgDBov int)]
+	onLevel   atomic.Pointer[func(avgDBov float64)]
 	batch     udpbatch.Batcher
 
 	layers [policy.MaxSpatial]receiverLayer
@@ -173,8 +173,10 @@ func (r *Receiver) Config() ReceiverConfig { return r.cfg }
 func (r *Receiver) Codec() media.Codec { return r.cfg.Codec }
 
 // OnAudioLevel installs a callback receiving the average audio level (dBov, 0 loudest … 127
-// silence) of every AudioLevelPackets packets. It is called on the media path: keep it short.
-func (r *Receiver) OnAudioLevel(f func(avgDBov int)) { r.onLevel.Store(&f) }
+// silence) of every AudioLevelPackets packets, as Janus computes it (a float, compared with the
+// room's threshold by the caller). Levels of a muted (moderated) stream are not counted. It is
+// called on the media path: keep it short.
+func (r *Receiver) OnAudioLevel(f func(avgDBov float64)) { r.onLevel.Store(&f) }
 
 // SetLayerSSRC records the publisher's SSRC of a layer (for keyframe requests).
 func (r *Receiver) SetLayerSSRC(layer int, ssrc uint32) {
@@ -300,7 +302,7 @@ func (r *Receiver) RemoveTap(t Tap) {
 func (r *Receiver) parse(l *receiverLayer, pkt []byte, h *media.Header) (media.Flags, bool) {
 	if !r.cfg.Codec.IsVideo() {
 		if id := r.cfg.Extensions.AudioLevel; id != 0 {
-			if level, _, ok := media.AudioLevel(h.Extension(pkt, id)); ok {
+			if level, _, ok := media.AudioLevel(h.Extension(pkt, id)); ok && !r.muted.Load() {
 				r.addLevel(int(level))
 			}
 		}
@@ -333,7 +335,7 @@ func (r *Receiver) addLevel(level int) {
 	r.levelSum.Add(-sum)
 	r.levelCount.Add(-n)
 	if f := r.onLevel.Load(); f != nil && *f != nil {
-		(*f)(int(sum / n))
+		(*f)(float64(sum) / float64(n))
 	}
 }
 

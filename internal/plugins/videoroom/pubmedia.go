@@ -183,7 +183,7 @@ func (pub *publisher) addStreams(p *peer.Peer, lines map[string]offeredLine, cho
 			AudioLevelPackets: pub.activePkts, Batcher: p.Batcher(),
 		}, requester)
 		if st.kind == "audio" && pub.room.options().audioLevelEvent {
-			st.recv.OnAudioLevel(func(avg int) { pub.audioLevel(st, avg) })
+			st.recv.OnAudioLevel(func(avg float64) { pub.audioLevel(st, avg) })
 		}
 		pub.mu.Lock()
 		pub.streams = sortedMids(append(pub.streams, st))
@@ -299,11 +299,11 @@ func (pub *publisher) feedbackLoop(p *peer.Peer) {
 }
 
 // audioLevel turns the average level of a stream into talking/stopped-talking events.
-func (pub *publisher) audioLevel(st *pubStream, avg int) {
+func (pub *publisher) audioLevel(st *pubStream, avg float64) {
 	pub.mu.Lock()
 	threshold := pub.levelAvg
 	pub.mu.Unlock()
-	talking := avg <= threshold
+	talking := avg < float64(threshold) // as Janus: a strict comparison of the float average
 	st.mu.Lock()
 	changed := st.talking != talking
 	st.talking = talking
@@ -315,7 +315,7 @@ func (pub *publisher) audioLevel(st *pubStream, avg int) {
 	if talking {
 		name = "talking"
 	}
-	ev := map[string]any{short: name, "room": pub.room.id, "id": pub.id, "mid": st.mid, "audio-level-dBov-avg": avg}
+	ev := map[string]any{short: name, "room": pub.room.id, "id": pub.id, "mid": st.mid, "audio-level-dBov-avg": float32(avg)}
 	pub.room.notify(ev, nil)
 }
 
