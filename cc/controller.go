@@ -24,9 +24,21 @@ type RateController interface {
 }
 
 // Prober is implemented by rate controllers that probe for bandwidth. The pacer calls NextProbe
-// before sending media; each returned cluster is handed out once.
+// before sending media; each returned cluster is handed out once. The pacer sends the cluster (media
+// and padding) at its rate, tags every packet with its ID (SentPacket.ProbeCluster) and reports the
+// tag back with the packet's feedback (PacketResult.ProbeCluster): that is how the controller
+// measures what the path carried at that rate.
 type Prober interface {
 	NextProbe(now time.Duration) (ProbeCluster, bool)
+}
+
+// ProbeRequester is implemented by probing controllers that also probe when the application asks:
+// RequestProbe queues a cluster at rate (handed out by NextProbe) when rate is above the current
+// estimate, and does nothing otherwise. An application that wants to send more than the estimate
+// allows (a video layer above it) asks for a probe rather than sending more and waiting for the
+// estimate to grow by itself.
+type ProbeRequester interface {
+	RequestProbe(now time.Duration, rate Bitrate)
 }
 
 // ReceiverEstimator runs where the media arrives and sees every received packet. What it sends

@@ -62,13 +62,20 @@ func (l *draftLoss) apply(p float64) {
 // lossV1 is libwebrtc's first loss-based controller (SendSideBandwidthEstimation), the one the
 // draft's rule grew into:
 //
-//   - a loss fraction is formed once at least 20 packets were reported since the last one;
+//   - a loss fraction is formed at most once per second (goog_cc's kLossUpdateInterval, the RTCP
+//     report interval it stands in for when loss comes from transport feedback), and only once at
+//     least 20 packets were reported since the last one: a fraction per feedback message would
+//     be noisy (a few packets) and, with a cut allowed every 300 ms + RTT, would let a one-second
+//     loss burst cut the estimate three or four times instead of once;
 //   - loss ≤ 2 %: the estimate becomes 1.08 × the smallest estimate of the last second + 1 kbit/s,
 //     i.e. at most 8 % growth per second;
-//   - loss > 10 %: estimate·(1 − p/2), at most once per 300 ms + RTT and once per loss report;
+//   - loss > 10 %: estimate·(1 − p/2), at most once per 300 ms + RTT and once per loss fraction;
 //   - in between: hold;
 //   - the result never exceeds the delay-based estimate, and during the first 2 s without loss it
 //     follows the delay-based estimate up, so initial probes take effect at once.
+//
+// Besides, it keeps a short-window loss (every 20 reported packets) for display and for callers
+// that react to loss faster than the estimate does (State.LossRate).
 type lossV1 struct {
 	low, high, inc float64
 	minBps, maxBps float64
@@ -78,6 +85,9 @@ type lossV1 struct {
 	lost, expected       int
 	fraction             float64
 	hasFraction          bool
+	nextFraction         time.Duration // when the next loss fraction may be formed
+	recentLost, recentN  int
+	recent               float64 // loss over the last ≥ 20 reported packets
 	decreasedSinceReport bool
 	lastDecrease         time.Duration
 	hasDecrease          bool
@@ -95,6 +105,7 @@ type lossPoint struct {
 
 const (
 	lossMinPackets      = 20
+	lossUpdateInterval  = time.Second
 	lossIncreaseWindow  = time.Second
 	lossDecreaseSpacing = 300 * time.Millisecond
 	lossStartPhase      = 2 * time.Second
@@ -117,14 +128,22 @@ func (l *lossV1) report(now time.Duration, lost, expected int, rtt time.Duration
 	if expected <= 0 {
 		return
 	}
+	lost = max(lost, 0)
+	l.recentLost += lost
+	l.recentN += expected
+	if l.recentN >= lossMinPackets {
+		l.recent = math.Min(float64(l.recentLost)/float64(l.recentN), 1)
+		l.recentLost, l.recentN = 0, 0
+	}
 	l.lost += lost
 	l.expected += expected
-	if l.expected < lossMinPackets {
+	if l.expected < lossMinPackets || (l.hasFirstReport && now < l.nextFraction) {
 		return
 	}
-	l.fraction = math.Min(float64(max(l.lost, 0))/float64(l.expected), 1)
+	l.fraction = math.Min(float64(l.lost)/float64(l.expected), 1)
 	l.hasFraction, l.decreasedSinceReport = true, false
 	l.lost, l.expected = 0, 0
+	l.nextFraction = now + lossUpdateInterval
 	if !l.hasFirstReport {
 		l.firstReport, l.hasFirstReport = now, true
 	}
@@ -134,9 +153,12 @@ func (l *lossV1) report(now time.Duration, lost, expected int, rtt time.Duration
 
 func (l *lossV1) setDelayLimit(bps float64) { l.delayLimit = bps }
 
-// setRate forces the estimate (a probe result).
+// setRate forces the estimate (a probe result). As libwebrtc's SetSendBitrate it lifts the
+// delay-based limit first: the caller sets the new one right after, and the stale limit (the
+// estimate before the probe) would otherwise cap the probe result.
 func (l *lossV1) setRate(now time.Duration, bps float64) {
 	l.histLen = 0
+	l.delayLimit = math.Inf(1)
 	l.setTarget(now, bps)
 }
 

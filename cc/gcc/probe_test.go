@@ -172,3 +172,45 @@ func TestNoFurtherProbesAtTheMaximum(t *testing.T) {
 		t.Fatalf("%d probe clusters issued while the estimate sat at the maximum, want at most 1", issued)
 	}
 }
+
+// TestProbeResultNeverExceedsTheClusterRate: a cluster padded out in bursts on a 10 ms clock (as
+// strata's allocator does) looks faster than it was meant to be, since its first-to-last interval
+// is shorter than the time its bytes stand for; the result is capped at the cluster's rate.
+func TestProbeResultNeverExceedsTheClusterRate(t *testing.T) {
+	var e probeEstimator
+	c := cc.ProbeCluster{ID: 3, Rate: 600 * cc.Kbps, MinPackets: 5, MinBytes: (600 * cc.Kbps).BytesIn(30 * time.Millisecond)}
+	seq := int64(0)
+	for burst := 0; burst < 3; burst++ { // 30 ms worth of bytes in three bursts 10 ms apart
+		send := time.Duration(burst) * 10 * time.Millisecond
+		for i := 0; i < 3; i++ {
+			at := send + time.Duration(i)*50*time.Microsecond
+			e.add(c, &cc.PacketResult{SeqNo: seq, SendTime: at, Arrival: at + 20*time.Millisecond, Size: 750, ProbeCluster: 3})
+			seq++
+		}
+	}
+	got, ok := e.take()
+	if !ok {
+		t.Fatal("no result")
+	}
+	if got > 600e3 {
+		t.Errorf("result %.0f bit/s above the cluster's 600 kbit/s", got)
+	}
+}
+
+// TestLossyClusterGivesNoResult: a cluster whose padding the receiver did not record (reported
+// lost) would otherwise read as the few media packets sent meanwhile and pull the estimate down.
+func TestLossyClusterGivesNoResult(t *testing.T) {
+	var e probeEstimator
+	c := cc.ProbeCluster{ID: 4, Rate: 900 * cc.Kbps, MinPackets: 5, MinBytes: 3000}
+	for i := 0; i < 12; i++ {
+		send := time.Duration(i) * 2 * time.Millisecond
+		if i%3 != 0 { // two thirds of the cluster reported lost
+			e.addLost(c)
+			continue
+		}
+		e.add(c, &cc.PacketResult{SeqNo: int64(i), SendTime: send, Arrival: send + 20*time.Millisecond, Size: 1200, ProbeCluster: 4})
+	}
+	if r, ok := e.take(); ok {
+		t.Fatalf("result %.0f bit/s from a cluster that lost two thirds of its packets", r)
+	}
+}

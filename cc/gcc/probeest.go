@@ -15,7 +15,16 @@ import (
 //   - the send rate leaves out the last packet sent and the receive rate the first packet
 //     received, since the intervals do not include their transmission;
 //   - the result is min(send, receive), or 0.95 × receive when receive < 0.9 × send (the link
-//     is saturated: settle a little below it).
+//     is saturated: settle a little below it);
+//   - a cluster more than 20 % of whose reported packets were lost gives no result (strata's
+//     addition): the received rest of it no longer says at what rate it was sent, be it a path
+//     that drops (the loss and delay controllers answer that) or a receiver that never recorded
+//     the padding (Pion's, before its RTX reader starts), whose cluster would read as the media
+//     sent meanwhile, far below the probe, and drag the estimate down;
+//   - the result never exceeds the cluster's target rate. libwebrtc's pacer spaces a cluster's
+//     packets evenly; a sender that pads on a coarser clock (strata's allocator, every 10 ms)
+//     sends bursts whose first-to-last interval is shorter than the time they stand for, which
+//     overstates both rates. A probe shows that the path carries the rate it was sent at, no more.
 type probeEstimator struct {
 	clusters [probeQueueLen]probeAggregate
 	next     int
@@ -30,9 +39,12 @@ type probeAggregate struct {
 	firstRecv, lastRecv         time.Duration
 	lastSendSize, firstRecvSize int
 	minPackets, minBytes        int
+	rate                        float64 // the cluster's target, bit/s (0: no cap)
+	lost                        int
 }
 
 const (
+	maxLostProbeRatio     = 0.20
 	minReceivedProbeRatio = 0.80
 	maxProbeInterval      = time.Second
 	maxValidProbeRatio    = 2.0
@@ -48,7 +60,7 @@ func (e *probeEstimator) find(c cc.ProbeCluster) *probeAggregate {
 	}
 	a := &e.clusters[e.next]
 	e.next = (e.next + 1) % len(e.clusters)
-	*a = probeAggregate{id: c.ID, minPackets: c.MinPackets, minBytes: c.MinBytes}
+	*a = probeAggregate{id: c.ID, minPackets: c.MinPackets, minBytes: c.MinBytes, rate: c.Rate.Bps()}
 	return a
 }
 
@@ -74,7 +86,15 @@ func (e *probeEstimator) add(c cc.ProbeCluster, p *cc.PacketResult) {
 	e.evaluate(a)
 }
 
+// addLost counts a packet of cluster c that feedback reported lost.
+func (e *probeEstimator) addLost(c cc.ProbeCluster) {
+	e.find(c).lost++
+}
+
 func (e *probeEstimator) evaluate(a *probeAggregate) {
+	if float64(a.lost) > maxLostProbeRatio*float64(a.lost+a.packets) {
+		return
+	}
 	if float64(a.packets) < minReceivedProbeRatio*float64(a.minPackets) ||
 		float64(a.bytes) < minReceivedProbeRatio*float64(a.minBytes) {
 		return
@@ -92,6 +112,9 @@ func (e *probeEstimator) evaluate(a *probeAggregate) {
 	res := min(send, recv)
 	if recv < saturatedRatio*send {
 		res = saturatedUtilisation * recv
+	}
+	if a.rate > 0 {
+		res = min(res, a.rate)
 	}
 	e.result, e.has = res, true
 }

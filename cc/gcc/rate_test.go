@@ -164,20 +164,32 @@ func TestSendSideLossController(t *testing.T) {
 	l.rate = 1e6
 	l.firstReport, l.hasFirstReport = -10*time.Second, true // past the start phase
 	l.report(0, 30, 100, 0)
-	if want := 1e6 * (1 - 0.5*0.3); l.rate != want {
-		t.Errorf("30 %% loss: %.0f, want %.0f", l.rate, want)
+	cut := 1e6 * (1 - 0.5*0.3)
+	if l.rate != cut {
+		t.Errorf("30 %% loss: %.0f, want %.0f", l.rate, cut)
 	}
-	// A second report within 300 ms + RTT must not cut again.
-	l.report(100*time.Millisecond, 30, 100, 0)
-	if want := 1e6 * (1 - 0.5*0.3); l.rate != want {
-		t.Errorf("second cut within 300 ms: %.0f, want unchanged %.0f", l.rate, want)
+	// Further reports within the loss interval (1 s) form no new fraction: no further cut, although
+	// 300 ms + RTT have passed, and the short-window loss still shows what happens.
+	for at := 100 * time.Millisecond; at < time.Second; at += 100 * time.Millisecond {
+		l.report(at, 30, 100, 0)
+	}
+	if l.rate != cut {
+		t.Errorf("reports within the loss interval: %.0f, want unchanged %.0f", l.rate, cut)
+	}
+	if l.recent != 0.3 {
+		t.Errorf("short-window loss %.2f, want 0.30", l.recent)
+	}
+	// A second later the accumulated loss forms the next fraction: one more cut.
+	l.report(time.Second, 30, 100, 0)
+	if want := cut * (1 - 0.5*0.3); l.rate != want {
+		t.Errorf("after 1 s: %.0f, want %.0f", l.rate, want)
 	}
 	// Loss-free reports: growth bounded by 8 % per second over the minimum of the last second.
 	r := l.rate
-	for i := 1; i <= 40; i++ {
+	for i := 1; i <= 80; i++ {
 		l.report(time.Second+time.Duration(i)*25*time.Millisecond, 0, 100, 0)
 	}
-	if l.rate > r*1.08+1000+1e-6 || l.rate <= r {
-		t.Errorf("one second of clean reports: %.0f → %.0f, want growth within 8 %% + 1 kbit/s", r, l.rate)
+	if l.rate > r*1.08*1.08+2000+1e-6 || l.rate <= r {
+		t.Errorf("two seconds of clean reports: %.0f → %.0f, want growth within 8 %% per second + 1 kbit/s", r, l.rate)
 	}
 }

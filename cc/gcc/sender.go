@@ -75,6 +75,13 @@ func (s *Sender) OnPacketSent(p cc.SentPacket) {
 // OnFeedback processes one transport feedback message.
 func (s *Sender) OnFeedback(fb cc.Feedback) {
 	s.advance(fb.Now)
+	for i := range fb.Packets {
+		if p := &fb.Packets[i]; p.Lost && p.ProbeCluster != 0 {
+			if c, ok := s.probes.cluster(p.ProbeCluster); ok {
+				s.probeEst.addLost(c)
+			}
+		}
+	}
 	received := sortReceived(&s.scratch, fb.Packets)
 	s.loss.report(s.now, len(fb.Packets)-len(received), len(fb.Packets), s.rtt)
 	for i := range received {
@@ -204,7 +211,7 @@ func (s *Sender) State() cc.State {
 		Usage:           s.usage,
 		DelayGradientMs: s.detector.estimate,
 		ThresholdMs:     s.detector.threshold,
-		LossRate:        s.loss.fraction,
+		LossRate:        s.loss.recent,
 		RTTMs:           msOf(s.rtt),
 		Phase:           s.delay.state.String(),
 		Probe:           probe,
@@ -216,6 +223,7 @@ func (s *Sender) State() cc.State {
 var (
 	_ cc.RateController    = (*Sender)(nil)
 	_ cc.Prober            = (*Sender)(nil)
+	_ cc.ProbeRequester    = (*Sender)(nil)
 	_ cc.RateController    = (*DraftSender)(nil)
 	_ cc.ReceiverEstimator = (*Receiver)(nil)
 )

@@ -15,7 +15,18 @@ type sentRecord struct {
 	seq      int64 // unwrapped transport-wide sequence number; -1 marks an empty slot
 	sendTime time.Duration
 	size     int
+	cluster  int32 // probe cluster the packet belonged to (0: none)
+	reported reportState
 }
+
+// reportState is what feedback has said about a packet so far.
+type reportState uint8
+
+const (
+	notReported reportState = iota
+	reportedLost
+	reportedReceived
+)
 
 // sendHistory is a fixed-slot ring of sent packets indexed by transport-wide sequence number. It
 // allocates once, at creation; recording and lookup never allocate.
@@ -31,8 +42,8 @@ func newSendHistory() *sendHistory {
 	return h
 }
 
-func (h *sendHistory) add(seq int64, sendTime time.Duration, size int) {
-	h.slots[seq&(historySize-1)] = sentRecord{seq: seq, sendTime: sendTime, size: size}
+func (h *sendHistory) add(seq int64, sendTime time.Duration, size int, cluster int) {
+	h.slots[seq&(historySize-1)] = sentRecord{seq: seq, sendTime: sendTime, size: size, cluster: int32(cluster)}
 }
 
 // get returns the record of seq, or false when it was never sent or has been overwritten.
@@ -57,12 +68,20 @@ func (u *seqUnwrapper) unwrap(v uint16) int64 {
 	return u.last
 }
 
-// appendResult joins one feedback entry with the send history; entries for packets the history no
-// longer holds are skipped, since a controller cannot use an arrival without its send time.
+// appendResult joins one feedback entry with the send history. Entries for packets the history no
+// longer holds are skipped, since a controller cannot use an arrival without its send time. So are
+// repeated reports, as libwebrtc's TransportFeedbackAdapter drops them: a receiver that sees a
+// packet out of order sends feedback for the whole range from it again (Chrome's and Pion's
+// feedback generators both do), and a packet counted twice would count twice in the acknowledged
+// rate and the loss. A packet reported lost and later received is passed on once more, as received.
 func (h *sendHistory) appendResult(out []cc.PacketResult, seq int64, arrival time.Duration, lost bool) []cc.PacketResult {
-	r, ok := h.get(seq)
-	if !ok {
+	r := &h.slots[seq&(historySize-1)]
+	if r.seq != seq || r.reported == reportedReceived || (lost && r.reported == reportedLost) {
 		return out
 	}
-	return append(out, cc.PacketResult{SeqNo: seq, SendTime: r.sendTime, Size: r.size, Arrival: arrival, Lost: lost})
+	r.reported = reportedReceived
+	if lost {
+		r.reported = reportedLost
+	}
+	return append(out, cc.PacketResult{SeqNo: seq, SendTime: r.sendTime, Size: r.size, ProbeCluster: int(r.cluster), Arrival: arrival, Lost: lost})
 }

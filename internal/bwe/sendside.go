@@ -31,10 +31,19 @@ func (f FactoryFunc) NewInterceptor(id string) (interceptor.Interceptor, error) 
 
 // Estimator is the thread-safe face of one PeerConnection's rate controller.
 type Estimator struct {
-	mu       sync.Mutex
-	ctrl     cc.RateController
-	feedback uint64
-	onTarget func(cc.Bitrate)
+	mu           sync.Mutex
+	ctrl         cc.RateController
+	clock        func() time.Duration
+	feedback     uint64
+	lastFeedback time.Duration
+	onTarget     func(cc.Bitrate)
+	onUpdate     func()
+	queue        queueTrend
+
+	// The probe cluster being sent (0: none): every packet the interceptor sends is tagged with it
+	// and counted, as libwebrtc's pacer tags what it sends during a cluster.
+	probeID                  int
+	probePackets, probeBytes int
 }
 
 // State is the controller's snapshot.
@@ -51,6 +60,14 @@ func (e *Estimator) TargetRate() cc.Bitrate {
 	return e.ctrl.TargetRate()
 }
 
+// FeedbackAge is how long ago the last feedback message was processed (since the interceptor
+// started, when none was).
+func (e *Estimator) FeedbackAge() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.clock() - e.lastFeedback
+}
+
 // FeedbackCount is the number of feedback packets processed.
 func (e *Estimator) FeedbackCount() uint64 {
 	e.mu.Lock()
@@ -63,6 +80,83 @@ func (e *Estimator) FeedbackCount() uint64 {
 func (e *Estimator) OnTargetChange(f func(cc.Bitrate)) {
 	e.mu.Lock()
 	e.onTarget = f
+	e.mu.Unlock()
+}
+
+// OnUpdate installs a callback called (outside the lock) after every feedback message was
+// processed, so that a consumer (the videoroom's allocator) can react at once rather than on its
+// next timer. Same rules as OnTargetChange; it must not block.
+func (e *Estimator) OnUpdate(f func()) {
+	e.mu.Lock()
+	e.onUpdate = f
+	e.mu.Unlock()
+}
+
+// Overload reports whether recent feedback shows the path overloaded (see queueTrend), and the rate
+// at which the latest packets arrived (0 when unknown). A verdict older than overloadTTL has
+// expired: when nothing arrives any more (the sender stopped, or the path is dead) there is
+// nothing to judge by.
+func (e *Estimator) Overload() (overload bool, delivered cc.Bitrate) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.clock()-e.queue.evaluatedAt > overloadTTL {
+		return false, 0
+	}
+	return e.queue.overload, e.queue.delivered
+}
+
+// RecentLoss is the fraction of packets the feedback of the last 500 ms reported lost; ok is false
+// when it reported fewer than ten packets.
+func (e *Estimator) RecentLoss() (loss float64, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.queue.recentLoss(e.clock())
+}
+
+// overloadTTL is how long an overload verdict stands without new feedback.
+const overloadTTL = 500 * time.Millisecond
+
+// NextProbe hands out the controller's next probe cluster, when it probes (cc.Prober): the
+// caller sends it (BeginProbe, padding at its rate, EndProbe).
+func (e *Estimator) NextProbe() (cc.ProbeCluster, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p, ok := e.ctrl.(cc.Prober)
+	if !ok {
+		return cc.ProbeCluster{}, false
+	}
+	return p.NextProbe(e.clock())
+}
+
+// RequestProbe asks the controller for a probe cluster at rate (cc.ProbeRequester; nothing
+// happens when the controller does not probe or rate is not above its estimate).
+func (e *Estimator) RequestProbe(rate cc.Bitrate) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if p, ok := e.ctrl.(cc.ProbeRequester); ok {
+		p.RequestProbe(e.clock(), rate)
+	}
+}
+
+// BeginProbe tags every packet sent from now on with the cluster id, until EndProbe, so that their
+// feedback reaches the controller's probe-result estimator.
+func (e *Estimator) BeginProbe(id int) {
+	e.mu.Lock()
+	e.probeID, e.probePackets, e.probeBytes = id, 0, 0
+	e.mu.Unlock()
+}
+
+// ProbeSent is what was sent since BeginProbe.
+func (e *Estimator) ProbeSent() (packets, bytes int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.probePackets, e.probeBytes
+}
+
+// EndProbe stops tagging packets.
+func (e *Estimator) EndProbe() {
+	e.mu.Lock()
+	e.probeID = 0
 	e.mu.Unlock()
 }
 
@@ -96,6 +190,7 @@ func NewSendSide(ctrl cc.RateController, tick time.Duration) *SendSide {
 		results: make([]cc.PacketResult, 0, 512),
 		done:    make(chan struct{}),
 	}
+	s.est.clock = s.now
 	go s.tickLoop(tick)
 	return s
 }
@@ -154,12 +249,19 @@ func (s *SendSide) BindLocalStream(info *interceptor.StreamInfo, writer intercep
 		if err := h.SetExtension(extID, ext[:]); err != nil {
 			return 0, err
 		}
-		size := h.MarshalSize() + len(payload)
+		// The header's size leaves out its padding: probe padding would count as 20-odd bytes.
+		size := h.MarshalSize() + len(payload) + int(h.PaddingSize)
 		now := s.now()
 		s.withController(func(c cc.RateController) {
 			full := s.sentUnwrap.unwrap(seq)
-			s.history.add(full, now, size)
-			c.OnPacketSent(cc.SentPacket{SeqNo: full, SendTime: now, Size: size})
+			cluster := s.est.probeID
+			if cluster != 0 {
+				s.est.probePackets++
+				s.est.probeBytes += size
+			}
+			s.history.add(full, now, size, cluster)
+			s.est.queue.onSent(now, size)
+			c.OnPacketSent(cc.SentPacket{SeqNo: full, SendTime: now, Size: size, ProbeCluster: cluster})
 		})
 		return writer.Write(h, payload, a)
 	})
@@ -198,10 +300,18 @@ func (s *SendSide) onFeedback(fb *rtcp.TransportLayerCC) {
 	s.withController(func(c cc.RateController) {
 		s.results = decodeTWCC(s.results[:0], fb, &s.unwrap, s.history)
 		s.est.feedback++
+		s.est.lastFeedback = now
 		if len(s.results) > 0 {
 			c.OnFeedback(cc.Feedback{Now: now, Packets: s.results})
+			s.est.queue.onFeedback(now, s.results)
 		}
 	})
+	s.est.mu.Lock()
+	cb := s.est.onUpdate
+	s.est.mu.Unlock()
+	if cb != nil {
+		cb()
+	}
 }
 
 // onReports gives the controller the RTT from the first reception report about our streams.

@@ -42,7 +42,7 @@ func TestDecodeTWCCMatchesRecordedArrivals(t *testing.T) {
 	for i := 0; i < n; i++ {
 		seq := uint16(65400 + i) // crosses the 16-bit wrap
 		full := sent.unwrap(seq)
-		h.add(full, time.Duration(i)*5*time.Millisecond, 1000+i)
+		h.add(full, time.Duration(i)*5*time.Millisecond, 1000+i, 0)
 		if i%10 == 3 {
 			continue // lost
 		}
@@ -83,7 +83,7 @@ func TestDecodeTWCCSkipsPacketsTheHistoryForgot(t *testing.T) {
 	rec := twcc.NewRecorder(1)
 	for i := 0; i < 10; i++ {
 		if i >= 5 {
-			h.add(int64(i), time.Duration(i)*time.Millisecond, 100)
+			h.add(int64(i), time.Duration(i)*time.Millisecond, 100, 0)
 		}
 		rec.Record(7, uint16(i), int64(i)*1000)
 	}
@@ -96,7 +96,7 @@ func TestDecodeTWCCSkipsPacketsTheHistoryForgot(t *testing.T) {
 
 func TestDecodeTWCCMalformedCountsDoNotPanic(t *testing.T) {
 	h := newSendHistory()
-	h.add(0, 0, 100)
+	h.add(0, 0, 100, 0)
 	fb := &rtcp.TransportLayerCC{
 		BaseSequenceNumber: 0,
 		PacketStatusCount:  50, // claims 50 received packets but carries one delta
@@ -128,7 +128,7 @@ func FuzzDecodeTWCC(f *testing.F) {
 		}
 		h := newSendHistory()
 		for i := int64(0); i < 1<<16; i += 97 {
-			h.add(i, time.Duration(i), 1)
+			h.add(i, time.Duration(i), 1, 0)
 		}
 		var u seqUnwrapper
 		for _, p := range pkts {
@@ -147,7 +147,7 @@ func BenchmarkDecodeTWCC(b *testing.B) {
 	h := newSendHistory()
 	rec := twcc.NewRecorder(1)
 	for i := 0; i < 100; i++ {
-		h.add(int64(i), time.Duration(i)*time.Millisecond, 1200)
+		h.add(int64(i), time.Duration(i)*time.Millisecond, 1200, 0)
 		rec.Record(1, uint16(i), int64(i)*1000)
 	}
 	var fb *rtcp.TransportLayerCC

@@ -124,7 +124,7 @@ func (h *handle) noteLocalJSEP(typ string) {
 }
 
 // Peer implements plugin.Handle: the PeerConnection is created on first use.
-func (h *handle) Peer() (*peer.Peer, error) {
+func (h *handle) Peer(opts ...peer.PeerOption) (*peer.Peer, error) {
 	h.peerMu.Lock()
 	defer h.peerMu.Unlock()
 	h.mu.Lock()
@@ -145,10 +145,6 @@ func (h *handle) Peer() (*peer.Peer, error) {
 	h.slot = slot
 	h.mu.Unlock()
 
-	var opts []peer.PeerOption
-	if po, ok := h.plug.(plugin.PeerOptioner); ok {
-		opts = po.PeerOptions()
-	}
 	p, err := h.gw.peers.New(h.hooks(slot), opts...)
 	h.mu.Lock()
 	if err != nil || h.closing || h.slot != slot {

@@ -22,6 +22,8 @@ type counter struct {
 	lost  bool
 }
 
+// dropRun is a run of dropped input values [from, to], or, with from = to + 1, a value strata
+// inserted into the output after input to (padding).
 type dropRun struct{ from, to, offsetBefore uint32 }
 
 func newCounter(bits uint) counter {
@@ -86,6 +88,31 @@ func (c *counter) late(in uint32) (uint32, bool) {
 	return (in + offset) & c.mask, true
 }
 
+// insert takes the next output value for an item strata adds (padding) and returns it; later
+// input values follow it. ok is false before the first item.
+func (c *counter) insert() (out uint32, ok bool) {
+	if !c.started {
+		return 0, false
+	}
+	c.lastOut = (c.lastOut + 1) & c.mask
+	if c.resync {
+		return c.lastOut, true // the next forwarded item re-anchors after it anyway
+	}
+	c.record(dropRun{from: (c.lastIn + 1) & c.mask, to: c.lastIn, offsetBefore: c.offset})
+	c.offset = (c.offset + 1) & c.mask
+	return c.lastOut, true
+}
+
+func (c *counter) record(r dropRun) {
+	c.drops[c.head] = r
+	c.head = (c.head + 1) % len(c.drops)
+	if c.n < len(c.drops) {
+		c.n++
+	} else {
+		c.lost = true
+	}
+}
+
 // drop removes an input value of the current source from the output numbering.
 func (c *counter) drop(in uint32) {
 	in &= c.mask
@@ -94,20 +121,14 @@ func (c *counter) drop(in uint32) {
 	}
 	if c.n > 0 {
 		last := &c.drops[(c.head-1+len(c.drops))%len(c.drops)]
-		if (last.to+1)&c.mask == in && c.lastIn == last.to {
+		if (last.to+1)&c.mask == in && c.lastIn == last.to && last.from != (last.to+1)&c.mask {
 			last.to = in
 			c.offset = (c.offset - 1) & c.mask
 			c.lastIn = in
 			return
 		}
 	}
-	c.drops[c.head] = dropRun{from: in, to: in, offsetBefore: c.offset}
-	c.head = (c.head + 1) % len(c.drops)
-	if c.n < len(c.drops) {
-		c.n++
-	} else {
-		c.lost = true
-	}
+	c.record(dropRun{from: in, to: in, offsetBefore: c.offset})
 	c.offset = (c.offset - 1) & c.mask
 	c.lastIn = in
 }

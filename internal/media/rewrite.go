@@ -126,6 +126,15 @@ func (r *Rewriter) Apply(pkt []byte, h *Header, f *Flags, m Mapping) {
 	}
 }
 
+// Pad takes the sequence number of a packet strata adds to the output (a padding-only probe
+// packet, sent on the stream itself so that the receiver's feedback about it names this stream),
+// and the timestamp it should carry (the newest). The packets forwarded after it are numbered after
+// it; late packets from before it keep their numbers. ok is false before the first packet.
+func (r *Rewriter) Pad() (seq uint16, ts uint32, ok bool) {
+	out, ok := r.seq.insert()
+	return uint16(out), r.lastTS, ok
+}
+
 // LastTimestamp is the newest output timestamp and when it was written: padding and probe packets
 // reuse it.
 func (r *Rewriter) LastTimestamp() (uint32, time.Duration) { return r.lastTS, r.lastAt }

@@ -39,3 +39,41 @@ func TestRewriterResumeAfterPause(t *testing.T) {
 		t.Errorf("ssrc 0 must leave the SSRC alone, got %d", got.ssrc)
 	}
 }
+
+// TestRewriterPadKeepsTheNumberingContinuous: padding packets strata inserts take the next numbers;
+// the packets after them follow on, a late packet from before them keeps its place, and one from
+// a drop before them is still refused.
+func TestRewriterPadKeepsTheNumberingContinuous(t *testing.T) {
+	r := NewRewriter(90000, 0)
+	seqOf := func(in uint16) (uint16, bool) {
+		got, ok := rewriteOne(t, r, vp8Packet(in, 3000, 7, 0, 0, false, true), 0)
+		return got.seq, ok
+	}
+	for in := uint16(100); in <= 102; in++ {
+		seqOf(in)
+	}
+	// 103 is late (still in flight); 104 arrives.
+	if out, _ := seqOf(104); out != 104 {
+		t.Fatalf("104 → %d", out)
+	}
+	pad1, ts, ok := r.Pad()
+	pad2, _, _ := r.Pad()
+	if !ok || pad1 != 105 || pad2 != 106 || ts != 3000 {
+		t.Fatalf("padding got %d, %d (ts %d, ok %v), want 105, 106 at the last timestamp", pad1, pad2, ts, ok)
+	}
+	if out, _ := seqOf(105); out != 107 {
+		t.Fatalf("the packet after the padding → %d, want 107", out)
+	}
+	if out, ok := seqOf(103); !ok || out != 103 {
+		t.Fatalf("the late packet from before the padding → %d (ok %v), want its own 103", out, ok)
+	}
+	// After a switch the next packet continues after the padding.
+	r.Switch()
+	pad3, _, _ := r.Pad()
+	if out, _ := seqOf(900); pad3 != 108 || out != 109 {
+		t.Fatalf("padding %d and the next packet %d after a switch, want 108 and 109", pad3, out)
+	}
+	if _, _, ok := NewRewriter(90000, 0).Pad(); ok {
+		t.Fatal("padding before any packet was forwarded")
+	}
+}

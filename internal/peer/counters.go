@@ -4,10 +4,13 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
+
+	"github.com/strata-rtc/strata/internal/rtcpview"
 )
 
 // streamCounters are the per-SSRC counters strata keeps itself, for `media` and `slowlink` events
@@ -18,6 +21,13 @@ type streamCounters struct {
 	// nacked counts sequence numbers asked for again: by strata for a stream it receives, by the
 	// remote peer for a stream strata sends.
 	nacked atomic.Uint64
+	// For a stream strata sends, what the remote peer said about it: keyframe requests, and its
+	// last reception report (cumulative loss, jitter in RTP units, round-trip time from LSR/DLSR).
+	plis, firs atomic.Uint64
+	reported   atomic.Bool
+	reportLost atomic.Int64
+	reportJit  atomic.Uint32
+	rttMicros  atomic.Int64
 }
 
 // counterSet holds the counters of one PeerConnection, by SSRC and direction.
@@ -103,22 +113,102 @@ func (i *countingInterceptor) BindRTCPWriter(writer interceptor.RTCPWriter) inte
 	})
 }
 
-// BindRTCPReader counts the NACKs the peer sends: loss on the streams strata sends.
+// BindRTCPReader reads what the peer says about the streams strata sends (NACKs, PLIs, FIRs,
+// reception reports) from the raw packets, without unmarshalling them into Pion's structures: on a
+// subscriber's PeerConnection nothing else needs them, and that unmarshal (with its garbage) was
+// the largest cost of RTCP under load.
 func (i *countingInterceptor) BindRTCPReader(reader interceptor.RTCPReader) interceptor.RTCPReader {
 	return interceptor.RTCPReaderFunc(func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
 		n, a, err := reader.Read(b, a)
-		if err != nil {
-			return n, a, err
-		}
-		if a == nil {
-			a = interceptor.Attributes{}
-		}
-		// The parse is cached in the attributes, so the interceptors after this one reuse it.
-		if pkts, perr := a.GetRTCPPackets(b[:n]); perr == nil {
-			i.countNACKs(false, pkts)
+		if err == nil {
+			i.readRTCP(b[:n], time.Now())
 		}
 		return n, a, err
 	})
+}
+
+func (i *countingInterceptor) readRTCP(b []byte, now time.Time) {
+	it := rtcpview.Iterate(b)
+	for p, ok := it.Next(); ok; p, ok = it.Next() {
+		switch p.Kind() {
+		case rtcpview.KindNACK:
+			if nack, err := rtcpview.ParseNACK(p); err == nil {
+				if c := i.set.lookup(false, nack.MediaSSRC); c != nil {
+					c.nacked.Add(nackedInView(nack))
+				}
+			}
+		case rtcpview.KindPLI:
+			if pli, err := rtcpview.ParsePLI(p); err == nil {
+				if c := i.set.lookup(false, pli.MediaSSRC); c != nil {
+					c.plis.Add(1)
+				}
+			}
+		case rtcpview.KindFIR:
+			if fir, err := rtcpview.ParseFIR(p); err == nil {
+				for k := range fir.Len() {
+					if c := i.set.lookup(false, fir.Entry(k).SSRC); c != nil {
+						c.firs.Add(1)
+					}
+				}
+			}
+		case rtcpview.KindRR:
+			if rr, err := rtcpview.ParseReceiverReport(p); err == nil {
+				i.onReports(rr.Reports, now)
+			}
+		case rtcpview.KindSR:
+			if sr, err := rtcpview.ParseSenderReport(p); err == nil {
+				i.onReports(sr.Reports, now)
+			}
+		}
+	}
+}
+
+func (i *countingInterceptor) onReports(blocks rtcpview.ReportBlocks, now time.Time) {
+	for k := range blocks.Len() {
+		r := blocks.At(k)
+		c := i.set.lookup(false, r.SSRC)
+		if c == nil {
+			continue
+		}
+		c.reportLost.Store(int64(r.TotalLost))
+		c.reportJit.Store(r.Jitter)
+		if rtt, ok := reportRTT(r, now); ok {
+			c.rttMicros.Store(rtt.Microseconds())
+		}
+		c.reported.Store(true)
+	}
+}
+
+// reportRTT is the round-trip time a reception report shows (RFC 3550 §6.4.1): its arrival time
+// minus LSR minus DLSR, all in the middle 32 bits of NTP time (1/65536 s).
+func reportRTT(r rtcpview.ReportBlock, now time.Time) (time.Duration, bool) {
+	if r.LastSR == 0 {
+		return 0, false
+	}
+	rtt := compactNTP(now) - r.LastSR - r.DelaySinceLSR
+	if rtt > 60<<16 { // negative (clock steps, bogus reports) or absurd
+		return 0, false
+	}
+	return time.Duration(uint64(rtt) * uint64(time.Second) >> 16), true
+}
+
+// compactNTP is the middle 32 bits of the NTP timestamp of t (seconds since 1900 << 16 plus the
+// top 16 bits of the fraction).
+func compactNTP(t time.Time) uint32 {
+	const ntpEpochOffset = 2208988800 // seconds from 1900 to 1970
+	secs := uint64(t.Unix() + ntpEpochOffset)
+	frac := uint64(t.Nanosecond()) << 32 / uint64(time.Second)
+	return uint32(secs<<16 | frac>>16)
+}
+
+// nackedInView is the number of sequence numbers a NACK asks for.
+func nackedInView(n rtcpview.NACK) uint64 {
+	var total uint64
+	for k := range n.Pairs() {
+		_, blp := n.Pair(k)
+		total += 1 + uint64(bits.OnesCount16(blp))
+	}
+	return total
 }
 
 func (i *countingInterceptor) countNACKs(incoming bool, pkts []rtcp.Packet) {

@@ -104,6 +104,7 @@ type PeerOption func(*peerOptions)
 
 type peerOptions struct {
 	noNACKResponder bool
+	sendOnly        bool
 }
 
 // WithoutNACKResponder leaves Pion's NACK responder out of this PeerConnection: its owner answers
@@ -111,6 +112,14 @@ type peerOptions struct {
 // no per-peer copy of every sent packet is kept.
 func WithoutNACKResponder() PeerOption {
 	return func(o *peerOptions) { o.noNACKResponder = true }
+}
+
+// WithSendOnly is for a PeerConnection that receives no media (a videoroom subscriber's): it leaves
+// out what only serves incoming streams — the NACK generator (and its 100 ms ticker), Pion's
+// receiver reports and Pion's statistics — which also parse every incoming RTCP packet into Pion's
+// structures. What the peer reports about strata's streams is still counted (handle_info).
+func WithSendOnly() PeerOption {
+	return func(o *peerOptions) { o.sendOnly = true }
 }
 
 // New creates a Peer with a fresh PeerConnection.
@@ -168,13 +177,15 @@ func (f *Factory) registry(p *Peer, po peerOptions) (*interceptor.Registry, erro
 	reg := &interceptor.Registry{}
 	lf := f.s.engine.LoggerFactory
 	reg.Add(countingFactory{set: p.counters})
-	st, err := stats.NewInterceptor(stats.WithLoggerFactory(lf))
-	if err != nil {
-		return nil, err
+	if !po.sendOnly {
+		st, err := stats.NewInterceptor(stats.WithLoggerFactory(lf))
+		if err != nil {
+			return nil, err
+		}
+		// Called synchronously while the PeerConnection is built, before New returns.
+		st.OnNewPeerConnection(func(_ string, g stats.Getter) { p.stats = g })
+		reg.Add(st)
 	}
-	// Called synchronously while the PeerConnection is built, before New returns.
-	st.OnNewPeerConnection(func(_ string, g stats.Getter) { p.stats = g })
-	reg.Add(st)
 	for _, add := range f.opts.interceptors {
 		extra, err := add(p)
 		if err != nil {
@@ -183,11 +194,13 @@ func (f *Factory) registry(p *Peer, po peerOptions) (*interceptor.Registry, erro
 		reg.Add(extra)
 	}
 	if f.media.NACK {
-		gen, err := nack.NewGeneratorInterceptor(nack.WithGeneratorLoggerFactory(lf))
-		if err != nil {
-			return nil, err
+		if !po.sendOnly {
+			gen, err := nack.NewGeneratorInterceptor(nack.WithGeneratorLoggerFactory(lf))
+			if err != nil {
+				return nil, err
+			}
+			reg.Add(gen)
 		}
-		reg.Add(gen)
 		if !po.noNACKResponder {
 			resp, err := nack.NewResponderInterceptor(nack.WithResponderLoggerFactory(lf))
 			if err != nil {
@@ -196,15 +209,17 @@ func (f *Factory) registry(p *Peer, po peerOptions) (*interceptor.Registry, erro
 			reg.Add(resp)
 		}
 	}
-	recv, err := report.NewReceiverInterceptor(report.WithReceiverLoggerFactory(lf))
-	if err != nil {
-		return nil, err
+	if !po.sendOnly {
+		recv, err := report.NewReceiverInterceptor(report.WithReceiverLoggerFactory(lf))
+		if err != nil {
+			return nil, err
+		}
+		reg.Add(recv)
 	}
 	send, err := report.NewSenderInterceptor(report.WithSenderLoggerFactory(lf))
 	if err != nil {
 		return nil, err
 	}
-	reg.Add(recv)
 	reg.Add(send)
 	if f.media.TWCC {
 		if !f.opts.stampsTWCC {

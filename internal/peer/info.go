@@ -264,12 +264,16 @@ func (p *Peer) senderInfo(m *MediaInfo, s *webrtc.RTPSender) {
 		m.Codec = codecName(params.Codecs[0].MimeType)
 		m.PayloadType = uint8(params.Codecs[0].PayloadType)
 	}
+	clockRate := uint32(90000)
+	if len(params.Codecs) > 0 && params.Codecs[0].ClockRate > 0 {
+		clockRate = params.Codecs[0].ClockRate
+	}
 	for _, enc := range params.Encodings {
 		if m.SSRC == 0 {
 			m.SSRC, m.SSRCRTX = uint32(enc.SSRC), uint32(enc.RTX.SSRC)
 		}
-		if st := p.streamStats(uint32(enc.SSRC)); st != nil {
-			addOutbound(&m.Out, st)
+		if c := p.counters.lookup(false, uint32(enc.SSRC)); c != nil {
+			addOutbound(&m.Out, c, clockRate)
 		}
 	}
 }
@@ -293,17 +297,20 @@ func addInbound(dst *StreamStats, s *stats.Stats) {
 	dst.RTTMs = max(dst.RTTMs, float64(s.RemoteOutboundRTPStreamStats.RoundTripTime.Microseconds())/1000)
 }
 
-func addOutbound(dst *StreamStats, s *stats.Stats) {
-	out := s.OutboundRTPStreamStats
-	dst.Packets += out.PacketsSent
-	dst.Bytes += out.BytesSent + out.HeaderBytesSent
-	dst.NACKs += out.NACKCount
-	dst.PLIs += out.PLICount
-	dst.FIRs += out.FIRCount
-	remote := s.RemoteInboundRTPStreamStats
-	dst.Lost += remote.PacketsLost
-	dst.JitterMs = max(dst.JitterMs, remote.Jitter*1000)
-	dst.RTTMs = max(dst.RTTMs, float64(remote.RoundTripTime.Microseconds())/1000)
+// addOutbound fills the stats of a stream strata sends from its own counters (the peer's NACKs,
+// PLIs, FIRs and reception reports are read raw by the counting interceptor).
+func addOutbound(dst *StreamStats, c *streamCounters, clockRate uint32) {
+	dst.Packets += c.packets.Load()
+	dst.Bytes += c.bytes.Load()
+	dst.NACKs += uint32(c.nacked.Load())
+	dst.PLIs += uint32(c.plis.Load())
+	dst.FIRs += uint32(c.firs.Load())
+	if !c.reported.Load() {
+		return
+	}
+	dst.Lost += c.reportLost.Load()
+	dst.JitterMs = max(dst.JitterMs, float64(c.reportJit.Load())*1000/float64(clockRate))
+	dst.RTTMs = max(dst.RTTMs, float64(c.rttMicros.Load())/1000)
 }
 
 // codecName gives the lower-case codec name Janus reports ("opus", "vp8", "h264").

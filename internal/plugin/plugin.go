@@ -29,13 +29,6 @@ type AdminMessenger interface {
 	AdminMessage(ctx context.Context, request json.RawMessage) (response any)
 }
 
-// PeerOptioner is implemented by plugins whose handles need PeerConnections set up differently
-// from the server's defaults (e.g. without Pion's NACK responder, when the plugin answers NACKs
-// from its own packet cache). The gateway asks when it creates a handle's PeerConnection.
-type PeerOptioner interface {
-	PeerOptions() []peer.PeerOption
-}
-
 // Info is what `info` reports about a plugin.
 type Info struct {
 	Name          string `json:"name"`
@@ -97,8 +90,9 @@ type Handle interface {
 	// to whichever transport owns the session. tx may be empty for unsolicited events.
 	PushEvent(tx string, data any, jsep *JSEP) error
 	// Peer returns this handle's PeerConnection, creating it on first use from the server's media
-	// configuration. Plugins never touch Pion setup themselves.
-	Peer() (*peer.Peer, error)
+	// configuration and opts (which only count at creation: e.g. a PeerConnection that only sends
+	// needs no NACK generator). Plugins never touch Pion setup themselves.
+	Peer(opts ...peer.PeerOption) (*peer.Peer, error)
 	// ClosePeer hangs the PeerConnection up (if any) with a reason; the gateway sends `hangup`.
 	ClosePeer(reason string)
 	// Logger is a logger tagged with the session and handle ids.

@@ -9,14 +9,34 @@ import (
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
-// Estimator is the source of a subscriber's bandwidth estimate (bwe.Estimator is one). If it also
-// has State() cc.State, the allocator reads the over-use verdict and the RTT from it.
+// Estimator is the source of a subscriber's bandwidth estimate (bwe.Estimator is one). The
+// allocator uses what else it offers: State() cc.State (the over-use verdict, the RTT, the loss),
+// Overload() (a fast congestion signal), RecentLoss() and FeedbackAge() (how fresh its signals
+// are), OnUpdate(func()) (a call after every feedback message, so that it decides at once rather
+// than on its next tick), and the probe-cluster methods of estimatorProber (so that its padding is
+// measured as a GCC probe).
 type Estimator interface {
 	TargetRate() cc.Bitrate
 }
 
 type estimatorState interface {
 	State() cc.State
+}
+
+type estimatorOverload interface {
+	Overload() (overload bool, delivered cc.Bitrate)
+}
+
+type estimatorUpdates interface {
+	OnUpdate(func())
+}
+
+type estimatorFeedbackAge interface {
+	FeedbackAge() time.Duration
+}
+
+type estimatorRecentLoss interface {
+	RecentLoss() (loss float64, ok bool)
 }
 
 // AllocatorConfig tunes an allocator.
@@ -48,6 +68,17 @@ type TrackOptions struct {
 // DefaultTrackOptions is a camera with no cap.
 func DefaultTrackOptions() TrackOptions { return TrackOptions{Max: policy.TopLayer} }
 
+// SlowLinkInterval is the least time between two slow-link reports of one allocator.
+const SlowLinkInterval = 5 * time.Second
+
+// placeAfter: a new track is placed (given the best layer the estimate allows, at once) no sooner
+// than this after it was added. A subscriber to a publisher that has been sending for a while has
+// its track's layers measured at once, but a new PeerConnection's estimate is still GCC's 300 kbit/s
+// start: placed then, it would climb from the base layer by held-back upgrades (a median 3 s to the
+// top layer in the 64-subscriber fan-out benchmark). Meanwhile GCC's initial probe clusters go out
+// on the track's base layer and take the estimate to what the path carries.
+const placeAfter = 500 * time.Millisecond
+
 // Decision is one change of a track's target, reported to the allocator's observer.
 type Decision struct {
 	At       time.Duration
@@ -71,21 +102,26 @@ type Allocator struct {
 	wg     sync.WaitGroup
 
 	observer func(Decision)
+	slowLink func(estimate cc.Bitrate)
 
 	// owned by the loop goroutine
-	tracks  []*allocTrack
-	decided []*allocTrack // the tracks of the current decision (measured ones)
-	in      policy.Input
-	out     policy.Output
-	probe   cc.Bitrate
-	padDue  float64
+	tracks       []*allocTrack
+	decided      []*allocTrack // the tracks of the current decision (measured ones)
+	in           policy.Input
+	out          policy.Output
+	lastSlowLink time.Duration
+	reportedSlow bool
+	probes       probeRunner
 }
 
 type allocTrack struct {
 	d      *DownTrack
 	opts   TrackOptions
 	paused bool
-	target Layer
+	// starved: the policy paused the track for lack of bandwidth (policy.Track.Starved).
+	starved bool
+	target  Layer
+	addedAt time.Duration
 	// net is the network controller's decision (policy.Track.NetLayers/NetKnown).
 	netLayers int
 	netKnown  bool
@@ -123,6 +159,14 @@ func WithObserver(f func(Decision)) AllocatorOption { return func(a *Allocator) 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) AllocatorOption { return func(a *Allocator) { a.log = l } }
 
+// WithSlowLink receives a report (on the allocator's goroutine: do not block) when the allocator
+// had to take a track below the layer the subscriber asked for because the path does not carry it
+// (the estimate, congestion, a pause for lack of bandwidth) — the videoroom's slow_link event. At
+// most one per SlowLinkInterval; estimate is the path's estimate then.
+func WithSlowLink(f func(estimate cc.Bitrate)) AllocatorOption {
+	return func(a *Allocator) { a.slowLink = f }
+}
+
 // NewAllocator creates an allocator for one subscriber; est may be nil (no estimate: layers stay at
 // their caps' base until one appears). Call Run (or Start) and Close.
 func NewAllocator(cfg AllocatorConfig, est Estimator, opts ...AllocatorOption) (*Allocator, error) {
@@ -143,14 +187,19 @@ func NewAllocator(cfg AllocatorConfig, est Estimator, opts ...AllocatorOption) (
 	for _, o := range opts {
 		o(a)
 	}
+	a.probes.init(est, cfg.PaddingTick)
 	return a, nil
 }
 
 // Policy is the name of the policy in use.
 func (a *Allocator) Policy() string { return a.pol.Name() }
 
-// Start runs the allocator on its own goroutine.
+// Start runs the allocator on its own goroutine. With an estimator that reports its updates, it
+// also decides right after every feedback message.
 func (a *Allocator) Start() {
+	if u, ok := a.est.(estimatorUpdates); ok {
+		u.OnUpdate(a.Nudge)
+	}
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -160,7 +209,12 @@ func (a *Allocator) Start() {
 
 // Close stops the allocator and waits for its goroutine.
 func (a *Allocator) Close() {
-	a.once.Do(func() { close(a.done) })
+	a.once.Do(func() {
+		if u, ok := a.est.(estimatorUpdates); ok {
+			u.OnUpdate(nil)
+		}
+		close(a.done)
+	})
 	a.wg.Wait()
 }
 
@@ -206,11 +260,16 @@ func (a *Allocator) send(ev allocEvent) {
 func (a *Allocator) run() {
 	tick := time.NewTicker(a.cfg.Tick)
 	defer tick.Stop()
+	// The padding ticker runs only while padding is due: at 10 ms it would otherwise wake every
+	// subscriber's goroutine 100 times a second for nothing (a visible share of the CPU of a large
+	// fan-out). Queued GCC clusters are picked up at each decision meanwhile.
 	pad := time.NewTicker(a.cfg.PaddingTick)
 	defer pad.Stop()
+	padding := true
 	for {
 		select {
 		case <-a.done:
+			a.probes.stop()
 			return
 		case ev := <-a.events:
 			a.apply(ev)
@@ -218,7 +277,15 @@ func (a *Allocator) run() {
 		case <-tick.C:
 			a.decide(a.clock())
 		case <-pad.C:
-			a.pad()
+			a.probes.pad(a.clock(), a.tracks)
+		}
+		if due := a.probes.wake(a.clock(), a.tracks); due != padding {
+			padding = due
+			if due {
+				pad.Reset(a.cfg.PaddingTick)
+			} else {
+				pad.Stop()
+			}
 		}
 	}
 }
@@ -228,7 +295,7 @@ func (a *Allocator) apply(ev allocEvent) {
 	switch ev.kind {
 	case evAdd:
 		if i < 0 && ev.d.video {
-			a.tracks = append(a.tracks, &allocTrack{d: ev.d, opts: ev.opts, target: policy.NoLayer})
+			a.tracks = append(a.tracks, &allocTrack{d: ev.d, opts: ev.opts, target: policy.NoLayer, addedAt: a.clock()})
 		}
 	case evRemove:
 		if i >= 0 {
@@ -241,6 +308,7 @@ func (a *Allocator) apply(ev allocEvent) {
 	case evPause:
 		if i >= 0 {
 			a.tracks[i].paused = ev.paused
+			a.tracks[i].starved = false
 		}
 	case evNet:
 		if i >= 0 {
@@ -262,28 +330,38 @@ func (a *Allocator) find(d *DownTrack) int {
 func (a *Allocator) decide(now time.Duration) {
 	in := &a.in
 	in.Now, in.Estimate, in.Received, in.Congested, in.RTT, in.Loss, in.CanProbe = now, 0, 0, false, 0, -1, false
-	in.FeedbackLoss = 0
+	in.FeedbackLoss, in.Overload, in.Delivered, in.FeedbackAge = 0, false, 0, 0
 	if a.est == nil {
 		a.follow()
 		return
 	}
-	{
-		in.Estimate = a.est.TargetRate()
-		if s, ok := a.est.(estimatorState); ok {
-			st := s.State()
-			in.Congested = st.Usage == cc.Overuse
-			in.Received = st.Received
-			in.FeedbackLoss = st.LossRate
-			in.RTT = time.Duration(st.RTTMs * float64(time.Millisecond))
-		}
+	in.Estimate = a.est.TargetRate()
+	if s, ok := a.est.(estimatorState); ok {
+		st := s.State()
+		in.Congested = st.Usage == cc.Overuse
+		in.Received = st.Received
+		in.FeedbackLoss = st.LossRate
+		in.RTT = time.Duration(st.RTTMs * float64(time.Millisecond))
+	}
+	if o, ok := a.est.(estimatorOverload); ok {
+		in.Overload, in.Delivered = o.Overload()
+	}
+	if f, ok := a.est.(estimatorFeedbackAge); ok {
+		in.FeedbackAge = f.FeedbackAge()
+	}
+	if l, ok := a.est.(estimatorRecentLoss); ok {
+		// The loss of the last 500 ms of feedback, not the estimator's last fraction, which can
+		// be seconds old when little is sent (a paused video being probed for).
+		in.FeedbackLoss, _ = l.RecentLoss()
 	}
 	in.Tracks = in.Tracks[:0]
 	a.decided = a.decided[:0]
 	for _, t := range a.tracks {
 		recv := t.d.Receiver()
-		if !recv.Measured(now) {
-			// Its layers are not measured yet: start at the base layer, and place it for real
-			// (without holding back) once they are.
+		if !recv.Measured(now) || (t.target == policy.NoLayer && !t.starved && now-t.addedAt < placeAfter) {
+			// Its layers are not measured yet, or the estimator has just begun (its first probe
+			// clusters go out on this track): start at the base layer, and place it for real
+			// (without holding back) once they are and it has.
 			if base := (Layer{Spatial: 0, Temporal: t.opts.Max.Temporal}); !t.paused && t.d.Target() != base {
 				t.d.SetTarget(base)
 			}
@@ -293,22 +371,24 @@ func (a *Allocator) decide(now time.Duration) {
 		a.decided = append(a.decided, t)
 		in.Tracks = append(in.Tracks, policy.Track{
 			Screen: t.opts.Screen, Rates: recv.Rates(now), Max: t.opts.Max,
-			Target: t.target, Current: t.d.Current(), Paused: t.paused,
+			Target: t.target, Current: t.d.Current(), Paused: t.paused, Starved: t.starved,
 			NetLayers: t.netLayers, NetKnown: t.netKnown,
 		})
 		if loss, ok := t.d.TakeLoss(); ok {
 			in.Loss = maxFloat(in.Loss, loss)
 		}
-		in.CanProbe = in.CanProbe || t.d.HasRTX()
+		in.CanProbe = in.CanProbe || t.d.CanPad()
 	}
 	if len(a.decided) == 0 {
-		a.probe = 0
+		a.probes.setPolicyProbe(now, 0, 0)
 		return
 	}
 	a.pol.Decide(in, &a.out)
-	a.probe = a.out.Probe
+	a.probes.setPolicyProbe(now, a.out.Probe, a.out.Usage)
+	limited := false
 	for i, t := range a.decided {
 		to := a.out.Targets[i]
+		t.starved = to.Spatial < 0 && !t.paused
 		if to == t.target {
 			continue
 		}
@@ -317,10 +397,24 @@ func (a *Allocator) decide(now time.Duration) {
 		}
 		a.log.Debug("layer target", "track", t.d.ID(), "from", t.target.String(), "to", to.String(),
 			"estimate", in.Estimate.String(), "reason", a.out.Reason, "congested", in.Congested, "loss", in.Loss,
-			"rates", in.Tracks[i].Rates)
+			"overload", in.Overload, "rates", in.Tracks[i].Rates)
+		limited = limited || (a.out.Limited && to.Less(t.target) && to.Less(t.opts.Max))
 		t.target = to
 		t.d.SetTarget(to)
 	}
+	if limited {
+		a.reportSlowLink(now, in.Estimate)
+	}
+}
+
+// reportSlowLink tells the owner the path forced a track below what the subscriber asked for, at
+// most once per SlowLinkInterval.
+func (a *Allocator) reportSlowLink(now time.Duration, estimate cc.Bitrate) {
+	if a.slowLink == nil || (a.reportedSlow && now-a.lastSlowLink < SlowLinkInterval) {
+		return
+	}
+	a.lastSlowLink, a.reportedSlow = now, true
+	a.slowLink(estimate)
 }
 
 // follow sets every track to its cap: without an estimate strata forwards what was asked for, as
@@ -336,24 +430,6 @@ func (a *Allocator) follow() {
 			t.d.SetTarget(to)
 		}
 	}
-}
-
-// pad sends the probe padding due since the last padding tick, on the first track that can carry
-// it.
-func (a *Allocator) pad() {
-	if a.probe <= 0 {
-		a.padDue = 0
-		return
-	}
-	a.padDue += float64(a.probe) * a.cfg.PaddingTick.Seconds() / 8
-	for _, t := range a.tracks {
-		if t.d.HasRTX() {
-			sent := t.d.Pad(int(a.padDue))
-			a.padDue -= float64(sent)
-			break
-		}
-	}
-	a.padDue = min(max(a.padDue, 0), float64(a.probe)*0.1/8) // never more than 100 ms in a burst
 }
 
 func maxFloat(a, b float64) float64 {

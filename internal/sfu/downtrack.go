@@ -65,13 +65,15 @@ type DownTrack struct {
 	rw        media.Rewriter
 	paused    bool
 	resume    bool
-	hdr       rtp.Header
-	extBuf    [8]rtp.Extension
-	buf       [media.SlotSize]byte
-	rtxBuf    [media.SlotSize + 2]byte
-	history   [historySize]historyEntry
-	rtxSeq    uint16
-	current   Layer
+	// lastMarker: the last packet forwarded ended a frame (padding may follow it).
+	lastMarker bool
+	hdr        rtp.Header
+	extBuf     [8]rtp.Extension
+	buf        [media.SlotSize]byte
+	rtxBuf     [media.SlotSize + 2]byte
+	history    [historySize]historyEntry
+	rtxSeq     uint16
+	current    Layer
 
 	packets, bytes, dropped, switches atomic.Uint64
 	kfRequests, nacked, retransmitted atomic.Uint64
@@ -82,11 +84,14 @@ type DownTrack struct {
 	lastLoss                          float64
 }
 
-// historyEntry remembers how one output packet was made.
+// historyEntry remembers how one output packet was made, when it was sent, and how often again.
 type historyEntry struct {
-	valid bool
-	layer int8
-	m     media.Mapping
+	valid    bool
+	layer    int8
+	resends  uint8
+	sentAt   time.Duration
+	resentAt time.Duration
+	m        media.Mapping
 }
 
 // NewDownTrack creates a down-track of recv. It is not forwarding until it is bound to a
@@ -248,11 +253,21 @@ func itoa(v int) string {
 	return string(b[i:])
 }
 
-// SetTarget sets the layer the down-track should forward (the allocator's decision).
+// SetTarget sets the layer the down-track should forward (the allocator's decision). NoLayer
+// stops forwarding (the allocator pauses a video the path cannot carry); forwarding resumes, at a
+// keyframe and with the numbering re-anchored, once a layer is set again.
 func (d *DownTrack) SetTarget(l Layer) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if l.Spatial < 0 && d.sel.target().Spatial >= 0 && d.video {
+		// A fresh selector waits for (and asks for) a keyframe when a layer is set again, and the
+		// rewriter continues the numbering from the last packet sent rather than leaving a hole
+		// the size of the pause.
+		d.sel = newSelector(d.recv)
+		d.resume = true
+		d.current = policy.NoLayer
+	}
 	d.sel.setTarget(l)
-	d.mu.Unlock()
 }
 
 // Target and Current return the wanted and the forwarded layer.
@@ -340,7 +355,8 @@ func (d *DownTrack) writeRTP(from *Receiver, layer int, pkt []byte, h *media.Hea
 	if dec.setMarker {
 		media.SetMarker(b, true)
 	}
-	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, layer: int8(layer), m: m}
+	d.lastMarker = b[1]&0x80 != 0
+	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, layer: int8(layer), m: m, sentAt: now}
 	d.write(b, h, d.ssrc, d.pt, m.OutSeq, b[h.PayloadStart:h.PayloadEnd])
 }
 

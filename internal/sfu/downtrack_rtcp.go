@@ -98,15 +98,34 @@ func (d *DownTrack) TakeLoss() (loss float64, ok bool) {
 	return loss, true
 }
 
+// Retransmissions of one packet: at most maxResends, not again within resendSpacing (about a
+// round trip plus the receiver's NACK interval), as libwebrtc's RTP sender does not resend a
+// packet sooner than an RTT after the last time, and not once it is older than maxResendAge (no
+// receiver plays a frame that late; libwebrtc keeps about a second of history). A receiver behind
+// a congested link NACKs again every packet whose retransmission the link dropped in turn;
+// answering every NACK turned a cut to 250 kbit/s into some 3 Mbit/s of retransmissions into the
+// same link (measured in the videoroom's cut test), which kept it saturated and drove the estimate
+// to its floor; and after an outage it sent the frames lost in it, seconds old.
+const (
+	maxResends    = 2
+	resendSpacing = 100 * time.Millisecond
+	maxResendAge  = time.Second
+)
+
 // retransmit sends an output packet again, rebuilt from the receiver's cache with the mapping it
 // was first sent with: over RTX when negotiated, else as it was.
-func (d *DownTrack) retransmit(outSeq uint16, _ time.Duration) {
+func (d *DownTrack) retransmit(outSeq uint16, now time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	e := d.history[outSeq&(historySize-1)]
+	e := &d.history[outSeq&(historySize-1)]
 	if !d.bound || !e.valid || e.m.OutSeq != outSeq {
 		return
 	}
+	if e.resends >= maxResends || (e.resends > 0 && now-e.resentAt < resendSpacing) || now-e.sentAt > maxResendAge {
+		return
+	}
+	e.resends++
+	e.resentAt = now
 	n := d.recv.cached(int(e.layer), e.m.InSeq, d.buf[:])
 	if n == 0 {
 		return
@@ -137,21 +156,43 @@ func (d *DownTrack) nextRTXSeq() uint16 {
 	return d.rtxSeq
 }
 
-// Pad sends at least bytes of padding-only packets on the RTX stream (probing the path for the
-// allocator) and returns how many bytes it sent: 0 when RTX was not negotiated or nothing has been
-// forwarded yet.
+// CanPad reports whether Pad can send on this track: a video track that is bound and has
+// forwarded something (padding reuses the last timestamp and takes the next sequence number).
+func (d *DownTrack) CanPad() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.canPad()
+}
+
+func (d *DownTrack) canPad() bool {
+	return d.bound && d.video && !d.paused && d.packets.Load() > 0
+}
+
+// Pad sends at least bytes of padding-only packets (probing the path for the allocator) and
+// returns how many bytes it sent: 0 when it cannot now.
+//
+// The padding goes on the track's own stream, numbered in line with the media (the rewriter makes
+// room), not on RTX: a receiver addresses its transport-wide feedback to the SSRC of the last
+// packet it got (Chrome and Pion alike), and Pion reads no RTCP addressed to an RTX SSRC, so with
+// padding on RTX much of the feedback about a probe never reached the estimator — all of it while
+// a paused video was probed for, which then could never resume. Padding is sent between frames
+// only (after the packet that ended one) or while nothing is forwarded, so it never splits a
+// frame's packets; receivers take padding-only packets for what they are (RFC 3550 §5.1).
 func (d *DownTrack) Pad(bytes int) int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	ts, _ := d.rw.LastTimestamp()
-	if !d.bound || d.rtxSSRC == 0 || d.paused || d.packets.Load() == 0 {
+	if !d.canPad() || (!d.lastMarker && d.sel.target().Spatial >= 0) {
 		return 0
 	}
 	sent := 0
 	for sent < bytes {
+		seq, ts, ok := d.rw.Pad()
+		if !ok {
+			break
+		}
 		d.hdr = rtp.Header{
-			Version: 2, Padding: true, PaddingSize: paddingSize, PayloadType: d.rtxPT,
-			SequenceNumber: d.nextRTXSeq(), Timestamp: ts, SSRC: d.rtxSSRC, Extensions: d.extBuf[:0],
+			Version: 2, Padding: true, PaddingSize: paddingSize, PayloadType: d.pt,
+			SequenceNumber: seq, Timestamp: ts, SSRC: d.ssrc, Extensions: d.extBuf[:0],
 		}
 		n, err := d.writer.WriteRTP(&d.hdr, nil)
 		if err != nil {

@@ -336,8 +336,6 @@ func unwrap(last int64, v uint32, bits uint) int64 {
 	return last + d
 }
 
-func (s *testSubscriber) record(pkt *rtp.Packet, at time.Time) { s.recordRTP(pkt, at, false) }
-
 // recordRTP notes a packet; repaired says it came as a retransmission over RTX.
 func (s *testSubscriber) recordRTP(pkt *rtp.Packet, at time.Time, repaired bool) {
 	s.mu.Lock()

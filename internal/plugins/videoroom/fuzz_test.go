@@ -20,7 +20,7 @@ func (h *nullHandle) SessionID() uint64    { return 1 }
 func (h *nullHandle) OpaqueID() string     { return "" }
 func (h *nullHandle) Logger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 func (h *nullHandle) ClosePeer(string)     {}
-func (h *nullHandle) Peer() (*peer.Peer, error) {
+func (h *nullHandle) Peer(...peer.PeerOption) (*peer.Peer, error) {
 	return nil, errors.New("no media in this test")
 }
 func (h *nullHandle) PushEvent(_ string, data any, _ *plugin.JSEP) error {

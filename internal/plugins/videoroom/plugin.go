@@ -81,13 +81,21 @@ func allocatorConfig(a config.LayerAllocation) sfu.AllocatorConfig {
 // Package returns "janus.plugin.videoroom".
 func (p *Plugin) Package() string { return Package }
 
-// PeerOptions implements plugin.PeerOptioner: when down-tracks answer NACKs from the publishers'
-// packet caches, Pion's responder (a copy of every packet per subscriber) is left out.
-func (p *Plugin) PeerOptions() []peer.PeerOption {
+// publisherPeerOptions: strata sends no media to a publisher, so Pion's NACK responder (a copy of
+// every packet sent) has nothing to answer.
+func (p *Plugin) publisherPeerOptions() []peer.PeerOption {
+	return []peer.PeerOption{peer.WithoutNACKResponder()}
+}
+
+// subscriberPeerOptions: a subscriber's PeerConnection receives no media (peer.WithSendOnly), and
+// with allocation.respond_nack its down-tracks answer NACKs from the publishers' packet caches, so
+// Pion's responder is left out.
+func (p *Plugin) subscriberPeerOptions() []peer.PeerOption {
+	opts := []peer.PeerOption{peer.WithSendOnly()}
 	if p.cfg.Allocation.RespondNACK {
-		return []peer.PeerOption{peer.WithoutNACKResponder()}
+		opts = append(opts, peer.WithoutNACKResponder())
 	}
-	return nil
+	return opts
 }
 
 // Info describes the plugin for the `info` request.

@@ -78,7 +78,7 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 	if err != nil {
 		return nil, errorf(ErrInvalidSDP, "Error parsing offer: %v", err)
 	}
-	p, err := pub.s.h.Peer()
+	p, err := pub.s.h.Peer(pub.s.p.publisherPeerOptions()...)
 	if err != nil {
 		return nil, errorf(ErrUnknown, "No PeerConnection: %v", err)
 	}

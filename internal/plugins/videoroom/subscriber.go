@@ -7,6 +7,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/sfu"
@@ -90,7 +91,7 @@ func (s *session) joinSubscriber(ctx context.Context, tx string, b body) *reques
 	if err != nil {
 		return err
 	}
-	p, perr := s.h.Peer()
+	p, perr := s.h.Peer(s.p.subscriberPeerOptions()...)
 	if perr != nil {
 		return errorf(ErrUnknown, "No PeerConnection: %v", perr)
 	}
@@ -194,7 +195,8 @@ func (sub *subscriber) attach(p *peer.Peer) *requestError {
 	if e := p.Estimator(); e != nil {
 		est = e
 	}
-	alloc, err := sfu.NewAllocator(sub.s.p.roomAllocator(sub.room), est, sfu.WithLogger(sub.s.log))
+	alloc, err := sfu.NewAllocator(sub.s.p.roomAllocator(sub.room), est, sfu.WithLogger(sub.s.log),
+		sfu.WithSlowLink(func(estimate cc.Bitrate) { go sub.slowLink(estimate) }))
 	if err != nil {
 		return errorf(ErrUnknown, "Allocator: %v", err)
 	}
@@ -339,6 +341,13 @@ func (sub *subscriber) layerChanged(ss *subStream, l sfu.Layer) {
 		ev["substream"], ev["temporal"] = l.Spatial, l.Temporal
 	}
 	sub.s.push("", ev, nil)
+}
+
+// slowLink tells the subscriber that its path does not carry what it asked for: the allocator had
+// to take a stream below the requested layer because of the estimate (Janus sends the same event
+// when a subscriber's NACKs pile up). current-bitrate is the path's estimate, in bit/s.
+func (sub *subscriber) slowLink(estimate cc.Bitrate) {
+	sub.s.push("", map[string]any{short: "slow_link", "room": sub.room.id, "current-bitrate": int64(estimate)}, nil)
 }
 
 func (sub *subscriber) mediaUp() {

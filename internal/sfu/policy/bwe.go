@@ -25,9 +25,12 @@ type BWEConfig struct {
 	UpgradeBackoffMax   time.Duration `yaml:"upgrade_backoff_max"`
 	// Probing sends padding up to the next allocation's rate (× UpFactor) for ProbeDuration when
 	// the estimate alone does not allow an upgrade; a probe that ends without a congestion signal
-	// upgrades. Probes start at most every ProbeInterval; after a failed probe the interval doubles
-	// up to ProbeBackoffMax; after a successful one the next may follow after ProbeDuration. A probe
-	// aims at up to ProbeMultiplier × the current rate when more than one step is wanted.
+	// (over-use, loss in reports or transport feedback, overload) upgrades, to what the estimate
+	// measured when it rose during the probe (the allocator sends probes as the estimator's probe
+	// clusters). Probes start at most every ProbeInterval; after a failed probe the interval
+	// doubles up to ProbeBackoffMax, and is reset once the estimate grows past the failed probe's
+	// rate; after a successful one the next may follow after ProbeDuration. A probe aims at up to
+	// ProbeMultiplier × the current rate when more than one step is wanted.
 	Probing         bool          `yaml:"probing"`
 	ProbeDuration   time.Duration `yaml:"probe_duration"`
 	ProbeInterval   time.Duration `yaml:"probe_interval"`
@@ -49,6 +52,13 @@ type BWEConfig struct {
 	// (over-use, loss, a falling estimate) downgrades; once it has not grown for this long it is
 	// trusted again.
 	TrustTimeout time.Duration `yaml:"trust_timeout"`
+	// PauseFactor and PauseHold: video is paused (base layer and all, audio keeps flowing) only
+	// when the estimate stays below PauseFactor × the cost of the base layers for PauseHold while
+	// the path shows it is full; paused video is probed for and resumed, the probe interval growing
+	// by half after failures from ProbeInterval up to ResumeBackoffMax. See pause.go for why.
+	PauseFactor      float64       `yaml:"pause_factor"`
+	PauseHold        time.Duration `yaml:"pause_hold"`
+	ResumeBackoffMax time.Duration `yaml:"resume_backoff_max"`
 }
 
 // DefaultBWEConfig returns the defaults.
@@ -59,6 +69,7 @@ func DefaultBWEConfig() BWEConfig {
 		Probing: true, ProbeDuration: 500 * time.Millisecond, ProbeInterval: time.Second,
 		ProbeBackoffMax: time.Second, ProbeMultiplier: 3, ProbeDurationMax: time.Second,
 		LossThreshold: 0.1, SpatialLoss: 0.02, SpatialHold: 2 * time.Second, TrustTimeout: 5 * time.Second,
+		PauseFactor: 0.5, PauseHold: 2 * time.Second, ResumeBackoffMax: 8 * time.Second,
 	}
 }
 
@@ -71,6 +82,7 @@ type BWE struct {
 	cfg BWEConfig
 
 	congestedRun int
+	congestedAt  time.Duration
 
 	upPending bool
 	upSince   time.Duration
@@ -87,6 +99,8 @@ type BWE struct {
 	probeBackoff time.Duration
 	probeLen     time.Duration
 	nextProbe    time.Duration
+	failedRate   cc.Bitrate // the rate of the last failed probe (0: none since a success)
+	failedEst    cc.Bitrate // the estimate when it started
 
 	lowSince time.Duration // when the estimate fell below the allocation (0: it is not)
 
@@ -95,7 +109,22 @@ type BWE struct {
 	lagHigh       cc.Bitrate
 	lagFloor      cc.Bitrate
 	fallbackUsage cc.Bitrate
+
+	pause pauseState
 }
+
+// overuseSpacing: two over-use verdicts count as "over-use twice in a row" only this far apart,
+// so that a decision the allocator runs right after a feedback message and one on its timer do not
+// both count the same verdict.
+const overuseSpacing = 40 * time.Millisecond
+
+// deliveredShare is the share of the delivered rate an overloaded path's allocation may use (the
+// rest drains the queue).
+const deliveredShare = 0.9
+
+// probeMeasuredRise: an estimate that rose by more than this percentage during a probe took the
+// probe into account.
+const probeMeasuredRise = 105
 
 // NewBWE returns the policy with cfg (zero fields take their defaults).
 func NewBWE(cfg BWEConfig) *BWE {
@@ -133,7 +162,14 @@ func NewBWE(cfg BWEConfig) *BWE {
 		cfg.UpgradeBackoff = d.UpgradeBackoff
 	}
 	cfg.UpgradeBackoffMax = max(cfg.UpgradeBackoffMax, cfg.UpgradeBackoff)
-	return &BWE{cfg: cfg, probeBackoff: cfg.ProbeInterval, probeLen: cfg.ProbeDuration}
+	if cfg.PauseFactor <= 0 || cfg.PauseFactor > 1 {
+		cfg.PauseFactor = d.PauseFactor
+	}
+	if cfg.PauseHold <= 0 {
+		cfg.PauseHold = d.PauseHold
+	}
+	cfg.ResumeBackoffMax = max(cfg.ResumeBackoffMax, cfg.ProbeInterval)
+	return &BWE{cfg: cfg, probeBackoff: cfg.ProbeInterval, probeLen: cfg.ProbeDuration, pause: pauseState{backoff: cfg.ProbeInterval}}
 }
 
 // Name returns "bwe".
@@ -145,13 +181,9 @@ func (b *BWE) Decide(in *Input, out *Output) {
 	p := newPlan(in.Tracks)
 	cur := p.fromTargets(in.Tracks)
 	usage := p.usage(cur)
-	out.Probe, out.Reason = 0, ""
-	if in.Congested {
-		b.congestedRun++
-	} else {
-		b.congestedRun = 0
-	}
-	congested := b.congestedRun >= 2 || in.Loss > b.cfg.LossThreshold
+	out.Probe, out.Reason, out.Limited = 0, "", false
+	b.countOveruse(in)
+	congested := b.congestedRun >= 2 || in.Loss > b.cfg.LossThreshold || in.Overload
 	if b.upgraded && now-b.lastUpgrade > b.cfg.FailedUpgradeWindow {
 		b.upgraded, b.upgradeBackoff, b.probeLen = false, 0, b.cfg.ProbeDuration // the last upgrade held
 	}
@@ -161,54 +193,86 @@ func (b *BWE) Decide(in *Input, out *Output) {
 		b.set(out, p, cur, "")
 		return
 	}
-	if placed := b.placeNewTracks(in, est, p, cur); placed != nil {
+	// What the path carries now: the estimate, or less when the path is overloaded before the
+	// estimate shows it (the queue grows and less arrives than is sent).
+	budget := est
+	if in.Overload && in.Delivered > 0 {
+		budget = min(budget, scale(in.Delivered, deliveredShare))
+	}
+	if placed := b.placeNewTracks(in, budget, p, cur); placed != nil {
 		b.set(out, p, placed, "new track")
 		return
 	}
-	if b.lagging && b.checkLag(now, est, usage, congested, p, out) {
+	if b.lagging && b.checkLag(in, budget, usage, congested, p, out) {
 		return
 	}
-	if !b.lagging && est < scale(usage, b.cfg.DownFactor) {
+	if !b.lagging && budget < scale(usage, b.cfg.DownFactor) {
 		if b.lowSince == 0 {
 			b.lowSince = now
 		}
-		next, reason := p.allocate(est), "estimate below the allocation"
+		next, reason := p.allocate(budget), "estimate below the allocation"
+		if in.Overload {
+			reason = "the path delivers less than is sent"
+		}
 		if !b.spatialDownAllowed(in, now) {
-			next, reason = p.keepSpatial(next, cur), "estimate below the allocation (temporal layers first)"
+			next, reason = p.keepSpatial(next, cur), reason+" (temporal layers first)"
 		}
 		if p.usage(next) < usage {
 			b.downgrade(now)
 			b.set(out, p, next, reason)
+			out.Limited = true
 			return
 		}
 	} else {
 		b.lowSince = 0
 	}
+	if b.checkPause(in, congested, budget, p, cur, out) || b.checkResume(in, congested, p, cur, out) {
+		b.probing, b.upPending = false, false
+		return
+	}
 	if b.probing && b.checkProbe(now, in, usage, congested, p, cur, out) {
 		return
 	}
-	if b.upgradeFromEstimate(now, est, usage, in.RTT, p, out) {
+	if b.upgradeFromEstimate(now, budget, usage, in.RTT, congested, p, out) {
 		return
 	}
-	b.maybeStartProbe(in, usage, p, cur, out)
+	b.maybeStartProbe(in, usage, congested && fresh(in), p, cur, out)
 	b.set(out, p, cur, "")
 }
 
-// spatialDownAllowed: loss shows the path is full, or the estimate has stayed low long enough.
+// countOveruse counts over-use verdicts in a row, at most one per overuseSpacing.
+func (b *BWE) countOveruse(in *Input) {
+	switch {
+	case !in.Congested:
+		b.congestedRun = 0
+	case b.congestedRun == 0 || in.Now-b.congestedAt >= overuseSpacing:
+		b.congestedRun++
+		b.congestedAt = in.Now
+	}
+}
+
+// spatialDownAllowed: loss or overload shows the path is full, or the estimate has stayed low long
+// enough.
 func (b *BWE) spatialDownAllowed(in *Input, now time.Duration) bool {
-	return in.FeedbackLoss > b.cfg.SpatialLoss || in.Loss > b.cfg.SpatialLoss || now-b.lowSince >= b.cfg.SpatialHold
+	return in.Overload || in.FeedbackLoss > b.cfg.SpatialLoss || in.Loss > b.cfg.SpatialLoss || now-b.lowSince >= b.cfg.SpatialHold
 }
 
 // checkLag handles the time after a probe-based upgrade, while the estimate has not caught up.
-func (b *BWE) checkLag(now time.Duration, est, usage cc.Bitrate, congested bool, p *plan, out *Output) bool {
+func (b *BWE) checkLag(in *Input, est, usage cc.Bitrate, congested bool, p *plan, out *Output) bool {
+	now := in.Now
 	switch {
 	case est >= usage:
 		b.lagging = false
-	case congested || est < b.lagFloor*85/100:
+	case congested || in.FeedbackLoss > b.cfg.LossThreshold || est < b.lagFloor*85/100:
 		b.lagging = false
 		b.probing = false
 		b.downgrade(now)
-		b.set(out, p, p.allocate(b.fallbackUsage), "congestion after a probed upgrade")
+		fallback := b.fallbackUsage
+		if in.Overload {
+			fallback = min(fallback, est) // est is the budget here: less than arrives
+		}
+		b.set(out, p, p.allocate(fallback), "congestion after a probed upgrade")
+		out.Limited = true
 		return true
 	case est > b.lagHigh:
 		b.lagHigh, b.lagHighAt = est, now
@@ -222,7 +286,9 @@ func (b *BWE) checkLag(now time.Duration, est, usage cc.Bitrate, congested bool,
 // estimate); when it ends cleanly it upgrades to what the probe rate allows. (The acknowledged
 // rate, Input.Received, lags a 500 ms probe too much to judge it: it is not used here.)
 func (b *BWE) checkProbe(now time.Duration, in *Input, usage cc.Bitrate, congested bool, p *plan, cur allocation, out *Output) bool {
-	if congested || in.Estimate < b.probeEst*9/10 || in.Loss > b.cfg.LossThreshold {
+	if congested || in.Estimate < b.probeEst*9/10 || in.Loss > b.cfg.LossThreshold || in.FeedbackLoss > b.cfg.LossThreshold {
+		// A full drop-tail queue does not grow: the probe's excess is simply lost, which
+		// transport feedback shows long before a receiver report.
 		b.failProbe(now)
 		b.set(out, p, cur, "")
 		return true
@@ -233,13 +299,21 @@ func (b *BWE) checkProbe(now time.Duration, in *Input, usage cc.Bitrate, congest
 		return true
 	}
 	b.probing = false
-	next := p.allocate(cc.BitrateFromFloat(float64(b.probeRate) / b.cfg.UpFactor))
+	shown := b.probeRate
+	if est := in.Estimate; est > b.probeEst*probeMeasuredRise/100 {
+		// The estimator measured the probe (the allocator sends it as probe clusters): what it
+		// found is a better bound than the absence of a congestion signal, which a probe only a
+		// little above the path's capacity does not raise within its duration.
+		shown = min(shown, est)
+	}
+	next := p.allocate(cc.BitrateFromFloat(float64(shown) / b.cfg.UpFactor))
 	if p.usage(next) <= usage {
 		b.failProbe(now)
 		return false
 	}
-	b.probeBackoff, b.probeLen = b.cfg.ProbeInterval, b.cfg.ProbeDuration
+	b.probeBackoff, b.probeLen, b.failedRate = b.cfg.ProbeInterval, b.cfg.ProbeDuration, 0
 	b.nextProbe = now + b.cfg.ProbeDuration // settle (the new layer's keyframe), then probe on
+	b.upgradeBackoff, b.nextUpgrade = 0, 0  // the path showed it carries the probe
 	b.upgrade(now)
 	if est := in.Estimate; est < p.usage(next) {
 		b.lagging, b.lagFloor, b.fallbackUsage = true, est, usage
@@ -253,12 +327,14 @@ func (b *BWE) failProbe(now time.Duration) {
 	b.probing = false
 	b.probeBackoff = min(2*b.probeBackoff, b.cfg.ProbeBackoffMax)
 	b.nextProbe = now + b.probeBackoff
+	b.failedRate, b.failedEst = b.probeRate, b.probeEst
 }
 
-// upgradeFromEstimate upgrades once the estimate has shown enough headroom for long enough.
-func (b *BWE) upgradeFromEstimate(now time.Duration, est, usage cc.Bitrate, rtt time.Duration, p *plan, out *Output) bool {
+// upgradeFromEstimate upgrades once the estimate has shown enough headroom for long enough, and
+// the path no congestion.
+func (b *BWE) upgradeFromEstimate(now time.Duration, est, usage cc.Bitrate, rtt time.Duration, congested bool, p *plan, out *Output) bool {
 	cand := p.allocate(cc.BitrateFromFloat(float64(est) / b.cfg.UpFactor))
-	if p.usage(cand) <= usage || now < b.nextUpgrade {
+	if congested || p.usage(cand) <= usage || now < b.nextUpgrade {
 		b.upPending = false
 		return false
 	}
@@ -275,9 +351,20 @@ func (b *BWE) upgradeFromEstimate(now time.Duration, est, usage cc.Bitrate, rtt 
 	return true
 }
 
-func (b *BWE) maybeStartProbe(in *Input, usage cc.Bitrate, p *plan, cur allocation, out *Output) {
+func (b *BWE) maybeStartProbe(in *Input, usage cc.Bitrate, congested bool, p *plan, cur allocation, out *Output) {
 	now := in.Now
-	if !b.cfg.Probing || !in.CanProbe || b.probing || b.upPending || now < b.nextProbe || now < b.nextUpgrade {
+	if b.failedRate > 0 && in.Estimate >= b.failedRate && in.Estimate > b.failedEst*probeMeasuredRise/100 {
+		// The estimate has since grown past the rate of the last failed probe (the estimator's
+		// own probes, or a path that recovered): the back-off no longer says anything. (An
+		// estimate that was already above it, stale after a cut the faster signals caught, does
+		// not count.)
+		b.failedRate, b.probeBackoff, b.nextProbe = 0, b.cfg.ProbeInterval, min(b.nextProbe, now)
+	}
+	// Probes go on while upgrades from the estimate back off: a probe is itself the test the
+	// back-off waits for (it lasts longer after a failed upgrade), and a path that recovered from a
+	// cut shows it only to a probe (the estimate does not grow past what is sent). Not into a path
+	// that is congested right now.
+	if !b.cfg.Probing || !in.CanProbe || b.probing || b.upPending || now < b.nextProbe || congested {
 		return
 	}
 	best := p.usage(p.best())
@@ -333,6 +420,7 @@ func (b *BWE) downgrade(now time.Duration) {
 
 func (b *BWE) set(out *Output, p *plan, a allocation, reason string) {
 	out.Targets = p.layers(a, out.Targets)
+	out.Usage = p.usage(a)
 	out.Reason = reason
 }
 

@@ -43,13 +43,17 @@ type allocation []int
 type plan struct {
 	ladders [][]rung
 	screen  []bool
+	// starved tracks were paused by the policy for lack of bandwidth: every allocation leaves them
+	// out (-1) until one resumes them explicitly.
+	starved []bool
 }
 
 func newPlan(tracks []Track) *plan {
-	p := &plan{ladders: make([][]rung, len(tracks)), screen: make([]bool, len(tracks))}
+	p := &plan{ladders: make([][]rung, len(tracks)), screen: make([]bool, len(tracks)), starved: make([]bool, len(tracks))}
 	for i := range tracks {
 		p.ladders[i] = ladder(&tracks[i])
 		p.screen[i] = tracks[i].Screen
+		p.starved[i] = tracks[i].Starved && len(p.ladders[i]) > 0
 	}
 	return p
 }
@@ -76,12 +80,13 @@ func (p *plan) layers(a allocation, dst []Layer) []Layer {
 	return dst
 }
 
-// base gives every track with a ladder its lowest rung: strata never pauses a track on its own.
+// base gives every track with a ladder its lowest rung, except the starved ones (see pause.go for
+// when the policy pauses a track).
 func (p *plan) base() allocation {
 	a := make(allocation, len(p.ladders))
 	for i, l := range p.ladders {
 		a[i] = -1
-		if len(l) > 0 {
+		if len(l) > 0 && !p.starved[i] {
 			a[i] = 0
 		}
 	}
@@ -90,7 +95,7 @@ func (p *plan) base() allocation {
 
 // steps is the order in which rungs above the base are handed out: screen shares first, round-robin
 // among them until each has all its rungs, then cameras round-robin (the fairest way to share: one
-// rung per track per round).
+// rung per track per round). Starved tracks get none.
 func (p *plan) steps() []int {
 	var seq []int
 	next := make([]int, len(p.ladders))
@@ -98,7 +103,7 @@ func (p *plan) steps() []int {
 		for more := true; more; {
 			more = false
 			for _, i := range group {
-				if next[i]+1 < len(p.ladders[i]) {
+				if !p.starved[i] && next[i]+1 < len(p.ladders[i]) {
 					next[i]++
 					seq = append(seq, i)
 					more = true
@@ -141,11 +146,11 @@ func (p *plan) allocate(budget cc.Bitrate) allocation {
 	return a
 }
 
-// best is the allocation with every track at its highest rung.
+// best is the allocation with every track (but the starved ones) at its highest rung.
 func (p *plan) best() allocation {
 	a := p.base()
 	for i, l := range p.ladders {
-		if len(l) > 0 {
+		if a[i] >= 0 {
 			a[i] = len(l) - 1
 		}
 	}
@@ -247,4 +252,38 @@ func (p *plan) keepSpatial(next, cur allocation) allocation {
 		}
 	}
 	return out
+}
+
+// pauseToFit pauses tracks, base layer and all, until the bases of the others fit the budget:
+// cameras before screen shares, the last in input order first (the reverse of the order in which
+// bases are handed out). The tracks that stay get their base layer only.
+func (p *plan) pauseToFit(a allocation, budget cc.Bitrate) allocation {
+	out := slices.Clone(a)
+	for i := range out {
+		if out[i] > 0 {
+			out[i] = 0 // no rung above the base while any base is in question
+		}
+	}
+	for _, screens := range []bool{false, true} {
+		g := p.group(screens)
+		for k := len(g) - 1; k >= 0 && p.usage(out) > budget; k-- {
+			out[g[k]] = -1
+		}
+	}
+	return out
+}
+
+// nextResume is a with the first starved track (screen shares first, then cameras in input order)
+// given its base layer.
+func (p *plan) nextResume(a allocation) (allocation, bool) {
+	for _, screens := range []bool{true, false} {
+		for _, i := range p.group(screens) {
+			if p.starved[i] && a[i] < 0 {
+				next := slices.Clone(a)
+				next[i] = 0
+				return next, true
+			}
+		}
+	}
+	return nil, false
 }

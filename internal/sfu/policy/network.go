@@ -36,9 +36,9 @@ func (n *Network) Name() string {
 func (n *Network) Decide(in *Input, out *Output) {
 	n.bwe.Decide(in, out)
 	n.own = append(n.own[:0], out.Targets...)
-	bweProbe, bweReason := out.Probe, out.Reason
+	bweProbe, bweReason, bweLimited := out.Probe, out.Reason, out.Limited
 	pl := newPlan(in.Tracks)
-	out.Probe, out.Reason = 0, ""
+	out.Probe, out.Reason, out.Limited = 0, "", false
 	bweBinds := false // some track's layer is limited by the estimate, not the controller
 	changed := false
 	for i := range in.Tracks {
@@ -61,7 +61,11 @@ func (n *Network) Decide(in *Input, out *Output) {
 	}
 	if bweBinds {
 		// Only the estimate stands in the way: let bwe probe for headroom as it would alone.
-		out.Probe = bweProbe
+		out.Probe, out.Limited = bweProbe, bweLimited
+	}
+	out.Usage = 0
+	for i, l := range out.Targets {
+		out.Usage += in.Tracks[i].Rates.of(l)
 	}
 	if changed {
 		out.Reason = n.reason(in, out, bweReason)

@@ -53,6 +53,14 @@ func (l Layer) String() string {
 // the layer is not available (the publisher is not sending it, or it has not been measured yet).
 type Rates [MaxSpatial][MaxTemporal]cc.Bitrate
 
+// of is the rate of a layer (0 for NoLayer or a layer out of range).
+func (r *Rates) of(l Layer) cc.Bitrate {
+	if l.Spatial < 0 || l.Temporal < 0 || int(l.Spatial) >= MaxSpatial || int(l.Temporal) >= MaxTemporal {
+		return 0
+	}
+	return r[l.Spatial][l.Temporal]
+}
+
 // Track is one video track of the subscriber as a policy sees it.
 type Track struct {
 	// Screen marks screen shares, which are served before cameras.
@@ -66,6 +74,10 @@ type Track struct {
 	Target, Current Layer
 	// Paused tracks get no layer.
 	Paused bool
+	// Starved says the policy itself paused the track at its previous decision because the path did
+	// not carry even its base layer (Target is NoLayer): it is not a new track to place, but one to
+	// resume when the path allows.
+	Starved bool
 	// NetLayers is the network controller's decision for this track's subscription (seed 000): how
 	// many rungs of the track's ladder (its available layers within Max, cheapest first, base
 	// first) the path to the subscriber can carry. It is read only when NetKnown is set; the
@@ -94,15 +106,29 @@ type Input struct {
 	RTT time.Duration
 	// CanProbe says padding can be sent to this subscriber (RTX was negotiated on a video track).
 	CanProbe bool
-	Tracks   []Track
+	// FeedbackAge is how long ago the estimator last had transport feedback (0 when it does not
+	// say). Its congestion verdicts and loss are that old: when nothing is sent (video paused)
+	// nothing comes back, and they are stale.
+	FeedbackAge time.Duration
+	// Overload is the estimator's fast congestion signal: the path's queue grows while clearly
+	// more is sent than arrives (a path cut below the sending rate), seen before the estimate
+	// falls. Delivered is the rate at which the latest packets arrived (0 when unknown).
+	Overload  bool
+	Delivered cc.Bitrate
+	Tracks    []Track
 }
 
 // Output is a decision: one target layer per input track, and the padding rate to send now.
 type Output struct {
 	Targets []Layer
 	Probe   cc.Bitrate
+	// Usage is what the decided targets cost (the sum of their measured rates).
+	Usage cc.Bitrate
 	// Reason says briefly why the targets changed (for logs and traces); empty when they did not.
 	Reason string
+	// Limited says the targets went down because the path does not carry more (the estimate,
+	// congestion, or a pause for lack of bandwidth), not because of the subscriber's caps.
+	Limited bool
 }
 
 // Policy decides layers for one subscriber. Implementations keep state between calls (timers,

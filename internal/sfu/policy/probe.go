@@ -63,7 +63,7 @@ func (p *Probe) Decide(in *Input, out *Output) {
 		p.started, p.lastChange = true, now
 	}
 	p.level = min(p.level, steps)
-	out.Probe, out.Reason = 0, ""
+	out.Probe, out.Reason, out.Limited = 0, "", false
 	switch {
 	case in.Loss > p.cfg.LossDown && p.level > 0:
 		if now-p.lastUp < p.interval {
@@ -73,7 +73,7 @@ func (p *Probe) Decide(in *Input, out *Output) {
 		}
 		p.level--
 		p.lastChange, p.sawLoss = now, false
-		out.Reason = "loss: top layer off"
+		out.Reason, out.Limited = "loss: top layer off", true
 	case in.Loss > p.cfg.LossUp:
 		p.sawLoss = true
 	case now-p.lastChange >= p.interval && p.level < steps && !p.sawLoss:
@@ -83,5 +83,7 @@ func (p *Probe) Decide(in *Input, out *Output) {
 	case now-p.lastChange >= p.interval:
 		p.lastChange, p.sawLoss = now, false // a lossy interval: wait another one
 	}
-	out.Targets = pl.layers(pl.level(p.level), out.Targets)
+	a := pl.level(p.level)
+	out.Targets = pl.layers(a, out.Targets)
+	out.Usage = pl.usage(a)
 }

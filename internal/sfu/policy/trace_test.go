@@ -93,6 +93,8 @@ func replay(t *testing.T, pol Policy, tracks []Track, path *toyPath, d time.Dura
 				res.changes = append(res.changes, change{now, i, tracks[i].Target, out.Targets[i], out.Reason})
 			}
 			tracks[i].Target, tracks[i].Current = out.Targets[i], out.Targets[i]
+			// The allocator marks a track the policy paused (not the subscriber) as starved.
+			tracks[i].Starved = out.Targets[i].Spatial < 0 && !tracks[i].Paused
 		}
 		usage = p.usage(p.fromTargets(tracks))
 		history[now] = append([]Layer(nil), out.Targets...)
