@@ -76,6 +76,12 @@ func (p *Peer) Offer(ctx context.Context, opts ...NegotiateOption) (webrtc.Sessi
 	if err != nil {
 		return webrtc.SessionDescription{}, fmt.Errorf("create offer: %w", err)
 	}
+	// Candidates the client trickles from now on belong to its answer (with an ICE restart, to new
+	// credentials): queue them until SetAnswer applies it. Added to the previous description, Pion
+	// drops them for their unknown ufrag, and the restarted ICE waits for peer-reflexive luck.
+	p.mu.Lock()
+	p.remoteSet = false
+	p.mu.Unlock()
 	return p.setLocal(ctx, offer)
 }
 

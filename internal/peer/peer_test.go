@@ -309,3 +309,47 @@ func TestUDPMuxPortCarriesEveryPeer(t *testing.T) {
 		}
 	}
 }
+
+// After strata offers (a renegotiation, an ICE restart), candidates the client trickles before its
+// answer arrives wait for the answer instead of going to the previous session's description.
+func TestCandidatesWaitForTheAnswerToAServerOffer(t *testing.T) {
+	f := newTestFactory(t, testMedia())
+	rec := newRecorder()
+	srv := newTestPeer(t, f, rec.hooks())
+	c := newClient(t)
+	c.addMedia(t)
+	connect(t, srv, rec, c)
+	offer, err := srv.Offer(testContext(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cand := webrtc.ICECandidateInit{Candidate: "candidate:1 1 udp 2130706431 127.0.0.1 50000 typ host"}
+	if err := srv.AddRemoteCandidate(cand); err != nil {
+		t.Fatal(err)
+	}
+	srv.mu.Lock()
+	queued := len(srv.pending)
+	srv.mu.Unlock()
+	if queued != 1 {
+		t.Fatalf("%d candidates queued before the answer, want 1", queued)
+	}
+	if err := c.pc.SetRemoteDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := c.pc.CreateAnswer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.pc.SetLocalDescription(answer); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.SetAnswer(answer); err != nil {
+		t.Fatal(err)
+	}
+	srv.mu.Lock()
+	queued = len(srv.pending)
+	srv.mu.Unlock()
+	if queued != 0 {
+		t.Fatalf("%d candidates still queued after the answer", queued)
+	}
+}
