@@ -6,7 +6,6 @@ import (
 
 	"github.com/pion/interceptor"
 	"github.com/pion/interceptor/pkg/twcc"
-	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 
 	"github.com/strata-rtc/strata/cc"
@@ -25,20 +24,8 @@ func feedbackFor(t *testing.T, s *SendSide, from, to int64) {
 		}
 		rec.Record(7, uint16(seq), (r.sendTime + 20*time.Millisecond).Microseconds())
 	}
-	for _, p := range rec.BuildFeedbackPacket() {
-		raw, err := p.Marshal()
-		if err != nil {
-			t.Fatal(err)
-		}
-		parsed, err := rtcp.Unmarshal(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range parsed {
-			if fb, ok := q.(*rtcp.TransportLayerCC); ok {
-				s.onFeedback(fb)
-			}
-		}
+	for _, fb := range twccViews(t, rec.BuildFeedbackPacket()) {
+		s.onFeedback(&fb)
 	}
 }
 

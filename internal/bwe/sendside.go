@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/pion/interceptor"
-	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 
 	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/rtcpview"
 )
 
 // TransportCCURI is the RTP header extension carrying transport-wide sequence numbers.
@@ -267,35 +267,42 @@ func (s *SendSide) BindLocalStream(info *interceptor.StreamInfo, writer intercep
 	})
 }
 
-// BindRTCPReader reads TWCC feedback (and RTT from receiver reports) from the remote peer.
+// BindRTCPReader reads TWCC feedback (and RTT from receiver reports) from the remote peer. It reads
+// the raw packets (internal/rtcpview) rather than Pion's unmarshalled ones: a subscriber's feedback
+// describes every packet sent to it, and unmarshalling it allocated ~100 objects per message.
 func (s *SendSide) BindRTCPReader(reader interceptor.RTCPReader) interceptor.RTCPReader {
 	return interceptor.RTCPReaderFunc(func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
 		n, attr, err := reader.Read(b, a)
 		if err != nil {
 			return n, attr, err
 		}
-		if attr == nil {
-			attr = interceptor.Attributes{}
-		}
-		pkts, perr := attr.GetRTCPPackets(b[:n])
-		if perr != nil {
-			return n, attr, nil // malformed RTCP is Pion's to report; the estimator ignores it
-		}
-		for _, p := range pkts {
-			switch p := p.(type) {
-			case *rtcp.TransportLayerCC:
-				s.onFeedback(p)
-			case *rtcp.ReceiverReport:
-				s.onReports(p.Reports)
-			case *rtcp.SenderReport:
-				s.onReports(p.Reports)
-			}
-		}
+		s.readRTCP(b[:n])
 		return n, attr, nil
 	})
 }
 
-func (s *SendSide) onFeedback(fb *rtcp.TransportLayerCC) {
+// readRTCP handles one compound packet; malformed parts are Pion's to report and are skipped here.
+func (s *SendSide) readRTCP(b []byte) {
+	it := rtcpview.Iterate(b)
+	for p, ok := it.Next(); ok; p, ok = it.Next() {
+		switch p.Kind() {
+		case rtcpview.KindTWCC:
+			if fb, err := rtcpview.ParseTWCC(p); err == nil {
+				s.onFeedback(&fb)
+			}
+		case rtcpview.KindRR:
+			if rr, err := rtcpview.ParseReceiverReport(p); err == nil {
+				s.onReports(rr.Reports)
+			}
+		case rtcpview.KindSR:
+			if sr, err := rtcpview.ParseSenderReport(p); err == nil {
+				s.onReports(sr.Reports)
+			}
+		}
+	}
+}
+
+func (s *SendSide) onFeedback(fb *rtcpview.TWCC) {
 	now := s.now()
 	s.withController(func(c cc.RateController) {
 		s.results = decodeTWCC(s.results[:0], fb, &s.unwrap, s.history)
@@ -315,9 +322,9 @@ func (s *SendSide) onFeedback(fb *rtcp.TransportLayerCC) {
 }
 
 // onReports gives the controller the RTT from the first reception report about our streams.
-func (s *SendSide) onReports(reports []rtcp.ReceptionReport) {
-	for _, r := range reports {
-		if rtt, ok := rttFromReport(time.Now(), r); ok {
+func (s *SendSide) onReports(reports rtcpview.ReportBlocks) {
+	for k := range reports.Len() {
+		if rtt, ok := reports.At(k).RTT(time.Now()); ok {
 			s.withController(func(c cc.RateController) { c.OnRTT(s.now(), rtt) })
 			return
 		}

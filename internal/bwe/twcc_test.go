@@ -8,27 +8,42 @@ import (
 	"github.com/pion/rtcp"
 
 	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/cc/gcc"
+	"github.com/strata-rtc/strata/internal/rtcpview"
 )
 
-// roundTrip records arrivals with Pion's own TWCC feedback generator (the one strata's receive
-// side uses), marshals and parses the feedback as it would cross the wire, and decodes it.
-func roundTrip(t *testing.T, h *sendHistory, u *seqUnwrapper, rec *twcc.Recorder) []cc.PacketResult {
+// twccViews marshals Pion-built feedback as it would cross the wire and returns the raw views of
+// its transport-wide CC packets.
+func twccViews(t testing.TB, pkts []rtcp.Packet) []rtcpview.TWCC {
 	t.Helper()
-	var out []cc.PacketResult
-	for _, p := range rec.BuildFeedbackPacket() {
+	var out []rtcpview.TWCC
+	for _, p := range pkts {
 		raw, err := p.Marshal()
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed, err := rtcp.Unmarshal(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range parsed {
-			if fb, ok := q.(*rtcp.TransportLayerCC); ok {
-				out = decodeTWCC(out, fb, u, h)
+		it := rtcpview.Iterate(raw)
+		for q, ok := it.Next(); ok; q, ok = it.Next() {
+			if q.Kind() != rtcpview.KindTWCC {
+				continue
 			}
+			fb, err := rtcpview.ParseTWCC(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fb)
 		}
+	}
+	return out
+}
+
+// roundTrip records arrivals with Pion's own TWCC feedback generator (the one strata's receive
+// side uses), marshals the feedback, and decodes it.
+func roundTrip(t *testing.T, h *sendHistory, u *seqUnwrapper, rec *twcc.Recorder) []cc.PacketResult {
+	t.Helper()
+	var out []cc.PacketResult
+	for _, fb := range twccViews(t, rec.BuildFeedbackPacket()) {
+		out = decodeTWCC(out, &fb, u, h)
 	}
 	return out
 }
@@ -94,19 +109,18 @@ func TestDecodeTWCCSkipsPacketsTheHistoryForgot(t *testing.T) {
 	}
 }
 
-func TestDecodeTWCCMalformedCountsDoNotPanic(t *testing.T) {
-	h := newSendHistory()
-	h.add(0, 0, 100, 0)
-	fb := &rtcp.TransportLayerCC{
-		BaseSequenceNumber: 0,
-		PacketStatusCount:  50, // claims 50 received packets but carries one delta
-		PacketChunks:       []rtcp.PacketStatusChunk{&rtcp.RunLengthChunk{PacketStatusSymbol: rtcp.TypeTCCPacketReceivedSmallDelta, RunLength: 50}},
-		RecvDeltas:         []*rtcp.RecvDelta{{Type: rtcp.TypeTCCPacketReceivedSmallDelta, Delta: 250}},
-	}
-	var u seqUnwrapper
-	got := decodeTWCC(nil, fb, &u, h)
-	if len(got) != 1 {
-		t.Fatalf("got %d results, want the one packet that had a delta", len(got))
+// Feedback announcing more receptions than it carries deltas for is dropped whole, and the
+// estimator sees nothing of it.
+func TestMalformedFeedbackIsIgnored(t *testing.T) {
+	s := NewSendSide(gcc.NewSender(), 0)
+	defer s.Close()
+	// TWCC header, base seq 0, status count 50, reference time, fb count; one run-length chunk of
+	// 50 "received, small delta"; one delta byte only.
+	raw := []byte{0x8f, 205, 0, 5, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 50, 0, 0, 1, 0, 0x20, 50, 1, 0}
+	before := s.est.feedback
+	s.readRTCP(raw)
+	if s.est.feedback != before {
+		t.Fatal("malformed feedback reached the estimator")
 	}
 }
 
@@ -122,21 +136,20 @@ func FuzzDecodeTWCC(f *testing.F) {
 		f.Add(raw)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		pkts, err := rtcp.Unmarshal(raw)
-		if err != nil {
-			return
-		}
 		h := newSendHistory()
-		for i := int64(0); i < 1<<16; i += 97 {
+		for i := int64(0); i < historySize; i += 97 {
 			h.add(i, time.Duration(i), 1, 0)
 		}
 		var u seqUnwrapper
-		for _, p := range pkts {
-			if fb, ok := p.(*rtcp.TransportLayerCC); ok {
-				for _, r := range decodeTWCC(nil, fb, &u, h) {
-					if r.Size != 1 {
-						t.Fatalf("result not joined with the history: %+v", r)
-					}
+		it := rtcpview.Iterate(raw)
+		for p, ok := it.Next(); ok; p, ok = it.Next() {
+			fb, err := rtcpview.ParseTWCC(p)
+			if err != nil {
+				continue
+			}
+			for _, r := range decodeTWCC(nil, &fb, &u, h) {
+				if r.Size != 1 {
+					t.Fatalf("result not joined with the history: %+v", r)
 				}
 			}
 		}
@@ -150,10 +163,8 @@ func BenchmarkDecodeTWCC(b *testing.B) {
 		h.add(int64(i), time.Duration(i)*time.Millisecond, 1200, 0)
 		rec.Record(1, uint16(i), int64(i)*1000)
 	}
-	var fb *rtcp.TransportLayerCC
-	for _, p := range rec.BuildFeedbackPacket() {
-		fb = p.(*rtcp.TransportLayerCC)
-	}
+	views := twccViews(b, rec.BuildFeedbackPacket())
+	fb := &views[len(views)-1]
 	out := make([]cc.PacketResult, 0, 256)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

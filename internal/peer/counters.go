@@ -134,7 +134,7 @@ func (i *countingInterceptor) readRTCP(b []byte, now time.Time) {
 		case rtcpview.KindNACK:
 			if nack, err := rtcpview.ParseNACK(p); err == nil {
 				if c := i.set.lookup(false, nack.MediaSSRC); c != nil {
-					c.nacked.Add(nackedInView(nack))
+					c.nacked.Add(uint64(nack.Count()))
 				}
 			}
 		case rtcpview.KindPLI:
@@ -172,43 +172,11 @@ func (i *countingInterceptor) onReports(blocks rtcpview.ReportBlocks, now time.T
 		}
 		c.reportLost.Store(int64(r.TotalLost))
 		c.reportJit.Store(r.Jitter)
-		if rtt, ok := reportRTT(r, now); ok {
+		if rtt, ok := r.RTT(now); ok {
 			c.rttMicros.Store(rtt.Microseconds())
 		}
 		c.reported.Store(true)
 	}
-}
-
-// reportRTT is the round-trip time a reception report shows (RFC 3550 §6.4.1): its arrival time
-// minus LSR minus DLSR, all in the middle 32 bits of NTP time (1/65536 s).
-func reportRTT(r rtcpview.ReportBlock, now time.Time) (time.Duration, bool) {
-	if r.LastSR == 0 {
-		return 0, false
-	}
-	rtt := compactNTP(now) - r.LastSR - r.DelaySinceLSR
-	if rtt > 60<<16 { // negative (clock steps, bogus reports) or absurd
-		return 0, false
-	}
-	return time.Duration(uint64(rtt) * uint64(time.Second) >> 16), true
-}
-
-// compactNTP is the middle 32 bits of the NTP timestamp of t (seconds since 1900 << 16 plus the
-// top 16 bits of the fraction).
-func compactNTP(t time.Time) uint32 {
-	const ntpEpochOffset = 2208988800 // seconds from 1900 to 1970
-	secs := uint64(t.Unix() + ntpEpochOffset)
-	frac := uint64(t.Nanosecond()) << 32 / uint64(time.Second)
-	return uint32(secs<<16 | frac>>16)
-}
-
-// nackedInView is the number of sequence numbers a NACK asks for.
-func nackedInView(n rtcpview.NACK) uint64 {
-	var total uint64
-	for k := range n.Pairs() {
-		_, blp := n.Pair(k)
-		total += 1 + uint64(bits.OnesCount16(blp))
-	}
-	return total
 }
 
 func (i *countingInterceptor) countNACKs(incoming bool, pkts []rtcp.Packet) {

@@ -1,6 +1,9 @@
 package rtcpview
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // feedbackHeaderSize is the common part of every RTCP feedback message (RFC 4585 §6.1): the SSRC
 // of the packet sender and of the media source.
@@ -37,6 +40,17 @@ func ParseNACK(p Packet) (NACK, error) {
 		return NACK{}, ErrLength
 	}
 	return NACK{SenderSSRC: sender, MediaSSRC: media, fci: fci}, nil
+}
+
+// Count is the number of sequence numbers the NACK asks for (each pair's PID plus its BLP bits),
+// without walking them.
+func (n NACK) Count() int {
+	total := 0
+	for k := range n.Pairs() {
+		_, blp := n.Pair(k)
+		total += 1 + bits.OnesCount16(blp)
+	}
+	return total
 }
 
 // Pairs is the number of PID/BLP pairs.

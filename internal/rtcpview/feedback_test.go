@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/pion/rtcp"
 )
 
 func TestNACKLostWrapsAndKeepsOrder(t *testing.T) {
@@ -87,5 +89,26 @@ func TestREMBSSRCCountMustMatch(t *testing.T) {
 	body := []byte{0, 0, 0, 1, 0, 0, 0, 0, 'R', 'E', 'M', 'B', 2, 0, 0, 1, 0, 0, 0, 5}
 	if _, err := ParseREMB(only(t, frame(t, TypePSFB, FormatAFB, 0, body...))); !errors.Is(err, ErrLength) {
 		t.Fatalf("REMB announcing 2 SSRCs with 1: %v", err)
+	}
+}
+
+func TestNACKCountMatchesTheLostList(t *testing.T) {
+	for _, pairs := range [][]rtcp.NackPair{
+		{{PacketID: 10, LostPackets: 0}},
+		{{PacketID: 10, LostPackets: 0b101}, {PacketID: 65530, LostPackets: 0xffff}},
+	} {
+		raw, err := (&rtcp.TransportLayerNack{SenderSSRC: 1, MediaSSRC: 2, Nacks: pairs}).Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := Iterate(raw)
+		p, _ := it.Next()
+		n, err := ParseNACK(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := n.Count(), len(n.AppendLost(nil)); got != want {
+			t.Errorf("Count() = %d, the lost list has %d", got, want)
+		}
 	}
 }
