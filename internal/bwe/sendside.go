@@ -18,6 +18,7 @@ import (
 
 	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/rtcpview"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
 // TransportCCURI is the RTP header extension carrying transport-wide sequence numbers.
@@ -36,7 +37,6 @@ type Estimator struct {
 	clock        func() time.Duration
 	feedback     uint64
 	lastFeedback time.Duration
-	onTarget     func(cc.Bitrate)
 	onUpdate     func()
 	queue        queueTrend
 
@@ -60,14 +60,6 @@ func (e *Estimator) TargetRate() cc.Bitrate {
 	return e.ctrl.TargetRate()
 }
 
-// FeedbackAge is how long ago the last feedback message was processed (since the interceptor
-// started, when none was).
-func (e *Estimator) FeedbackAge() time.Duration {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.clock() - e.lastFeedback
-}
-
 // FeedbackCount is the number of feedback packets processed.
 func (e *Estimator) FeedbackCount() uint64 {
 	e.mu.Lock()
@@ -75,42 +67,43 @@ func (e *Estimator) FeedbackCount() uint64 {
 	return e.feedback
 }
 
-// OnTargetChange installs a callback called (outside the lock) when the target rate changes. It
-// runs on the interceptor's goroutines and must not write RTP on the same PeerConnection.
-func (e *Estimator) OnTargetChange(f func(cc.Bitrate)) {
-	e.mu.Lock()
-	e.onTarget = f
-	e.mu.Unlock()
-}
-
 // OnUpdate installs a callback called (outside the lock) after every feedback message was
 // processed, so that a consumer (the videoroom's allocator) can react at once rather than on its
-// next timer. Same rules as OnTargetChange; it must not block.
+// next timer. It runs on the interceptor's goroutines: it must not block, nor write RTP on the
+// same PeerConnection.
 func (e *Estimator) OnUpdate(f func()) {
 	e.mu.Lock()
 	e.onUpdate = f
 	e.mu.Unlock()
 }
 
-// Overload reports whether recent feedback shows the path overloaded (see queueTrend), and the rate
-// at which the latest packets arrived (0 when unknown). A verdict older than overloadTTL has
-// expired: when nothing arrives any more (the sender stopped, or the path is dead) there is
-// nothing to judge by.
-func (e *Estimator) Overload() (overload bool, delivered cc.Bitrate) {
+// Path is a snapshot of every signal the estimator has about the path, taken under one lock: what
+// the videoroom's allocator decides on (sfu.Estimator).
+//
+// Overload is the fast congestion signal (see queueTrend), with the rate at which the latest
+// packets arrived; a verdict older than overloadTTL has expired: when nothing arrives any more
+// (the sender stopped, or the path is dead) there is nothing to judge by. FeedbackLoss is the
+// fraction of packets the feedback of the last 500 ms reported lost (0 when it reported fewer than
+// ten), not the controller's last loss fraction, which can be seconds old when little is sent (a
+// paused video being probed for). FeedbackAge is since the last feedback message (since the
+// interceptor started, when none came).
+func (e *Estimator) Path() policy.Path {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.clock()-e.queue.evaluatedAt > overloadTTL {
-		return false, 0
+	now := e.clock()
+	st := e.ctrl.State()
+	p := policy.Path{
+		Estimate:    e.ctrl.TargetRate(),
+		Received:    st.Received,
+		Congested:   st.Usage == cc.Overuse,
+		RTT:         time.Duration(st.RTTMs * float64(time.Millisecond)),
+		FeedbackAge: now - e.lastFeedback,
 	}
-	return e.queue.overload, e.queue.delivered
-}
-
-// RecentLoss is the fraction of packets the feedback of the last 500 ms reported lost; ok is false
-// when it reported fewer than ten packets.
-func (e *Estimator) RecentLoss() (loss float64, ok bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.queue.recentLoss(e.clock())
+	p.FeedbackLoss, _ = e.queue.recentLoss(now)
+	if now-e.queue.evaluatedAt <= overloadTTL {
+		p.Overload, p.Delivered = e.queue.overload, e.queue.delivered
+	}
+	return p
 }
 
 // overloadTTL is how long an overload verdict stands without new feedback.
@@ -213,18 +206,11 @@ func (s *SendSide) tickLoop(every time.Duration) {
 	}
 }
 
-// withController runs f under the estimator's lock and reports a changed target afterwards.
+// withController runs f under the estimator's lock.
 func (s *SendSide) withController(f func(cc.RateController)) {
-	e := s.est
-	e.mu.Lock()
-	before := e.ctrl.TargetRate()
-	f(e.ctrl)
-	after := e.ctrl.TargetRate()
-	cb := e.onTarget
-	e.mu.Unlock()
-	if cb != nil && after != before {
-		cb(after)
-	}
+	s.est.mu.Lock()
+	f(s.est.ctrl)
+	s.est.mu.Unlock()
 }
 
 // BindLocalStream stamps a transport-wide sequence number on each packet of a stream that

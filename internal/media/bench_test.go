@@ -44,9 +44,10 @@ func BenchmarkCacheStoreGet(b *testing.B) {
 	}
 }
 
-// BenchmarkRewrite is the per-packet rewriting cost: parse, rewrite header and VP8 descriptor.
+// BenchmarkRewrite is the per-packet rewriting cost: parse, decide the mapping, write the VP8
+// descriptor's picture id and TL0PICIDX.
 func BenchmarkRewrite(b *testing.B) {
-	r := NewRewriter(90000, 5)
+	r := NewRewriter(90000)
 	pkt := append(vp8Packet(1, 1, 1, 1, 0, true, true), make([]byte, 1100)...)
 	b.ReportAllocs()
 	seq, ts, pic := uint16(1), uint32(1), uint16(1)
@@ -59,7 +60,8 @@ func BenchmarkRewrite(b *testing.B) {
 		if seq%7 == 0 {
 			r.Drop(&h, &f, h.Payload(pkt), true)
 		} else {
-			r.Rewrite(pkt, &h, &f, time.Duration(seq)*time.Millisecond)
+			m, _ := r.Rewrite(&h, &f, h.Payload(pkt), time.Duration(seq)*time.Millisecond)
+			m.WritePayload(&f, h.Payload(pkt))
 		}
 		seq++
 		ts += 3000

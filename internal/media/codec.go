@@ -19,30 +19,76 @@ const (
 	CodecH265
 )
 
-var codecNames = [...]string{"", "opus", "g722", "pcmu", "pcma", "vp8", "vp9", "h264", "av1", "h265"}
+// codecInfo is everything strata knows about a codec outside its payload format: the one table
+// the methods of Codec read, so that no other package switches on codec constants.
+type codecInfo struct {
+	name      string // as Janus writes it
+	mime      string
+	clockRate uint32
+	channels  uint16
+	video     bool
+	// svc: one stream can carry several spatial layers (VP9 SVC, AV1 with the Dependency
+	// Descriptor); the others carry spatial layers only as separate simulcast streams.
+	svc bool
+	// pictureIDRefs: frames name their references by picture-id difference (VP9's P_DIFF, RFC 9628
+	// §4.2), so renumbering picture ids around a dropped picture would break decoding.
+	pictureIDRefs bool
+	// endBit: the payload descriptor marks the end of a layer frame itself (VP9's E bit), which
+	// the RTP marker does not (with SVC it marks only the end of the whole picture).
+	endBit bool
+	// ddLayers: the stream's layers are described by the Dependency Descriptor header extension
+	// (AV1), not by the payload.
+	ddLayers bool
+}
+
+var codecTable = [...]codecInfo{
+	CodecUnknown: {},
+	CodecOpus:    {name: "opus", mime: "audio/opus", clockRate: 48000, channels: 2},
+	CodecG722:    {name: "g722", mime: "audio/G722", clockRate: 8000},
+	CodecPCMU:    {name: "pcmu", mime: "audio/PCMU", clockRate: 8000},
+	CodecPCMA:    {name: "pcma", mime: "audio/PCMA", clockRate: 8000},
+	CodecVP8:     {name: "vp8", mime: "video/VP8", clockRate: 90000, video: true},
+	CodecVP9:     {name: "vp9", mime: "video/VP9", clockRate: 90000, video: true, svc: true, pictureIDRefs: true, endBit: true},
+	CodecH264:    {name: "h264", mime: "video/H264", clockRate: 90000, video: true},
+	CodecAV1:     {name: "av1", mime: "video/AV1", clockRate: 90000, video: true, svc: true, ddLayers: true},
+	CodecH265:    {name: "h265", mime: "video/H265", clockRate: 90000, video: true},
+}
+
+func (c Codec) info() *codecInfo {
+	if int(c) >= len(codecTable) {
+		return &codecTable[CodecUnknown]
+	}
+	return &codecTable[c]
+}
 
 // String is the codec's name as Janus writes it ("vp8", "opus", ...); "" when unknown.
-func (c Codec) String() string {
-	if int(c) >= len(codecNames) {
-		return ""
-	}
-	return codecNames[c]
-}
+func (c Codec) String() string { return c.info().name }
+
+// MimeType is the codec's MIME type as SDP and Pion write it ("video/VP8"); "" when unknown.
+func (c Codec) MimeType() string { return c.info().mime }
 
 // IsVideo reports whether c is a video codec.
-func (c Codec) IsVideo() bool { return c >= CodecVP8 }
+func (c Codec) IsVideo() bool { return c.info().video }
 
-// ClockRate is the RTP clock rate of the codec.
+// ClockRate is the RTP clock rate of the codec (90 kHz for an unknown one).
 func (c Codec) ClockRate() uint32 {
-	switch c {
-	case CodecOpus:
-		return 48000
-	case CodecG722, CodecPCMU, CodecPCMA:
-		return 8000
-	default:
-		return 90000
+	if r := c.info().clockRate; r != 0 {
+		return r
 	}
+	return 90000
 }
+
+// Channels is the channel count SDP names for the codec (0 when it names none).
+func (c Codec) Channels() uint16 { return c.info().channels }
+
+// SVC reports whether one stream of the codec can carry several spatial layers (VP9, AV1). Streams
+// of the other codecs have at most temporal layers; their spatial layers are simulcast streams.
+func (c Codec) SVC() bool { return c.info().svc }
+
+// KeepsDroppedPictureIDs reports whether a picture strata drops must keep its picture id in the
+// output (the codec's frames reference earlier pictures by picture-id difference), rather than give
+// it up so that the subscriber sees no gap.
+func (c Codec) KeepsDroppedPictureIDs() bool { return c.info().pictureIDRefs }
 
 // CodecByName accepts Janus names ("vp8") and MIME types ("video/VP8"), in any case.
 func CodecByName(name string) Codec {
@@ -50,8 +96,8 @@ func CodecByName(name string) Codec {
 		name = sub
 	}
 	name = strings.ToLower(name)
-	for i, n := range codecNames {
-		if i > 0 && n == name {
+	for i := range codecTable {
+		if i > 0 && codecTable[i].name == name {
 			return Codec(i)
 		}
 	}
@@ -64,9 +110,7 @@ type Flags struct {
 	// Keyframe: this packet belongs to a picture that decodes without earlier pictures, and starts
 	// it (or, for H.264, carries its SPS or IDR).
 	Keyframe bool
-	// Start and End mark the first and last packet of a frame (of a layer frame for SVC). End is
-	// only set by codecs whose descriptor says so (VP9 E bit, AV1 Dependency Descriptor); the RTP
-	// marker says it for the others.
+	// Start and End mark the first and last packet of a frame (of a layer frame for SVC).
 	Start, End bool
 	// SID and TID are the spatial and temporal layer ids, -1 when the payload carries none.
 	SID, TID int8
@@ -132,8 +176,8 @@ func (f *Flags) SetTL0PicIdx(payload []byte, v uint8) {
 }
 
 // ParsePayload fills f from a payload of codec c; ok is false when the payload is malformed (the
-// packet should be dropped and counted). ParseAV1 needs the Dependency Descriptor and state, so
-// AV1 goes through DDParser instead; here it only reads the aggregation header.
+// packet should be dropped and counted). AV1's layers come from the Dependency Descriptor, which
+// needs state (ParsePacket); here AV1 only reads the aggregation header.
 func ParsePayload(c Codec, payload []byte) (f Flags, ok bool) {
 	switch c {
 	case CodecVP8:
@@ -147,4 +191,30 @@ func ParsePayload(c Codec, payload []byte) (f Flags, ok bool) {
 	default:
 		return NoLayers(), true
 	}
+}
+
+// ParsePacket is all a forwarder needs to know about one packet of codec c, located by h: the
+// payload's flags, with the layers of the Dependency Descriptor (extension id ddID, parsed with the
+// stream's dd state; 0 when not negotiated) for a codec described by one, and the end of a frame
+// from the RTP marker where the payload does not say it. ok is false when the payload is malformed.
+func ParsePacket(c Codec, pkt []byte, h *Header, ddID uint8, dd *DDParser) (Flags, bool) {
+	if !c.IsVideo() {
+		return NoLayers(), true
+	}
+	f, ok := ParsePayload(c, h.Payload(pkt))
+	if !ok {
+		return f, false
+	}
+	if ddID != 0 && dd != nil && c.info().ddLayers {
+		if ext := h.Extension(pkt, ddID); ext != nil {
+			if fr, ok := dd.Parse(ext); ok {
+				fr.Flags(&f)
+				return f, true
+			}
+		}
+	}
+	if !c.info().endBit {
+		f.End = h.Marker
+	}
+	return f, true
 }

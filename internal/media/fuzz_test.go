@@ -51,11 +51,13 @@ func FuzzPayloads(f *testing.F) {
 		if !ok {
 			t.Fatal("wrapper packet invalid")
 		}
-		r := NewRewriter(90000, 1)
-		r.Rewrite(pkt, &h, &fl, 0)
+		r := NewRewriter(90000)
+		if m, ok := r.Rewrite(&h, &fl, h.Payload(pkt), 0); ok {
+			m.WritePayload(&fl, h.Payload(pkt))
+		}
 		r.Switch()
 		r.Drop(&h, &fl, h.Payload(pkt), true)
-		r.Rewrite(pkt, &h, &fl, time.Millisecond)
+		r.Rewrite(&h, &fl, h.Payload(pkt), time.Millisecond)
 	})
 }
 

@@ -3,13 +3,14 @@ package media
 import "time"
 
 // Rewriter makes the packets forwarded to one subscriber from one or several sources (simulcast
-// layers, a stream with pauses and dropped layers) look like one continuous stream: one SSRC,
-// sequence numbers without the holes strata made, timestamps that keep advancing across source
-// switches, and VP8/VP9 picture ids and TL0PICIDX that continue. It rewrites packets in place and
-// allocates nothing. It is not safe for concurrent use: the down-track serialises it.
+// layers, a stream with pauses and dropped layers) look like one continuous stream: sequence
+// numbers without the holes strata made, timestamps that keep advancing across source switches, and
+// VP8/VP9 picture ids and TL0PICIDX that continue. It decides; it does not write: Rewrite returns a
+// Mapping, whose header fields the caller puts in the header it sends and whose payload fields
+// (picture id, TL0PICIDX) it writes into its own copy of the payload when the mapping changes them.
+// It allocates nothing. It is not safe for concurrent use: the down-track serialises it.
 type Rewriter struct {
 	clockRate uint32
-	ssrc      uint32
 	seq       counter
 	pic       counter
 	tl0       counter
@@ -21,8 +22,8 @@ type Rewriter struct {
 	lastAt   time.Duration
 }
 
-// Mapping records how one forwarded packet was rewritten, so a retransmission of the same input
-// packet (from the cache) can be rewritten identically.
+// Mapping records how one forwarded packet is rewritten, so a retransmission of the same input
+// packet (from the cache) is rewritten identically.
 type Mapping struct {
 	InSeq, OutSeq uint16
 	TSOffset      uint32
@@ -32,24 +33,37 @@ type Mapping struct {
 	HasTL0        bool
 }
 
-// NewRewriter returns a rewriter for a stream with the given RTP clock rate, writing ssrc (0 leaves
-// the SSRC alone).
-func NewRewriter(clockRate, ssrc uint32) *Rewriter {
+// Timestamp is the output timestamp of an input timestamp.
+func (m *Mapping) Timestamp(in uint32) uint32 { return in + m.TSOffset }
+
+// RewritesPayload reports whether WritePayload changes the payload (a picture id or TL0PICIDX to
+// renumber): only then does the caller need a copy of it.
+func (m *Mapping) RewritesPayload() bool { return m.HasPicID || m.HasTL0 }
+
+// WritePayload writes the mapping's picture id and TL0PICIDX into payload, located by f.
+func (m *Mapping) WritePayload(f *Flags, payload []byte) {
+	if m.HasPicID {
+		f.SetPictureID(payload, m.PicID)
+	}
+	if m.HasTL0 {
+		f.SetTL0PicIdx(payload, m.TL0)
+	}
+}
+
+// NewRewriter returns a rewriter for a stream with the given RTP clock rate.
+func NewRewriter(clockRate uint32) *Rewriter {
 	r := &Rewriter{}
-	r.Init(clockRate, ssrc)
+	r.Init(clockRate)
 	return r
 }
 
 // Init (re)initialises a Rewriter value in place.
-func (r *Rewriter) Init(clockRate, ssrc uint32) {
+func (r *Rewriter) Init(clockRate uint32) {
 	if clockRate == 0 {
 		clockRate = 90000
 	}
-	*r = Rewriter{clockRate: clockRate, ssrc: ssrc, seq: newCounter(16), pic: newCounter(15), tl0: newCounter(8)}
+	*r = Rewriter{clockRate: clockRate, seq: newCounter(16), pic: newCounter(15), tl0: newCounter(8)}
 }
-
-// SetSSRC changes the SSRC written into packets.
-func (r *Rewriter) SetSSRC(ssrc uint32) { r.ssrc = ssrc }
 
 // Switch marks a discontinuity: the next forwarded packet comes from another source, or after a
 // pause. It must start a frame the receiver can decode (a keyframe after a simulcast switch).
@@ -73,10 +87,10 @@ func (r *Rewriter) Drop(h *Header, f *Flags, payload []byte, wholePicture bool) 
 	}
 }
 
-// Rewrite rewrites pkt (located by h and f) in place. ok is false when the packet is too old to be
-// given a place in the output (a late packet from before a switch, or a dropped packet arriving
-// again): drop it.
-func (r *Rewriter) Rewrite(pkt []byte, h *Header, f *Flags, now time.Duration) (Mapping, bool) {
+// Rewrite decides the output of a packet (located by h and f; payload is only read). ok is false
+// when the packet is too old to be given a place in the output (a late packet from before a
+// switch, or a dropped packet arriving again): drop it.
+func (r *Rewriter) Rewrite(h *Header, f *Flags, payload []byte, now time.Duration) (Mapping, bool) {
 	seq, ok := r.seq.forward(uint32(h.Seq))
 	if !ok {
 		return Mapping{}, false
@@ -91,11 +105,9 @@ func (r *Rewriter) Rewrite(pkt []byte, h *Header, f *Flags, now time.Duration) (
 	}
 	r.resync = false
 	m := Mapping{InSeq: h.Seq, OutSeq: uint16(seq), TSOffset: r.tsOffset}
-	ts := h.Timestamp + r.tsOffset
-	if int32(ts-r.lastTS) > 0 {
+	if ts := m.Timestamp(h.Timestamp); int32(ts-r.lastTS) > 0 {
 		r.lastTS, r.lastAt = ts, now
 	}
-	payload := pkt[h.PayloadStart:h.PayloadEnd]
 	if id, ok := f.PictureID(payload); ok {
 		if out, ok := r.pic.forward(uint32(id)); ok {
 			m.PicID, m.HasPicID = uint16(out), true
@@ -106,24 +118,7 @@ func (r *Rewriter) Rewrite(pkt []byte, h *Header, f *Flags, now time.Duration) (
 			m.TL0, m.HasTL0 = uint8(out), true
 		}
 	}
-	r.Apply(pkt, h, f, m)
 	return m, true
-}
-
-// Apply writes a mapping into pkt: used by Rewrite, and for retransmissions of a cached packet.
-func (r *Rewriter) Apply(pkt []byte, h *Header, f *Flags, m Mapping) {
-	SetSeq(pkt, m.OutSeq)
-	SetTimestamp(pkt, h.Timestamp+m.TSOffset)
-	if r.ssrc != 0 {
-		SetSSRC(pkt, r.ssrc)
-	}
-	payload := pkt[h.PayloadStart:h.PayloadEnd]
-	if m.HasPicID {
-		f.SetPictureID(payload, m.PicID)
-	}
-	if m.HasTL0 {
-		f.SetTL0PicIdx(payload, m.TL0)
-	}
 }
 
 // Pad takes the sequence number of a packet strata adds to the output (a padding-only probe
@@ -134,10 +129,3 @@ func (r *Rewriter) Pad() (seq uint16, ts uint32, ok bool) {
 	out, ok := r.seq.insert()
 	return uint16(out), r.lastTS, ok
 }
-
-// LastTimestamp is the newest output timestamp and when it was written: padding and probe packets
-// reuse it.
-func (r *Rewriter) LastTimestamp() (uint32, time.Duration) { return r.lastTS, r.lastAt }
-
-// LastSeq is the newest output sequence number (valid once a packet was forwarded).
-func (r *Rewriter) LastSeq() uint16 { return uint16(r.seq.lastOut) }

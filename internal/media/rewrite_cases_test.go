@@ -8,11 +8,11 @@ import (
 // TestRewriterPassesASingleStreamThrough: without switches or drops the rewriter changes nothing,
 // across the wrap of sequence numbers, picture ids and TL0PICIDX.
 func TestRewriterPassesASingleStreamThrough(t *testing.T) {
-	r := NewRewriter(90000, 0)
+	r := NewRewriter(90000)
 	for i := range 6 {
 		seq, ts, pic, tl0 := uint16(65533+i), uint32(1000+3000*i), uint16(32765+i)&0x7fff, uint8(253+i)
 		got, ok := rewriteOne(t, r, vp8Packet(seq, ts, pic, tl0, 0, i == 0, true), time.Duration(i)*33*time.Millisecond)
-		if !ok || got.seq != seq || got.ts != ts || got.pic != pic || got.tl0 != tl0 || got.ssrc != 1 {
+		if !ok || got.seq != seq || got.ts != ts || got.pic != pic || got.tl0 != tl0 {
 			t.Fatalf("packet %d changed: %+v (ok=%v)", i, got, ok)
 		}
 	}
@@ -22,7 +22,7 @@ func TestRewriterPassesASingleStreamThrough(t *testing.T) {
 // audio:true) continues its sequence numbers, and its timestamps advance by the wall time of the
 // pause rather than by the source's own jump.
 func TestRewriterResumeAfterPause(t *testing.T) {
-	r := NewRewriter(48000, 0)
+	r := NewRewriter(48000)
 	first, _ := rewriteOne(t, r, vp8Packet(500, 48000, 1, 0, 0, true, true), 0)
 	r.Switch()
 	got, ok := rewriteOne(t, r, vp8Packet(600, 48000+100*960, 2, 0, 0, false, true), 2*time.Second)
@@ -35,16 +35,13 @@ func TestRewriterResumeAfterPause(t *testing.T) {
 	if step := got.ts - first.ts; step < 95000 || step > 97000 {
 		t.Errorf("timestamp advanced %d over a 2 s pause at 48 kHz, want ~96000", step)
 	}
-	if got.ssrc != 1 {
-		t.Errorf("ssrc 0 must leave the SSRC alone, got %d", got.ssrc)
-	}
 }
 
 // TestRewriterPadKeepsTheNumberingContinuous: padding packets strata inserts take the next numbers;
 // the packets after them follow on, a late packet from before them keeps its place, and one from
 // a drop before them is still refused.
 func TestRewriterPadKeepsTheNumberingContinuous(t *testing.T) {
-	r := NewRewriter(90000, 0)
+	r := NewRewriter(90000)
 	seqOf := func(in uint16) (uint16, bool) {
 		got, ok := rewriteOne(t, r, vp8Packet(in, 3000, 7, 0, 0, false, true), 0)
 		return got.seq, ok
@@ -73,7 +70,7 @@ func TestRewriterPadKeepsTheNumberingContinuous(t *testing.T) {
 	if out, _ := seqOf(900); pad3 != 108 || out != 109 {
 		t.Fatalf("padding %d and the next packet %d after a switch, want 108 and 109", pad3, out)
 	}
-	if _, _, ok := NewRewriter(90000, 0).Pad(); ok {
+	if _, _, ok := NewRewriter(90000).Pad(); ok {
 		t.Fatal("padding before any packet was forwarded")
 	}
 }

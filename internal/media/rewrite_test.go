@@ -150,7 +150,6 @@ type outPacket struct {
 	ts       uint32
 	pic      uint16
 	tl0      uint8
-	ssrc     uint32
 	keyframe bool
 }
 
@@ -164,18 +163,20 @@ func rewriteOne(t *testing.T, r *Rewriter, pkt []byte, now time.Duration) (outPa
 	if !ok {
 		t.Fatal("test payload invalid")
 	}
-	if _, ok := r.Rewrite(pkt, &h, &f, now); !ok {
+	m, ok := r.Rewrite(&h, &f, h.Payload(pkt), now)
+	if !ok {
 		return outPacket{}, false
 	}
+	applyMapping(pkt, &h, &f, &m)
 	h2, _ := ParseRTP(pkt)
 	f2, _ := ParseVP8(h2.Payload(pkt))
 	pic, _ := f2.PictureID(h2.Payload(pkt))
 	tl0, _ := f2.TL0PicIdx(h2.Payload(pkt))
-	return outPacket{h2.Seq, h2.Timestamp, pic, tl0, h2.SSRC, f2.Keyframe}, true
+	return outPacket{h2.Seq, h2.Timestamp, pic, tl0, f2.Keyframe}, true
 }
 
 func TestRewriterSimulcastSwitchAndTemporalDrops(t *testing.T) {
-	r := NewRewriter(90000, 0xabc)
+	r := NewRewriter(90000)
 	var got []outPacket
 	now := time.Duration(0)
 	// Source A: 10 frames, one packet each; TID pattern 0,2,1,2; TID 2 frames are dropped.
@@ -225,9 +226,6 @@ func TestRewriterSimulcastSwitchAndTemporalDrops(t *testing.T) {
 		if int32(b.ts-a.ts) <= 0 || int32(b.ts-a.ts) > 7000 {
 			t.Errorf("packet %d: timestamp step %d", i, int32(b.ts-a.ts))
 		}
-		if b.ssrc != 0xabc {
-			t.Errorf("packet %d: ssrc %x", i, b.ssrc)
-		}
 	}
 	// TL0PICIDX grows by one per base-layer frame, across the switch too.
 	if got[5].tl0 != got[4].tl0+1 || !got[5].keyframe {
@@ -235,24 +233,50 @@ func TestRewriterSimulcastSwitchAndTemporalDrops(t *testing.T) {
 	}
 }
 
-func TestRewriterApplyRepeatsAMapping(t *testing.T) {
-	r := NewRewriter(90000, 7)
-	pkt := vp8Packet(10, 1000, 5, 1, 0, true, true)
-	orig := append([]byte(nil), pkt...)
-	h, _ := ParseRTP(pkt)
-	f, _ := ParseVP8(h.Payload(pkt))
-	m, ok := r.Rewrite(pkt, &h, &f, 0)
-	if !ok {
+// applyMapping writes a mapping into a whole packet, as a down-track sends it.
+func applyMapping(pkt []byte, h *Header, f *Flags, m *Mapping) {
+	SetSeq(pkt, m.OutSeq)
+	SetTimestamp(pkt, m.Timestamp(h.Timestamp))
+	m.WritePayload(f, pkt[h.PayloadStart:h.PayloadEnd])
+}
+
+// TestRewriterLeavesThePayloadAlone: Rewrite only decides; the payload changes only where the
+// caller writes the mapping, and only when the mapping says it rewrites it.
+func TestRewriterLeavesThePayloadAlone(t *testing.T) {
+	r := NewRewriter(90000)
+	r.Switch()
+	first := vp8Packet(10, 1000, 5, 1, 0, true, true)
+	h, _ := ParseRTP(first)
+	f, _ := ParseVP8(h.Payload(first))
+	if _, ok := r.Rewrite(&h, &f, h.Payload(first), 0); !ok {
 		t.Fatal("refused")
 	}
-	r.Apply(orig, &h, &f, m)
-	if string(orig) != string(pkt) {
-		t.Fatalf("Apply differs from Rewrite:\n%x\n%x", orig, pkt)
+	// A new source: its picture ids are renumbered to follow on.
+	r.Switch()
+	pkt := vp8Packet(500, 90000, 900, 40, 0, true, true)
+	orig := append([]byte(nil), pkt...)
+	h, _ = ParseRTP(pkt)
+	f, _ = ParseVP8(h.Payload(pkt))
+	m, ok := r.Rewrite(&h, &f, h.Payload(pkt), 0)
+	if !ok || string(orig) != string(pkt) {
+		t.Fatal("Rewrite changed the packet it was given")
+	}
+	if !m.RewritesPayload() || m.PicID != 6 || m.TL0 != 2 || m.OutSeq != 11 {
+		t.Fatalf("mapping %+v, want picture id 6, TL0PICIDX 2, sequence 11", m)
+	}
+	applyMapping(pkt, &h, &f, &m)
+	f2, _ := ParseVP8(h.Payload(pkt))
+	if pic, _ := f2.PictureID(h.Payload(pkt)); pic != 6 {
+		t.Fatalf("written picture id %d", pic)
+	}
+	opus := Mapping{OutSeq: 3}
+	if opus.RewritesPayload() {
+		t.Fatal("a mapping without picture ids rewrites a payload")
 	}
 }
 
 func TestRewriterSwitchBeforeTheFirstPacket(t *testing.T) {
-	r := NewRewriter(90000, 1)
+	r := NewRewriter(90000)
 	r.Switch() // a down-track switches onto its first source before anything was forwarded
 	a, _ := rewriteOne(t, r, vp8Packet(500, 10, 77, 3, 0, true, true), 0)
 	b, _ := rewriteOne(t, r, vp8Packet(501, 10, 77, 3, 0, false, false), 0)

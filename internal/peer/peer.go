@@ -19,6 +19,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
 	"github.com/strata-rtc/strata/internal/udpbatch"
 )
 
@@ -96,15 +97,23 @@ func (p *Peer) OnTrack(f func(*webrtc.TrackRemote, *webrtc.RTPReceiver)) {
 func (p *Peer) SetBWEInfo(f func() any) { p.bweInfo.Store(&f) }
 
 // Estimator is the congestion controller's view of the path from strata towards the remote peer,
-// fed by the peer's transport-wide congestion control feedback.
+// fed by the peer's transport-wide congestion control feedback. It is both what the videoroom's
+// allocator decides on (sfu.Estimator) and what sends its probe clusters (sfu.Prober).
 type Estimator interface {
-	// TargetRate is the current estimate of what the path carries.
-	TargetRate() cc.Bitrate
 	// State is the controller's snapshot (for handle_info and logs).
 	State() cc.State
-	// OnTargetChange installs a callback called whenever the estimate changes. It runs on the
+	// Path is every signal about the path in one snapshot.
+	Path() policy.Path
+	// OnUpdate installs a callback called after every feedback message. It runs on the
 	// interceptor's goroutine and must not block.
-	OnTargetChange(func(cc.Bitrate))
+	OnUpdate(func())
+	// NextProbe, RequestProbe, BeginProbe, ProbeSent and EndProbe run the controller's probe
+	// clusters (sfu.Prober).
+	NextProbe() (cc.ProbeCluster, bool)
+	RequestProbe(rate cc.Bitrate)
+	BeginProbe(id int)
+	ProbeSent() (packets, bytes int)
+	EndProbe()
 }
 
 // SetEstimator installs the estimator of this Peer's outgoing path (the congestion-control

@@ -9,36 +9,6 @@ import (
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
-// Estimator is the source of a subscriber's bandwidth estimate (bwe.Estimator is one). The
-// allocator uses what else it offers: State() cc.State (the over-use verdict, the RTT, the loss),
-// Overload() (a fast congestion signal), RecentLoss() and FeedbackAge() (how fresh its signals
-// are), OnUpdate(func()) (a call after every feedback message, so that it decides at once rather
-// than on its next tick), and the probe-cluster methods of estimatorProber (so that its padding is
-// measured as a GCC probe).
-type Estimator interface {
-	TargetRate() cc.Bitrate
-}
-
-type estimatorState interface {
-	State() cc.State
-}
-
-type estimatorOverload interface {
-	Overload() (overload bool, delivered cc.Bitrate)
-}
-
-type estimatorUpdates interface {
-	OnUpdate(func())
-}
-
-type estimatorFeedbackAge interface {
-	FeedbackAge() time.Duration
-}
-
-type estimatorRecentLoss interface {
-	RecentLoss() (loss float64, ok bool)
-}
-
 // AllocatorConfig tunes an allocator.
 type AllocatorConfig struct {
 	// Policy names the layer-selection policy ("bwe" or "probe").
@@ -92,7 +62,7 @@ type Decision struct {
 // run on its own goroutine, fed by an event queue, so the decision code needs no locks.
 type Allocator struct {
 	cfg    AllocatorConfig
-	est    Estimator
+	est    Estimator // nil: no estimate, the caps are followed
 	pol    policy.Policy
 	log    *slog.Logger
 	clock  func() time.Duration
@@ -167,9 +137,11 @@ func WithSlowLink(f func(estimate cc.Bitrate)) AllocatorOption {
 	return func(a *Allocator) { a.slowLink = f }
 }
 
-// NewAllocator creates an allocator for one subscriber; est may be nil (no estimate: layers stay at
-// their caps' base until one appears). Call Run (or Start) and Close.
-func NewAllocator(cfg AllocatorConfig, est Estimator, opts ...AllocatorOption) (*Allocator, error) {
+// NewAllocator creates an allocator for one subscriber. est is the subscriber's bandwidth
+// estimator; nil means there is none, and every track then gets what its caps ask for, as in Janus.
+// pr sends the estimator's probe clusters (NoProber, or nil, when it does not probe). Call Start,
+// then Close.
+func NewAllocator(cfg AllocatorConfig, est Estimator, pr Prober, opts ...AllocatorOption) (*Allocator, error) {
 	if cfg.Tick <= 0 {
 		cfg.Tick = DefaultAllocatorConfig().Tick
 	}
@@ -187,18 +159,21 @@ func NewAllocator(cfg AllocatorConfig, est Estimator, opts ...AllocatorOption) (
 	for _, o := range opts {
 		o(a)
 	}
-	a.probes.init(est, cfg.PaddingTick)
+	if pr == nil {
+		pr = NoProber{}
+	}
+	a.probes.init(pr, cfg.PaddingTick)
 	return a, nil
 }
 
 // Policy is the name of the policy in use.
 func (a *Allocator) Policy() string { return a.pol.Name() }
 
-// Start runs the allocator on its own goroutine. With an estimator that reports its updates, it
-// also decides right after every feedback message.
+// Start runs the allocator on its own goroutine. It decides on a tick, on every event, and right
+// after every feedback message the estimator processed.
 func (a *Allocator) Start() {
-	if u, ok := a.est.(estimatorUpdates); ok {
-		u.OnUpdate(a.Nudge)
+	if a.est != nil {
+		a.est.OnUpdate(a.Nudge)
 	}
 	a.wg.Add(1)
 	go func() {
@@ -210,8 +185,8 @@ func (a *Allocator) Start() {
 // Close stops the allocator and waits for its goroutine.
 func (a *Allocator) Close() {
 	a.once.Do(func() {
-		if u, ok := a.est.(estimatorUpdates); ok {
-			u.OnUpdate(nil)
+		if a.est != nil {
+			a.est.OnUpdate(nil)
 		}
 		close(a.done)
 	})
@@ -329,31 +304,12 @@ func (a *Allocator) find(d *DownTrack) int {
 // decide runs the policy once and applies its targets.
 func (a *Allocator) decide(now time.Duration) {
 	in := &a.in
-	in.Now, in.Estimate, in.Received, in.Congested, in.RTT, in.Loss, in.CanProbe = now, 0, 0, false, 0, -1, false
-	in.FeedbackLoss, in.Overload, in.Delivered, in.FeedbackAge = 0, false, 0, 0
+	in.Now, in.Loss, in.CanProbe = now, -1, false
 	if a.est == nil {
 		a.follow()
 		return
 	}
-	in.Estimate = a.est.TargetRate()
-	if s, ok := a.est.(estimatorState); ok {
-		st := s.State()
-		in.Congested = st.Usage == cc.Overuse
-		in.Received = st.Received
-		in.FeedbackLoss = st.LossRate
-		in.RTT = time.Duration(st.RTTMs * float64(time.Millisecond))
-	}
-	if o, ok := a.est.(estimatorOverload); ok {
-		in.Overload, in.Delivered = o.Overload()
-	}
-	if f, ok := a.est.(estimatorFeedbackAge); ok {
-		in.FeedbackAge = f.FeedbackAge()
-	}
-	if l, ok := a.est.(estimatorRecentLoss); ok {
-		// The loss of the last 500 ms of feedback, not the estimator's last fraction, which can
-		// be seconds old when little is sent (a paused video being probed for).
-		in.FeedbackLoss, _ = l.RecentLoss()
-	}
+	in.Path = a.est.Path()
 	in.Tracks = in.Tracks[:0]
 	a.decided = a.decided[:0]
 	for _, t := range a.tracks {

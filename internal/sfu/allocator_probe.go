@@ -6,20 +6,6 @@ import (
 	"github.com/strata-rtc/strata/cc"
 )
 
-// estimatorProber is an estimator whose controller probes (bwe.Estimator over send-side GCC): the
-// allocator sends its probe clusters, so that the estimate learns from the allocator's padding what
-// the path carries, as libwebrtc's pacer does for the controller's clusters.
-type estimatorProber interface {
-	// NextProbe hands out the next cluster to send.
-	NextProbe() (cc.ProbeCluster, bool)
-	// RequestProbe asks for a cluster at rate (nothing happens when rate is not above the estimate).
-	RequestProbe(rate cc.Bitrate)
-	// BeginProbe tags everything sent until EndProbe with the cluster's id; ProbeSent counts it.
-	BeginProbe(id int)
-	ProbeSent() (packets, bytes int)
-	EndProbe()
-}
-
 const (
 	// clusterRequestEvery: while the policy probes (for 500 ms or more), a GCC probe cluster at the
 	// probe's total rate is asked for this often, so that the estimate follows what the probe shows.
@@ -34,7 +20,7 @@ const (
 // estimator's probe clusters (padding up to the cluster's rate, everything sent meanwhile tagged).
 // It runs on the allocator's goroutine.
 type probeRunner struct {
-	pr   estimatorProber // nil: padding is not measured as clusters
+	pr   Prober
 	tick time.Duration
 
 	policyRate, usage cc.Bitrate
@@ -46,11 +32,8 @@ type probeRunner struct {
 	padDue    float64
 }
 
-func (r *probeRunner) init(est Estimator, tick time.Duration) {
-	r.tick = tick
-	if est != nil {
-		r.pr, _ = est.(estimatorProber)
-	}
+func (r *probeRunner) init(pr Prober, tick time.Duration) {
+	r.pr, r.tick = pr, tick
 }
 
 // setPolicyProbe takes a decision's padding rate and the rate of its allocation. While the policy
@@ -59,7 +42,7 @@ func (r *probeRunner) init(est Estimator, tick time.Duration) {
 func (r *probeRunner) setPolicyProbe(now time.Duration, probe, usage cc.Bitrate) {
 	starting := probe > 0 && r.policyRate == 0
 	r.policyRate, r.usage = probe, usage
-	if r.pr != nil && probe > 0 && (starting || now-r.requested >= clusterRequestEvery) {
+	if probe > 0 && (starting || now-r.requested >= clusterRequestEvery) {
 		r.pr.RequestProbe(usage + probe)
 		r.requested = now
 	}
@@ -67,10 +50,7 @@ func (r *probeRunner) setPolicyProbe(now time.Duration, probe, usage cc.Bitrate)
 
 // pad sends the padding due since the last tick on the first track that can carry it.
 func (r *probeRunner) pad(now time.Duration, tracks []*allocTrack) {
-	rate := r.policyRate
-	if r.pr != nil {
-		rate = max(rate, r.clusterRate(now, tracks))
-	}
+	rate := max(r.policyRate, r.clusterRate(now, tracks))
 	if rate <= 0 {
 		r.padDue = 0
 		return
@@ -113,7 +93,7 @@ func (r *probeRunner) clusterRate(now time.Duration, tracks []*allocTrack) cc.Bi
 // wake starts a queued cluster when none runs and a track can carry it, and reports whether
 // padding is due (a cluster or the policy's probe), i.e. whether the padding ticker must run.
 func (r *probeRunner) wake(now time.Duration, tracks []*allocTrack) bool {
-	if !r.active && r.pr != nil && canPad(tracks) {
+	if !r.active && canPad(tracks) {
 		if c, ok := r.pr.NextProbe(); ok {
 			r.cluster, r.active, r.clusterAt = c, true, now
 			r.pr.BeginProbe(c.ID)

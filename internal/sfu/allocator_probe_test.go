@@ -84,10 +84,11 @@ func allocatorRig(t *testing.T, est Estimator, opts ...AllocatorOption) (*DownTr
 		t.Fatal(err)
 	}
 	d.Start()
+	var pr Prober
 	if p, ok := est.(*probingEstimator); ok {
-		p.d = d
+		p.d, pr = d, p
 	}
-	alloc, err := NewAllocator(DefaultAllocatorConfig(), est, opts...)
+	alloc, err := NewAllocator(DefaultAllocatorConfig(), est, pr, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestAllocatorPausesAndResumesVideo(t *testing.T) {
 // TestSlowLinkIsRateLimited: one report per SlowLinkInterval at most.
 func TestSlowLinkIsRateLimited(t *testing.T) {
 	var got []time.Duration
-	a, err := NewAllocator(DefaultAllocatorConfig(), nil, WithSlowLink(func(cc.Bitrate) {}))
+	a, err := NewAllocator(DefaultAllocatorConfig(), nil, nil, WithSlowLink(func(cc.Bitrate) {}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,11 @@ type fakeEstimator struct {
 	loss atomic.Uint64 // per mille, as transport feedback shows it
 }
 
-func (e *fakeEstimator) TargetRate() cc.Bitrate { return cc.Bitrate(e.rate.Load()) }
-
-func (e *fakeEstimator) State() cc.State {
-	return cc.State{Target: e.TargetRate(), LossRate: float64(e.loss.Load()) / 1000}
+func (e *fakeEstimator) Path() policy.Path {
+	return policy.Path{Estimate: cc.Bitrate(e.rate.Load()), FeedbackLoss: float64(e.loss.Load()) / 1000}
 }
+
+func (e *fakeEstimator) OnUpdate(func()) {}
 
 // liveSource pumps a VP8 simulcast source into a receiver in real time (30 fps) until stopped.
 func liveSource(t *testing.T, recv *Receiver, src *vp8Source, mu *sync.Mutex) (stop func()) {
@@ -78,7 +78,7 @@ func TestAllocatorFollowsTheEstimate(t *testing.T) {
 	cfg := DefaultAllocatorConfig()
 	// The estimate falls right after the first upgrade here: do not take that for a failed upgrade.
 	cfg.Policies.BWE.FailedUpgradeWindow = 100 * time.Millisecond
-	alloc, err := NewAllocator(cfg, est, WithObserver(func(x Decision) {
+	alloc, err := NewAllocator(cfg, est, nil, WithObserver(func(x Decision) {
 		mu.Lock()
 		decisions = append(decisions, dec{x.At, x.To})
 		mu.Unlock()
@@ -147,7 +147,7 @@ func TestAllocatorProbesWithPadding(t *testing.T) {
 	d.Start()
 	est := &fakeEstimator{}
 	est.rate.Store(int64(100 * cc.Kbps)) // only the base layer fits; the estimate alone never grows
-	alloc, err := NewAllocator(DefaultAllocatorConfig(), est)
+	alloc, err := NewAllocator(DefaultAllocatorConfig(), est, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

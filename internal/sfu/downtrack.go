@@ -2,20 +2,15 @@ package sfu
 
 import (
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
-
-// ErrCodecNotNegotiated is returned by Bind when the subscriber did not accept the track's codec.
-var ErrCodecNotNegotiated = errors.New("sfu: the subscriber did not negotiate the track's codec")
 
 // historySize is how many forwarded packets a down-track remembers to answer NACKs (a power of two).
 const historySize = 1024
@@ -46,34 +41,35 @@ type DownTrackStats struct {
 	Current, Target              Layer
 }
 
-// DownTrack forwards one published track to one subscriber. It is a webrtc.TrackLocal: add it to
-// the subscriber's PeerConnection, then call Start.
+// DownTrack forwards one published track to one subscriber: a Sink of the track's Receiver and a
+// webrtc.TrackLocal of the subscriber's PeerConnection. Add it to the PeerConnection, then call
+// Start.
+//
+// Its lock covers what must be decided in packet order — layer selection, the rewriter, the
+// history of what was sent — and not the write through Pion, which runs on the writer's own
+// buffer (the receiver layer's for media, the down-track's own for retransmissions and padding).
 type DownTrack struct {
 	cfg   DownTrackConfig
-	recv  *Receiver
 	codec media.Codec
 	video bool
 
-	mu        sync.Mutex // guards what follows; held while a packet is selected, rewritten and written
-	bound     bool
-	writer    webrtc.TrackLocalWriter
-	ssrc      uint32
-	rtxSSRC   uint32
-	pt, rtxPT uint8
-	exts      ExtIDs
-	sel       selector
-	rw        media.Rewriter
-	paused    bool
-	resume    bool
-	// lastMarker: the last packet forwarded ended a frame (padding may follow it).
-	lastMarker bool
-	hdr        rtp.Header
-	extBuf     [8]rtp.Extension
-	buf        [media.SlotSize]byte
-	rtxBuf     [media.SlotSize + 2]byte
+	mu         sync.Mutex // guards what follows
+	recv       *Receiver
+	bound      bool
+	dst        destination
+	sel        selector
+	rw         media.Rewriter
+	paused     bool
+	resume     bool
+	lastMarker bool // the last packet forwarded ended a frame (padding may follow it)
 	history    [historySize]historyEntry
 	rtxSeq     uint16
 	current    Layer
+
+	// ownMu serialises retransmissions and padding, which send from own.
+	ownMu sync.Mutex
+	own   sendBuffer
+	raw   [media.SlotSize]byte
 
 	packets, bytes, dropped, switches atomic.Uint64
 	kfRequests, nacked, retransmitted atomic.Uint64
@@ -87,6 +83,7 @@ type DownTrack struct {
 // historyEntry remembers how one output packet was made, when it was sent, and how often again.
 type historyEntry struct {
 	valid    bool
+	marker   bool
 	layer    int8
 	resends  uint8
 	sentAt   time.Duration
@@ -97,9 +94,10 @@ type historyEntry struct {
 // NewDownTrack creates a down-track of recv. It is not forwarding until it is bound to a
 // PeerConnection (AddTrack and negotiation) and added to the receiver with Start.
 func NewDownTrack(recv *Receiver, cfg DownTrackConfig) *DownTrack {
-	d := &DownTrack{cfg: cfg, recv: recv, codec: recv.Codec(), video: recv.Codec().IsVideo(), sel: newSelector(recv)}
+	c := recv.Codec()
+	d := &DownTrack{cfg: cfg, recv: recv, codec: c, video: c.IsVideo(), sel: newSelector(recv)}
 	d.current = policy.NoLayer
-	d.rw.Init(recv.Codec().ClockRate(), 0)
+	d.rw.Init(c.ClockRate())
 	return d
 }
 
@@ -110,11 +108,11 @@ func (d *DownTrack) Receiver() *Receiver {
 	return d.recv
 }
 
-// Start begins forwarding (the receiver fans packets out to d).
-func (d *DownTrack) Start() { d.Receiver().AddDownTrack(d) }
+// Start begins forwarding (the receiver delivers its packets to d).
+func (d *DownTrack) Start() { d.Receiver().AddSink(d) }
 
 // Stop ends forwarding.
-func (d *DownTrack) Stop() { d.Receiver().RemoveDownTrack(d) }
+func (d *DownTrack) Stop() { d.Receiver().RemoveSink(d) }
 
 // SetReceiver re-points the down-track to another published track with the same codec (Janus's
 // switch): the subscriber keeps its m-line and sees one continuous stream, starting at the new
@@ -131,126 +129,34 @@ func (d *DownTrack) SetReceiver(r *Receiver) error {
 	d.sel.setTarget(target)
 	d.resume = true
 	d.current = policy.NoLayer
+	d.dst.mapExtensions(r.cfg.Extensions)
 	clear(d.history[:]) // sequence numbers of the old source mean nothing in the new one's cache
 	d.mu.Unlock()
-	old.RemoveDownTrack(d)
-	r.AddDownTrack(d)
+	old.RemoveSink(d)
+	r.AddSink(d)
 	r.RequestKeyframe(0, Now())
 	return nil
 }
 
-// resync makes the next forwarded packet re-anchor the numbering (the source was muted).
-func (d *DownTrack) resync() {
+// Resync implements Sink: the next forwarded packet re-anchors the numbering (the source was
+// muted).
+func (d *DownTrack) Resync() {
 	d.mu.Lock()
 	d.resume = true
 	d.mu.Unlock()
 }
 
+// newSelector picks how packets of recv are selected: audio passes; a codec without SVC, or any
+// codec sent as simulcast, is selected stream by stream; an SVC stream layer by layer.
 func newSelector(recv *Receiver) selector {
-	switch {
-	case !recv.Codec().IsVideo():
+	switch c := recv.Codec(); {
+	case !c.IsVideo():
 		return &passSelector{want: Layer{}}
-	case recv.Config().Simulcast || recv.Codec() == media.CodecVP8 || recv.Codec() == media.CodecH264:
+	case recv.Config().Simulcast || !c.SVC():
 		return newSimulcastSelector(recv.layerFlowing)
 	default:
 		return newSVCSelector()
 	}
-}
-
-// ID, RID, StreamID and Kind implement webrtc.TrackLocal.
-func (d *DownTrack) ID() string       { return d.cfg.ID }
-func (d *DownTrack) RID() string      { return "" }
-func (d *DownTrack) StreamID() string { return d.cfg.StreamID }
-func (d *DownTrack) Kind() webrtc.RTPCodecType {
-	if d.video {
-		return webrtc.RTPCodecTypeVideo
-	}
-	return webrtc.RTPCodecTypeAudio
-}
-
-// Bind implements webrtc.TrackLocal: it picks the subscriber's payload types and extension ids.
-func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameters, error) {
-	codec, ok := matchCodec(d.cfg.Codec, ctx.CodecParameters())
-	if !ok {
-		return webrtc.RTPCodecParameters{}, ErrCodecNotNegotiated
-	}
-	uris := map[string]int{}
-	for _, e := range ctx.HeaderExtensions() {
-		uris[e.URI] = e.ID
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.bound, d.writer = true, ctx.WriteStream()
-	d.ssrc, d.rtxSSRC = uint32(ctx.SSRC()), uint32(ctx.SSRCRetransmission())
-	d.pt, d.rtxPT = uint8(codec.PayloadType), rtxPayloadType(codec.PayloadType, ctx.CodecParameters())
-	if d.rtxPT == 0 {
-		d.rtxSSRC = 0
-	}
-	d.exts = ExtIDsFrom(uris)
-	d.rw.SetSSRC(d.ssrc)
-	return codec, nil
-}
-
-// Unbind implements webrtc.TrackLocal.
-func (d *DownTrack) Unbind(webrtc.TrackLocalContext) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.bound, d.writer = false, nil
-	return nil
-}
-
-// matchCodec finds the subscriber's payload type for the codec: same MIME type and, for H.264 and
-// VP9, the same profile.
-func matchCodec(want webrtc.RTPCodecCapability, have []webrtc.RTPCodecParameters) (webrtc.RTPCodecParameters, bool) {
-	var fallback *webrtc.RTPCodecParameters
-	for i := range have {
-		c := &have[i]
-		if !strings.EqualFold(c.MimeType, want.MimeType) {
-			continue
-		}
-		if fmtpParam(c.SDPFmtpLine, "profile-level-id") == fmtpParam(want.SDPFmtpLine, "profile-level-id") &&
-			fmtpParam(c.SDPFmtpLine, "profile-id") == fmtpParam(want.SDPFmtpLine, "profile-id") {
-			return *c, true
-		}
-		if fallback == nil {
-			fallback = c
-		}
-	}
-	if fallback != nil {
-		return *fallback, true
-	}
-	return webrtc.RTPCodecParameters{}, false
-}
-
-func rtxPayloadType(pt webrtc.PayloadType, codecs []webrtc.RTPCodecParameters) uint8 {
-	for _, c := range codecs {
-		if strings.EqualFold(c.MimeType, webrtc.MimeTypeRTX) && fmtpParam(c.SDPFmtpLine, "apt") == itoa(int(pt)) {
-			return uint8(c.PayloadType)
-		}
-	}
-	return 0
-}
-
-func fmtpParam(fmtp, key string) string {
-	for p := range strings.SplitSeq(fmtp, ";") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, key) {
-			return strings.ToLower(v)
-		}
-	}
-	return ""
-}
-
-func itoa(v int) string {
-	if v == 0 {
-		return "0"
-	}
-	var b [8]byte
-	i := len(b)
-	for ; v > 0; v /= 10 {
-		i--
-		b[i] = byte('0' + v%10)
-	}
-	return string(b[i:])
 }
 
 // SetTarget sets the layer the down-track should forward (the allocator's decision). NoLayer
@@ -270,7 +176,7 @@ func (d *DownTrack) SetTarget(l Layer) {
 	d.sel.setTarget(l)
 }
 
-// Target and Current return the wanted and the forwarded layer.
+// Target returns the layer the down-track should forward.
 func (d *DownTrack) Target() Layer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -284,12 +190,21 @@ func (d *DownTrack) Current() Layer {
 	return d.current
 }
 
-// SetPaused stops (or resumes) forwarding without renegotiation (Janus's pause/start).
+// SetPaused stops (or resumes) forwarding without renegotiation (Janus's pause/start, the
+// echotest's audio/video switches).
 func (d *DownTrack) SetPaused(paused bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.paused && !paused {
 		d.resume = true
+		if d.video {
+			// The subscriber missed the pictures sent meanwhile: start again at a keyframe, which
+			// a fresh selector waits for and asks for.
+			target := d.sel.target()
+			d.sel = newSelector(d.recv)
+			d.sel.setTarget(target)
+			d.current = policy.NoLayer
+		}
 	}
 	d.paused = paused
 }
@@ -305,59 +220,14 @@ func (d *DownTrack) Paused() bool {
 func (d *DownTrack) SSRC() uint32 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.ssrc
+	return d.dst.ssrc
 }
 
-// HasRTX reports whether RTX was negotiated (padding and retransmissions go there).
+// HasRTX reports whether RTX was negotiated (retransmissions go there).
 func (d *DownTrack) HasRTX() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.bound && d.rtxSSRC != 0
-}
-
-// writeRTP is the per-packet path, called by the receiver for every packet of every layer.
-func (d *DownTrack) writeRTP(from *Receiver, layer int, pkt []byte, h *media.Header, f *media.Flags, now time.Duration) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.bound || d.paused || from != d.recv {
-		return
-	}
-	dec := d.sel.selectPacket(layer, *f, now)
-	if dec.keyframeLayer >= 0 {
-		d.recv.RequestKeyframe(dec.keyframeLayer, now)
-	}
-	if dec.changed {
-		d.layerChanged()
-	}
-	if !dec.forward {
-		if dec.drop != dropOther {
-			d.dropped.Add(1)
-			// A dropped VP8 picture gives up its picture id, so the subscriber sees no gap. VP9
-			// pictures keep theirs: VP9 frames name their references by picture-id difference
-			// (P_DIFF, RFC 9628 §4.2), which renumbering would break.
-			wholePicture := dec.drop == dropPicture && d.codec != media.CodecVP9
-			d.rw.Drop(h, f, pkt[h.PayloadStart:h.PayloadEnd], wholePicture)
-		}
-		return
-	}
-	if dec.switched || d.resume {
-		d.rw.Switch()
-		d.resume = false
-	}
-	if len(pkt) > len(d.buf) {
-		return
-	}
-	b := d.buf[:copy(d.buf[:], pkt)]
-	m, ok := d.rw.Rewrite(b, h, f, now)
-	if !ok {
-		return
-	}
-	if dec.setMarker {
-		media.SetMarker(b, true)
-	}
-	d.lastMarker = b[1]&0x80 != 0
-	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, layer: int8(layer), m: m, sentAt: now}
-	d.write(b, h, d.ssrc, d.pt, m.OutSeq, b[h.PayloadStart:h.PayloadEnd])
+	return d.bound && d.dst.rtxSSRC != 0
 }
 
 // layerChanged records a switch and tells the owner (without blocking the media path).
@@ -370,45 +240,6 @@ func (d *DownTrack) layerChanged() {
 	d.switches.Add(1)
 	if cb := d.cfg.OnLayerChange; cb != nil {
 		go cb(cur)
-	}
-}
-
-// write sends a rewritten packet: marker, timestamp and extensions from b (the extensions under the
-// subscriber's ids), the given SSRC, payload type, sequence number and payload. Called with mu held.
-func (d *DownTrack) write(b []byte, h *media.Header, ssrc uint32, pt uint8, seq uint16, payload []byte) {
-	d.hdr = rtp.Header{
-		Version: 2, Marker: b[1]&0x80 != 0, PayloadType: pt, SequenceNumber: seq,
-		Timestamp: uint32(b[4])<<24 | uint32(b[5])<<16 | uint32(b[6])<<8 | uint32(b[7]),
-		SSRC:      ssrc, Extensions: d.extBuf[:0],
-	}
-	d.copyExtensions(b, h)
-	if _, err := d.writer.WriteRTP(&d.hdr, payload); err == nil {
-		d.packets.Add(1)
-		d.bytes.Add(uint64(len(b)))
-	}
-}
-
-// copyExtensions carries the extensions the subscriber negotiated too, under its ids.
-func (d *DownTrack) copyExtensions(b []byte, h *media.Header) {
-	src := d.recv.cfg.Extensions // d.mu is held
-	pairs := [...][2]uint8{
-		{src.AudioLevel, d.exts.AudioLevel},
-		{src.DependencyDescriptor, d.exts.DependencyDescriptor},
-		{src.VideoOrientation, d.exts.VideoOrientation},
-	}
-	for _, p := range pairs {
-		if p[0] == 0 || p[1] == 0 {
-			continue
-		}
-		v := h.Extension(b, p[0])
-		if v == nil {
-			continue
-		}
-		if len(v) > 16 || p[1] > 14 {
-			_ = d.hdr.SetExtensionWithProfile(p[1], v, rtp.ExtensionProfileTwoByte)
-		} else {
-			_ = d.hdr.SetExtension(p[1], v)
-		}
 	}
 }
 

@@ -115,45 +115,54 @@ const (
 // retransmit sends an output packet again, rebuilt from the receiver's cache with the mapping it
 // was first sent with: over RTX when negotiated, else as it was.
 func (d *DownTrack) retransmit(outSeq uint16, now time.Duration) {
+	d.ownMu.Lock()
+	defer d.ownMu.Unlock()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	e := &d.history[outSeq&(historySize-1)]
-	if !d.bound || !e.valid || e.m.OutSeq != outSeq {
+	if !d.bound || !e.valid || e.m.OutSeq != outSeq ||
+		e.resends >= maxResends || (e.resends > 0 && now-e.resentAt < resendSpacing) || now-e.sentAt > maxResendAge {
+		d.mu.Unlock()
 		return
 	}
-	if e.resends >= maxResends || (e.resends > 0 && now-e.resentAt < resendSpacing) || now-e.sentAt > maxResendAge {
+	n := d.recv.cached(int(e.layer), e.m.InSeq, d.raw[:])
+	if n == 0 {
+		d.mu.Unlock()
 		return
 	}
 	e.resends++
 	e.resentAt = now
-	n := d.recv.cached(int(e.layer), e.m.InSeq, d.buf[:])
-	if n == 0 {
-		return
+	sent, dst, codec := *e, d.dst, d.codec
+	rtxSeq := d.rtxSeq
+	if dst.rtxSSRC != 0 {
+		d.rtxSeq++
+		rtxSeq = d.rtxSeq
 	}
-	pkt := d.buf[:n]
+	d.mu.Unlock()
+
+	pkt := d.raw[:n]
 	h, ok := media.ParseRTP(pkt)
 	if !ok {
 		return
 	}
-	f, ok := media.ParsePayload(d.codec, h.Payload(pkt))
+	f, ok := media.ParsePayload(codec, h.Payload(pkt))
 	if !ok {
 		return
 	}
-	d.rw.Apply(pkt, &h, &f, e.m)
-	payload := pkt[h.PayloadStart:h.PayloadEnd]
-	if d.rtxSSRC == 0 {
-		d.write(pkt, &h, d.ssrc, d.pt, outSeq, payload)
+	payload := h.Payload(pkt)
+	sent.m.WritePayload(&f, payload) // in our own copy
+	ts := sent.m.Timestamp(h.Timestamp)
+	var hdr *rtp.Header
+	if dst.rtxSSRC == 0 {
+		hdr = d.own.header(sent.marker, dst.pt, outSeq, ts, dst.ssrc)
 	} else {
-		d.rtxBuf[0], d.rtxBuf[1] = byte(outSeq>>8), byte(outSeq)
-		rtx := d.rtxBuf[:2+copy(d.rtxBuf[2:], payload)]
-		d.write(pkt, &h, d.rtxSSRC, d.rtxPT, d.nextRTXSeq(), rtx)
+		d.own.buf[0], d.own.buf[1] = byte(outSeq>>8), byte(outSeq)
+		payload = d.own.buf[:2+copy(d.own.buf[2:], payload)]
+		hdr = d.own.header(sent.marker, dst.rtxPT, rtxSeq, ts, dst.rtxSSRC)
 	}
-	d.retransmitted.Add(1)
-}
-
-func (d *DownTrack) nextRTXSeq() uint16 {
-	d.rtxSeq++
-	return d.rtxSeq
+	copyExtensions(hdr, &dst, pkt, &h)
+	if d.write(dst.writer, hdr, payload, n) {
+		d.retransmitted.Add(1)
+	}
 }
 
 // CanPad reports whether Pad can send on this track: a video track that is bound and has
@@ -179,22 +188,17 @@ func (d *DownTrack) canPad() bool {
 // only (after the packet that ended one) or while nothing is forwarded, so it never splits a
 // frame's packets; receivers take padding-only packets for what they are (RFC 3550 §5.1).
 func (d *DownTrack) Pad(bytes int) int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.canPad() || (!d.lastMarker && d.sel.target().Spatial >= 0) {
-		return 0
-	}
+	d.ownMu.Lock()
+	defer d.ownMu.Unlock()
 	sent := 0
 	for sent < bytes {
-		seq, ts, ok := d.rw.Pad()
+		seq, ts, dst, ok := d.nextPadding()
 		if !ok {
 			break
 		}
-		d.hdr = rtp.Header{
-			Version: 2, Padding: true, PaddingSize: paddingSize, PayloadType: d.pt,
-			SequenceNumber: seq, Timestamp: ts, SSRC: d.ssrc, Extensions: d.extBuf[:0],
-		}
-		n, err := d.writer.WriteRTP(&d.hdr, nil)
+		hdr := d.own.header(false, dst.pt, seq, ts, dst.ssrc)
+		hdr.Padding, hdr.PaddingSize = true, paddingSize
+		n, err := dst.writer.WriteRTP(hdr, nil)
 		if err != nil {
 			break
 		}
@@ -204,6 +208,17 @@ func (d *DownTrack) Pad(bytes int) int {
 		d.padBytes.Add(uint64(n))
 	}
 	return sent
+}
+
+// nextPadding numbers one padding packet, when padding may go out now.
+func (d *DownTrack) nextPadding() (seq uint16, ts uint32, dst destination, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.canPad() || (!d.lastMarker && d.sel.target().Spatial >= 0) {
+		return 0, 0, dst, false
+	}
+	seq, ts, ok = d.rw.Pad()
+	return seq, ts, d.dst, ok
 }
 
 const rtpHeaderSize = 12

@@ -268,20 +268,25 @@ func TestSwitchingSourceKeepsOneStream(t *testing.T) {
 	}
 	c := &outputChecker{t: t}
 	c.check(sent, layerByte)
-	if len(recvA.DownTracks()) != 0 || len(recvB.DownTracks()) != 1 {
+	if len(recvA.Sinks()) != 0 || len(recvB.Sinks()) != 1 {
 		t.Fatal("down-track not moved between receivers")
 	}
 }
 
-type countingTap struct{ n int }
+// countingSink counts what a receiver delivers to it.
+type countingSink struct{ packets, resyncs int }
 
-func (c *countingTap) WriteRTP(int, []byte) { c.n++ }
+func (c *countingSink) WriteRTP(*Packet) { c.packets++ }
+func (c *countingSink) Resync()          { c.resyncs++ }
 
-func TestMutedReceiverFeedsTapsButNotSubscribers(t *testing.T) {
+// TestMutedReceiverFeedsNoSink: muting stops every sink (subscribers, forwarders, recorders), as
+// Janus stops relaying, forwarding and recording a muted stream; unmuting resyncs them all and asks
+// for a keyframe.
+func TestMutedReceiverFeedsNoSink(t *testing.T) {
 	bind := &fakeBinding{record: true}
 	recv, _, kf, src := newSimulcastRig(t, bind, false)
-	tap := &countingTap{}
-	recv.AddTap(tap)
+	sink := &countingSink{}
+	recv.AddSink(sink)
 	now := time.Second
 	pump(recv, src, 5, &now)
 	recv.SetMuted(true)
@@ -295,15 +300,18 @@ func TestMutedReceiverFeedsTapsButNotSubscribers(t *testing.T) {
 	if len(kf.layers) == requests {
 		t.Fatal("no keyframe requested on unmute")
 	}
+	if sink.resyncs != 1 {
+		t.Fatalf("%d resyncs on unmute, want 1", sink.resyncs)
+	}
 	pump(recv, src, 5, &now)
 	c := &outputChecker{t: t}
 	c.check(bind.sent(), layerByte)
-	if tap.n != 15*3*2 {
-		t.Fatalf("tap saw %d packets, want every one (90)", tap.n)
+	if sink.packets != 10*3*2 {
+		t.Fatalf("sink saw %d packets, want the 60 not muted", sink.packets)
 	}
-	recv.RemoveTap(tap)
+	recv.RemoveSink(sink)
 	pump(recv, src, 1, &now)
-	if tap.n != 90 {
-		t.Fatal("removed tap still fed")
+	if sink.packets != 60 {
+		t.Fatal("removed sink still fed")
 	}
 }

@@ -16,6 +16,7 @@ import (
 type fakeBinding struct {
 	rtx    bool
 	record bool
+	exts   []webrtc.RTPHeaderExtensionParameter
 
 	mu      sync.Mutex
 	packets []sentPacket
@@ -31,13 +32,14 @@ func (b *fakeBinding) CodecParameters() []webrtc.RTPCodecParameters {
 	cs := []webrtc.RTPCodecParameters{
 		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, PayloadType: 96},
 		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, PayloadType: 111},
+		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP9, ClockRate: 90000}, PayloadType: 98},
 	}
 	if b.rtx {
 		cs = append(cs, webrtc.RTPCodecParameters{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeRTX, ClockRate: 90000, SDPFmtpLine: "apt=96"}, PayloadType: 97})
 	}
 	return cs
 }
-func (b *fakeBinding) HeaderExtensions() []webrtc.RTPHeaderExtensionParameter { return nil }
+func (b *fakeBinding) HeaderExtensions() []webrtc.RTPHeaderExtensionParameter { return b.exts }
 func (b *fakeBinding) SSRC() webrtc.SSRC                                      { return 1111 }
 func (b *fakeBinding) SSRCRetransmission() webrtc.SSRC {
 	if b.rtx {

@@ -13,9 +13,10 @@ const (
 	meterBucket  = 100 * time.Millisecond
 )
 
-// rateMeter measures the bitrate of each spatial/temporal layer over the last second, in ten
-// 100 ms buckets. Add is called per packet (from the receiver's read goroutines), Rates from the
-// allocators; neither allocates.
+// rateMeter measures the bitrate of each spatial/temporal layer of one receiver layer over the
+// last second, in ten 100 ms buckets. Each receiver layer has its own, so that the read goroutines
+// of a simulcast track never share a lock; add is called per packet from that layer's goroutine,
+// addRates from the allocators. Neither allocates.
 type rateMeter struct {
 	mu      sync.Mutex
 	buckets [meterBuckets][policy.MaxSpatial][policy.MaxTemporal]uint32
@@ -53,18 +54,18 @@ func (m *rateMeter) add(now time.Duration, s, t int, bytes int) {
 	m.mu.Unlock()
 }
 
-// rates returns what forwarding each layer costs. With cumulative (SVC), spatial layer s includes
-// the layers below it; temporal layer t always includes the temporal layers below.
-func (m *rateMeter) rates(now time.Duration, cumulative bool) policy.Rates {
+// addRates adds the rate of each spatial/temporal layer this meter saw (each on its own, not
+// including the layers below) to r, and marks in has the spatial layers that had packets.
+func (m *rateMeter) addRates(now time.Duration, r *policy.Rates, has *[policy.MaxSpatial]bool) {
 	var sum [policy.MaxSpatial][policy.MaxTemporal]uint64
 	m.mu.Lock()
+	if !m.started {
+		m.mu.Unlock()
+		return
+	}
 	m.advance(now)
 	// The window is the ten buckets, or less while the meter is young.
 	elapsed := min(meterBucket*(meterBuckets-1)+max(now-m.headAt, 0), now-m.startAt)
-	if elapsed <= 0 {
-		m.mu.Unlock()
-		return policy.Rates{}
-	}
 	for b := range m.buckets {
 		for s := range policy.MaxSpatial {
 			for t := range policy.MaxTemporal {
@@ -73,21 +74,38 @@ func (m *rateMeter) rates(now time.Duration, cumulative bool) policy.Rates {
 		}
 	}
 	m.mu.Unlock()
+	if elapsed <= 0 {
+		return
+	}
+	for s := range policy.MaxSpatial {
+		for t := range policy.MaxTemporal {
+			if sum[s][t] > 0 {
+				has[s] = true
+				r[s][t] += cc.BitrateOf(int(sum[s][t]), elapsed)
+			}
+		}
+	}
+}
+
+// cumulativeRates turns per-layer rates into what forwarding each layer costs: temporal layer t
+// includes the temporal layers below it, and with cumulative (SVC) spatial layer s includes the
+// spatial layers below it. A spatial layer with no packets of its own is not available (0).
+func cumulativeRates(raw *policy.Rates, has *[policy.MaxSpatial]bool, cumulative bool) policy.Rates {
 	var r policy.Rates
 	for s := range policy.MaxSpatial {
-		if sum[s] == [policy.MaxTemporal]uint64{} {
-			continue // a layer with no packets of its own is not available
+		if !has[s] {
+			continue
 		}
 		for t := range policy.MaxTemporal {
-			var bytes uint64
+			var rate cc.Bitrate
 			for ss := range s + 1 {
 				if ss == s || cumulative {
 					for tt := range t + 1 {
-						bytes += sum[ss][tt]
+						rate += raw[ss][tt]
 					}
 				}
 			}
-			r[s][t] = cc.BitrateOf(int(bytes), elapsed)
+			r[s][t] = rate
 		}
 	}
 	return r

@@ -56,12 +56,6 @@ type ReceiverConfig struct {
 	Batcher udpbatch.Batcher
 }
 
-// Tap receives a copy of every valid packet of a receiver (RTP forwarders). WriteRTP runs on the
-// media path: it must not block and must not keep pkt.
-type Tap interface {
-	WriteRTP(layer int, pkt []byte)
-}
-
 // KeyframeRequester sends a keyframe request (PLI) for a publisher's stream.
 type KeyframeRequester func(layer int, ssrc uint32)
 
@@ -73,11 +67,12 @@ type ReceiverStats struct {
 	// Duplicates counts packets dropped because the layer had already received their sequence
 	// number (e.g. Chromium's bandwidth probes, which resend recent packets over RTX).
 	Duplicates uint64
-	DownTracks int
+	Sinks      int
 }
 
 // Receiver is one published track: it takes the publisher's packets (one goroutine per layer),
-// and fans them out to the track's down-tracks.
+// parses each once, keeps it for retransmissions, measures the layers' rates, and hands it to
+// every sink.
 type Receiver struct {
 	cfg       ReceiverConfig
 	requestKF KeyframeRequester
@@ -85,13 +80,11 @@ type Receiver struct {
 	batch     udpbatch.Batcher
 
 	layers [policy.MaxSpatial]receiverLayer
-	meter  rateMeter
 	rtt    atomic.Int64
 
-	downMu sync.Mutex
-	downs  atomic.Pointer[[]*DownTrack]
-	taps   atomic.Pointer[[]Tap]
-	muted  atomic.Bool
+	sinksMu sync.Mutex // serialises changes of sinks; readers load the slice without it
+	sinks   atomic.Pointer[[]Sink]
+	muted   atomic.Bool
 
 	packets, bytes, badRTP, badPayload atomic.Uint64
 	duplicates                         atomic.Uint64
@@ -100,41 +93,6 @@ type Receiver struct {
 	levelSum, levelCount atomic.Int64
 	closed               atomic.Bool
 	firstAt              atomic.Int64 // when the first packet arrived (+1, so 0 means none)
-}
-
-type receiverLayer struct {
-	ssrc   atomic.Uint32
-	active atomic.Bool
-	lastAt atomic.Int64 // when the newest packet arrived
-	cache  *media.Cache
-	dd     media.DDParser // used only by this layer's read goroutine
-
-	// seen holds, per slot, 1 + the newest sequence number received in it, for recognising
-	// duplicates; seenSSRC is the stream it describes. Used only by this layer's read goroutine.
-	seen     [seenSlots]uint32
-	seenSSRC uint32
-
-	kfMu        sync.Mutex
-	kfRequested bool
-	kfAt        time.Duration
-	lastKF      atomic.Int64
-}
-
-// seenSlots is how many recent sequence numbers a layer remembers to recognise duplicates.
-const seenSlots = 1024
-
-// duplicate reports whether the layer already received this packet, and remembers it otherwise.
-// A new SSRC (the publisher restarted the stream) forgets the old numbers.
-func (l *receiverLayer) duplicate(h *media.Header) bool {
-	if h.SSRC != l.seenSSRC {
-		l.seen, l.seenSSRC = [seenSlots]uint32{}, h.SSRC
-	}
-	slot := &l.seen[h.Seq&(seenSlots-1)]
-	if *slot == uint32(h.Seq)+1 {
-		return true
-	}
-	*slot = uint32(h.Seq) + 1
-	return false
 }
 
 // NewReceiver creates a receiver; requestKeyframe is called (rate-limited) when a keyframe is
@@ -159,10 +117,7 @@ func NewReceiver(cfg ReceiverConfig, requestKeyframe KeyframeRequester) *Receive
 	for i := range r.layers {
 		r.layers[i].cache = media.NewCache(cfg.CacheSlots)
 	}
-	empty := []*DownTrack{}
-	r.downs.Store(&empty)
-	noTaps := []Tap{}
-	r.taps.Store(&noTaps)
+	r.sinks.Store(&[]Sink{})
 	return r
 }
 
@@ -178,26 +133,12 @@ func (r *Receiver) Codec() media.Codec { return r.cfg.Codec }
 // called on the media path: keep it short.
 func (r *Receiver) OnAudioLevel(f func(avgDBov float64)) { r.onLevel.Store(&f) }
 
-// SetLayerSSRC records the publisher's SSRC of a layer (for keyframe requests).
-func (r *Receiver) SetLayerSSRC(layer int, ssrc uint32) {
-	if layer >= 0 && layer < len(r.layers) {
-		r.layers[layer].ssrc.Store(ssrc)
-	}
-}
-
-// LayerSSRC returns the publisher's SSRC of a layer (0 when unknown).
-func (r *Receiver) LayerSSRC(layer int) uint32 {
-	if layer < 0 || layer >= len(r.layers) {
-		return 0
-	}
-	return r.layers[layer].ssrc.Load()
-}
-
 // SetRTT records the publisher's round-trip time (it stretches the keyframe request interval).
 func (r *Receiver) SetRTT(rtt time.Duration) { r.rtt.Store(int64(rtt)) }
 
 // WriteRTP takes one packet of a layer from the publisher. pkt is only read, and only during the
-// call. Malformed packets are counted and dropped.
+// call. Malformed packets are counted and dropped. The packets of one layer come from one
+// goroutine at a time.
 func (r *Receiver) WriteRTP(layer int, pkt []byte, now time.Duration) {
 	if layer < 0 || layer >= len(r.layers) || r.closed.Load() {
 		return
@@ -215,16 +156,15 @@ func (r *Receiver) WriteRTP(layer int, pkt []byte, now time.Duration) {
 		r.duplicates.Add(1)
 		return
 	}
-	f, ok := r.parse(l, pkt, &h)
+	f, ok := media.ParsePacket(r.cfg.Codec, pkt, &h, r.cfg.Extensions.DependencyDescriptor, &l.dd)
 	if !ok {
 		r.badPayload.Add(1)
 		return
 	}
-	if l.ssrc.Load() == 0 {
-		l.ssrc.Store(h.SSRC)
+	if !r.cfg.Codec.IsVideo() {
+		r.readAudioLevel(pkt, &h)
 	}
-	l.active.Store(true)
-	l.lastAt.Store(int64(now))
+	l.arrived(h.SSRC, now)
 	if r.firstAt.Load() == 0 {
 		r.firstAt.CompareAndSwap(0, int64(now)+1)
 	}
@@ -235,35 +175,36 @@ func (r *Receiver) WriteRTP(layer int, pkt []byte, now time.Duration) {
 	if !r.cfg.Simulcast {
 		spatial = max(int(f.SID), 0)
 	}
-	r.meter.add(now, spatial, int(f.TID), len(pkt))
+	l.meter.add(now, spatial, int(f.TID), len(pkt))
 	if f.Keyframe && f.Start {
 		r.keyframeArrived(l, now)
-	}
-	for _, t := range *r.taps.Load() {
-		t.WriteRTP(layer, pkt)
 	}
 	if r.muted.Load() {
 		return
 	}
-	downs := *r.downs.Load()
-	if len(downs) == 0 {
+	sinks := *r.sinks.Load()
+	if len(sinks) == 0 {
 		return
 	}
+	p := &l.pkt
+	*p = Packet{Source: r, Layer: layer, Bytes: pkt, Header: h, Flags: f, At: now, out: &l.out}
 	r.batch.Hold()
-	for _, d := range downs {
-		d.writeRTP(r, layer, pkt, &h, &f, now)
+	for _, s := range sinks {
+		s.WriteRTP(p)
 	}
 	r.batch.Release()
+	p.Bytes = nil // the caller reuses its buffer
 }
 
-// SetMuted stops (or resumes) forwarding to down-tracks, e.g. when a moderator mutes the stream;
-// on resume the down-tracks re-anchor their numbering and a keyframe is requested.
+// SetMuted stops (or resumes) delivering to the sinks, as Janus stops relaying, forwarding and
+// recording a stream a moderator muted; on resume the sinks re-anchor and a keyframe is
+// requested.
 func (r *Receiver) SetMuted(muted bool) {
 	if r.muted.Swap(muted) == muted || muted {
 		return
 	}
-	for _, d := range *r.downs.Load() {
-		d.resync()
+	for _, s := range *r.sinks.Load() {
+		s.Resync()
 	}
 	for i := range r.layers {
 		if r.layers[i].active.Load() {
@@ -272,58 +213,43 @@ func (r *Receiver) SetMuted(muted bool) {
 	}
 }
 
-// Muted reports whether forwarding is muted.
+// Muted reports whether delivery is muted.
 func (r *Receiver) Muted() bool { return r.muted.Load() }
 
-// AddTap adds a tap; RemoveTap removes it.
-func (r *Receiver) AddTap(t Tap) {
-	r.downMu.Lock()
-	defer r.downMu.Unlock()
-	old := *r.taps.Load()
-	next := append(append(make([]Tap, 0, len(old)+1), old...), t)
-	r.taps.Store(&next)
+// AddSink starts delivering packets to s.
+func (r *Receiver) AddSink(s Sink) {
+	r.sinksMu.Lock()
+	defer r.sinksMu.Unlock()
+	old := *r.sinks.Load()
+	next := append(append(make([]Sink, 0, len(old)+1), old...), s)
+	r.sinks.Store(&next)
 }
 
-// RemoveTap removes a tap added with AddTap.
-func (r *Receiver) RemoveTap(t Tap) {
-	r.downMu.Lock()
-	defer r.downMu.Unlock()
-	old := *r.taps.Load()
-	next := make([]Tap, 0, len(old))
+// RemoveSink stops delivering packets to s. A packet being delivered may still reach it.
+func (r *Receiver) RemoveSink(s Sink) {
+	r.sinksMu.Lock()
+	defer r.sinksMu.Unlock()
+	old := *r.sinks.Load()
+	next := make([]Sink, 0, len(old))
 	for _, x := range old {
-		if x != t {
+		if x != s {
 			next = append(next, x)
 		}
 	}
-	r.taps.Store(&next)
+	r.sinks.Store(&next)
 }
 
-// parse reads the codec flags, with the Dependency Descriptor for AV1, and the audio level.
-func (r *Receiver) parse(l *receiverLayer, pkt []byte, h *media.Header) (media.Flags, bool) {
-	if !r.cfg.Codec.IsVideo() {
-		if id := r.cfg.Extensions.AudioLevel; id != 0 {
-			if level, _, ok := media.AudioLevel(h.Extension(pkt, id)); ok && !r.muted.Load() {
-				r.addLevel(int(level))
-			}
-		}
-		return media.NoLayers(), true
+// Sinks returns the current sinks.
+func (r *Receiver) Sinks() []Sink { return *r.sinks.Load() }
+
+func (r *Receiver) readAudioLevel(pkt []byte, h *media.Header) {
+	id := r.cfg.Extensions.AudioLevel
+	if id == 0 || r.muted.Load() {
+		return
 	}
-	f, ok := media.ParsePayload(r.cfg.Codec, h.Payload(pkt))
-	if !ok {
-		return f, false
+	if level, _, ok := media.AudioLevel(h.Extension(pkt, id)); ok {
+		r.addLevel(int(level))
 	}
-	if r.cfg.Codec == media.CodecAV1 && r.cfg.Extensions.DependencyDescriptor != 0 {
-		if ext := h.Extension(pkt, r.cfg.Extensions.DependencyDescriptor); ext != nil {
-			if fr, ok := l.dd.Parse(ext); ok {
-				fr.Flags(&f)
-				return f, true
-			}
-		}
-	}
-	if r.cfg.Codec != media.CodecVP9 {
-		f.End = h.Marker
-	}
-	return f, true
 }
 
 func (r *Receiver) addLevel(level int) {
@@ -339,64 +265,6 @@ func (r *Receiver) addLevel(level int) {
 	}
 }
 
-func (r *Receiver) keyframeArrived(l *receiverLayer, now time.Duration) {
-	r.keyframes.Add(1)
-	l.lastKF.Store(int64(now))
-	l.kfMu.Lock()
-	l.kfRequested = false
-	l.kfMu.Unlock()
-}
-
-// RequestKeyframe asks the publisher for a keyframe on a layer, at most once per
-// max(2 × RTT, KeyframeInterval) while none arrives. It reports whether a request went out.
-func (r *Receiver) RequestKeyframe(layer int, now time.Duration) bool {
-	if layer < 0 || layer >= len(r.layers) || !r.cfg.Codec.IsVideo() {
-		return false
-	}
-	l := &r.layers[layer]
-	gap := max(2*time.Duration(r.rtt.Load()), r.cfg.KeyframeInterval)
-	l.kfMu.Lock()
-	if l.kfRequested && now-l.kfAt < gap {
-		l.kfMu.Unlock()
-		return false
-	}
-	l.kfRequested, l.kfAt = true, now
-	l.kfMu.Unlock()
-	r.kfRequests.Add(1)
-	if r.requestKF != nil {
-		r.requestKF(layer, l.ssrc.Load())
-	}
-	return true
-}
-
-// LastKeyframe is when the last keyframe of a layer arrived (ok false if none did).
-func (r *Receiver) LastKeyframe(layer int) (time.Duration, bool) {
-	if layer < 0 || layer >= len(r.layers) {
-		return 0, false
-	}
-	at := r.layers[layer].lastKF.Load()
-	return time.Duration(at), at != 0
-}
-
-// layerFlowing reports whether a layer received a packet within layerStale of now.
-func (r *Receiver) layerFlowing(layer int, now time.Duration) bool {
-	if layer < 0 || layer >= len(r.layers) || !r.layers[layer].active.Load() {
-		return false
-	}
-	return now-time.Duration(r.layers[layer].lastAt.Load()) < layerStale
-}
-
-// ActiveLayers is the number of layers that have received packets.
-func (r *Receiver) ActiveLayers() int {
-	n := 0
-	for i := range r.layers {
-		if r.layers[i].active.Load() {
-			n++
-		}
-	}
-	return n
-}
-
 // measureTime is how long a receiver must have received before its layer rates are trusted.
 const measureTime = 500 * time.Millisecond
 
@@ -406,56 +274,23 @@ func (r *Receiver) Measured(now time.Duration) bool {
 	return first != 0 && now-time.Duration(first-1) >= measureTime
 }
 
-// Rates measures what forwarding each layer costs a subscriber.
+// Rates measures what forwarding each layer costs a subscriber. Each receiver layer meters what
+// arrives on it, under its own lock; for SVC the one stream's meter holds every spatial layer.
 func (r *Receiver) Rates(now time.Duration) policy.Rates {
-	return r.meter.rates(now, !r.cfg.Simulcast)
-}
-
-// cached copies a cached packet of a layer into dst.
-func (r *Receiver) cached(layer int, seq uint16, dst []byte) int {
-	if layer < 0 || layer >= len(r.layers) {
-		return 0
+	var raw policy.Rates
+	var has [policy.MaxSpatial]bool
+	for i := range r.layers {
+		r.layers[i].meter.addRates(now, &raw, &has)
 	}
-	n, _ := r.layers[layer].cache.Get(seq, dst)
-	return n
+	return cumulativeRates(&raw, &has, !r.cfg.Simulcast)
 }
 
-// AddDownTrack starts forwarding to d.
-func (r *Receiver) AddDownTrack(d *DownTrack) {
-	r.downMu.Lock()
-	defer r.downMu.Unlock()
-	old := *r.downs.Load()
-	next := make([]*DownTrack, 0, len(old)+1)
-	next = append(append(next, old...), d)
-	r.downs.Store(&next)
-}
-
-// RemoveDownTrack stops forwarding to d.
-func (r *Receiver) RemoveDownTrack(d *DownTrack) {
-	r.downMu.Lock()
-	defer r.downMu.Unlock()
-	old := *r.downs.Load()
-	next := make([]*DownTrack, 0, len(old))
-	for _, x := range old {
-		if x != d {
-			next = append(next, x)
-		}
-	}
-	r.downs.Store(&next)
-}
-
-// DownTracks returns the current down-tracks.
-func (r *Receiver) DownTracks() []*DownTrack { return *r.downs.Load() }
-
-// Close stops forwarding; later packets are ignored.
+// Close stops delivery; later packets are ignored.
 func (r *Receiver) Close() {
 	r.closed.Store(true)
-	r.downMu.Lock()
-	empty := []*DownTrack{}
-	r.downs.Store(&empty)
-	noTaps := []Tap{}
-	r.taps.Store(&noTaps)
-	r.downMu.Unlock()
+	r.sinksMu.Lock()
+	r.sinks.Store(&[]Sink{})
+	r.sinksMu.Unlock()
 }
 
 // Stats returns the counters.
@@ -464,6 +299,6 @@ func (r *Receiver) Stats() ReceiverStats {
 		Packets: r.packets.Load(), Bytes: r.bytes.Load(),
 		MalformedRTP: r.badRTP.Load(), MalformedPayload: r.badPayload.Load(),
 		KeyframeRequests: r.kfRequests.Load(), KeyframesReceived: r.keyframes.Load(),
-		Duplicates: r.duplicates.Load(), DownTracks: len(*r.downs.Load()),
+		Duplicates: r.duplicates.Load(), Sinks: len(*r.sinks.Load()),
 	}
 }

@@ -7,11 +7,6 @@ import (
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
-// layerStale: a simulcast layer that sent nothing for this long is considered paused by the
-// publisher (browsers stop their top layers when their own bandwidth is short); the selector then
-// falls back to the best layer still flowing.
-const layerStale = 500 * time.Millisecond
-
 // dropKind says how a packet that is not forwarded affects the output numbering.
 type dropKind uint8
 

@@ -92,7 +92,7 @@ func (h *testHandle) PushEvent(tx string, data any, jsep *plugin.JSEP) error {
 	return nil
 }
 
-func (h *testHandle) Peer(...peer.PeerOption) (*peer.Peer, error) {
+func (h *testHandle) Peer(opts ...peer.PeerOption) (*peer.Peer, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.p != nil {
@@ -109,7 +109,7 @@ func (h *testHandle) Peer(...peer.PeerOption) (*peer.Peer, error) {
 			sess.MediaClosed(reason)
 			h.hangups <- reason
 		},
-	})
+	}, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,10 @@ import (
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
 // textPrefix is put before echoed text messages, as Janus's echotest does.
@@ -22,34 +24,27 @@ type codecPrefs struct {
 	audio, video, profile string
 }
 
-// offeredLine is what the echo needs from one m-line of the offer.
-type offeredLine struct {
-	ridExt, repairedRidExt uint8
-	// rids in the order the offer lists them.
-	rids []string
-}
-
 // negotiate answers an offer, preparing one echo track per incoming audio or video m-line.
 func (s *session) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSEP, error) {
 	if jsep.Type != "offer" {
 		return nil, &requestError{ErrInvalidSDP, fmt.Sprintf("Unexpected JSEP type %q: the echotest takes offers", jsep.Type)}
 	}
-	p, err := s.h.Peer()
+	p, err := s.h.Peer(peer.WithoutNACKResponder()) // the down-tracks answer NACKs from the receivers' caches
 	if err != nil {
 		return nil, &requestError{ErrUnknown, "No PeerConnection: " + err.Error()}
 	}
 	s.mu.Lock()
 	if s.peer != p {
-		s.peer = p
+		s.peer, s.batcher = p, p.Batcher()
 		p.OnTrack(s.onTrack)
 		p.PC.OnDataChannel(echoDataChannel)
 		go s.rembLoop(p)
 	}
 	prefs := s.prefs
 	s.mu.Unlock()
-	lines := describeOffer(jsep.SDP)
+	rids := describeOffer(jsep.SDP)
 	prepare := peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
-		return s.prepareEcho(pc, prefs, lines, jsep.RIDOrder)
+		return s.prepareEcho(pc, prefs, rids, jsep.RIDOrder)
 	})
 	answer, err := p.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP}, prepare)
 	if err != nil {
@@ -58,59 +53,24 @@ func (s *session) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSE
 	return &plugin.JSEP{Type: "answer", SDP: answer.SDP}, nil
 }
 
-// describeOffer reads the rid header extension ids and the simulcast rids of each m-line.
-func describeOffer(s string) map[string]offeredLine {
-	out := map[string]offeredLine{}
+// describeOffer reads the simulcast rids of each m-line, by mid.
+func describeOffer(s string) map[string][]string {
+	out := map[string][]string{}
 	var parsed sdp.SessionDescription
 	if parsed.Unmarshal([]byte(s)) != nil {
 		return out
 	}
 	for _, md := range parsed.MediaDescriptions {
 		mid, _ := md.Attribute(sdp.AttrKeyMID)
-		var line offeredLine
-		for _, a := range md.Attributes {
-			switch a.Key {
-			case sdp.AttrKeyExtMap:
-				var e sdp.ExtMap
-				if e.Unmarshal("extmap:"+a.Value) != nil || e.URI == nil || e.Value <= 0 || e.Value > 255 {
-					continue
-				}
-				switch e.URI.String() {
-				case sdp.SDESRTPStreamIDURI:
-					line.ridExt = uint8(e.Value)
-				case sdp.SDESRepairRTPStreamIDURI:
-					line.repairedRidExt = uint8(e.Value)
-				}
-			case "rid":
-				if f := strings.Fields(a.Value); len(f) >= 2 && f[1] == "send" {
-					line.rids = append(line.rids, f[0])
-				}
-			}
-		}
-		out[mid] = line
+		out[mid] = media.SendRIDs(md)
 	}
 	return out
 }
 
-// layerIndexes maps rids to Janus substream numbers (0 lowest … 2 highest). Offers list rids highest
-// first unless the client says rid_order "lmh".
-func layerIndexes(rids []string, order string) map[string]int {
-	m := map[string]int{}
-	n := min(len(rids), maxLayers)
-	for i := range n {
-		if order == "lmh" {
-			m[rids[i]] = i
-		} else {
-			m[rids[i]] = n - 1 - i
-		}
-	}
-	return m
-}
-
 // prepareEcho runs between applying the offer and creating the answer: each new audio or video
-// transceiver gets one codec (the client's first, or the one the request asked for) and a track
-// that carries the echo.
-func (s *session) prepareEcho(pc *webrtc.PeerConnection, prefs codecPrefs, lines map[string]offeredLine, ridOrder string) error {
+// transceiver gets one codec (the client's first, or the one the request asked for), a receiver
+// for what the browser sends on it, and a down-track that sends it back.
+func (s *session) prepareEcho(pc *webrtc.PeerConnection, prefs codecPrefs, rids map[string][]string, ridOrder string) error {
 	for _, t := range pc.GetTransceivers() {
 		kind := t.Kind()
 		if (kind != webrtc.RTPCodecTypeAudio && kind != webrtc.RTPCodecTypeVideo) || t.Sender() != nil || t.Mid() == "" {
@@ -120,90 +80,66 @@ func (s *session) prepareEcho(pc *webrtc.PeerConnection, prefs codecPrefs, lines
 		if kind == webrtc.RTPCodecTypeVideo {
 			pref = prefs.video
 		}
-		chosen, rtx, ok := chooseCodec(t.Receiver().GetParameters().Codecs, pref, prefs.profile)
+		offered := t.Receiver().GetParameters()
+		chosen, ok := chooseCodec(offered.Codecs, pref, prefs.profile)
 		if !ok {
 			continue
 		}
-		codecs := []webrtc.RTPCodecParameters{chosen}
-		if rtx != nil {
-			codecs = append(codecs, *rtx)
-		}
-		if err := t.SetCodecPreferences(codecs); err != nil {
+		if err := t.SetCodecPreferences(media.WithRTX(chosen, offered.Codecs)); err != nil {
 			return fmt.Errorf("codec preferences for mid %s: %w", t.Mid(), err)
 		}
-		track, err := webrtc.NewTrackLocalStaticRTP(chosen.RTPCodecCapability, kind.String(), "strata-echotest")
-		if err != nil {
-			return err
-		}
-		sender, err := pc.AddTrack(track)
+		st := s.newStream(pc, t.Mid(), chosen, offered.HeaderExtensions, rids[t.Mid()], ridOrder)
+		sender, err := pc.AddTrack(st.down)
 		if err != nil {
 			return fmt.Errorf("echo track for mid %s: %w", t.Mid(), err)
 		}
-		line := lines[t.Mid()]
-		st := newEchoStream(s, pc, t.Mid(), kind == webrtc.RTPCodecTypeVideo, chosen, track, sender, line, layerIndexes(line.rids, ridOrder))
+		st.sender = sender
 		s.mu.Lock()
-		st.setTargets(s.targets, nil)
+		st.down.SetTarget(st.target(s.targets))
+		st.down.SetPaused(!s.active(st.video))
 		s.streams[t.Mid()] = st
 		if st.video {
-			s.videoCodec = st.codec
+			s.videoCodec = st.codec.String()
 		} else {
-			s.audioCodec = st.codec
+			s.audioCodec = codecName(chosen.MimeType)
 		}
 		s.mu.Unlock()
+		st.down.Start()
 		go st.readRTCP()
 	}
 	return nil
 }
 
-// chooseCodec picks the first non-RTX codec (the client's preference order) matching the requested
-// name and profile, with its RTX codec. An unavailable request falls back to the client's first.
-func chooseCodec(codecs []webrtc.RTPCodecParameters, name, profile string) (webrtc.RTPCodecParameters, *webrtc.RTPCodecParameters, bool) {
-	var chosen *webrtc.RTPCodecParameters
-	var fallback *webrtc.RTPCodecParameters
-	for i := range codecs {
-		c := &codecs[i]
-		if strings.EqualFold(c.MimeType, webrtc.MimeTypeRTX) {
-			continue
-		}
-		if fallback == nil {
-			fallback = c
-		}
-		if (name == "" || strings.EqualFold(codecName(c.MimeType), name)) && matchesProfile(c.SDPFmtpLine, profile) {
-			chosen = c
-			break
+// newStream builds the receiver of one m-line (its keyframe requests go to the browser as PLI)
+// and the stream that echoes it.
+func (s *session) newStream(pc *webrtc.PeerConnection, mid string, chosen webrtc.RTPCodecParameters,
+	exts []webrtc.RTPHeaderExtensionParameter, rids []string, ridOrder string,
+) *echoStream {
+	uris := map[string]int{}
+	for _, e := range exts {
+		uris[e.URI] = e.ID
+	}
+	requestKeyframe := func(_ int, ssrc uint32) {
+		if ssrc != 0 {
+			if err := pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}}); err != nil {
+				s.log.Debug("writing PLI", "err", err)
+			}
 		}
 	}
-	if chosen == nil {
-		chosen = fallback
-	}
-	if chosen == nil {
-		return webrtc.RTPCodecParameters{}, nil, false
-	}
-	apt := fmt.Sprintf("apt=%d", chosen.PayloadType)
-	for i := range codecs {
-		if strings.EqualFold(codecs[i].MimeType, webrtc.MimeTypeRTX) && fmtpHas(codecs[i].SDPFmtpLine, apt) {
-			rtx := codecs[i]
-			return *chosen, &rtx, true
-		}
-	}
-	return *chosen, nil, true
+	recv := sfu.NewReceiver(sfu.ReceiverConfig{
+		ID: mid, Codec: media.CodecByName(chosen.MimeType), Simulcast: len(rids) > 1,
+		Extensions: sfu.ExtIDsFrom(uris), Batcher: s.batcher,
+	}, requestKeyframe)
+	return newEchoStream(s, mid, chosen.RTPCodecCapability, recv, media.SimulcastLayers(rids, ridOrder))
 }
 
-// matchesProfile checks videoprofile: VP9 profile-id or H.264 profile-level-id.
-func matchesProfile(fmtp, profile string) bool {
-	if profile == "" {
-		return true
+// chooseCodec picks the codec (the client's order of preference) matching the requested name and
+// profile; an unavailable request falls back to the client's first.
+func chooseCodec(codecs []webrtc.RTPCodecParameters, name, profile string) (webrtc.RTPCodecParameters, bool) {
+	if c, ok := media.PickCodec(codecs, []string{name}, profile); ok {
+		return c, true
 	}
-	return fmtpHas(fmtp, "profile-id="+profile) || fmtpHas(fmtp, "profile-level-id="+strings.ToLower(profile))
-}
-
-func fmtpHas(fmtp, param string) bool {
-	for p := range strings.SplitSeq(fmtp, ";") {
-		if strings.EqualFold(strings.TrimSpace(p), param) {
-			return true
-		}
-	}
-	return false
+	return media.PickCodec(codecs, nil, "")
 }
 
 func codecName(mime string) string {
@@ -214,7 +150,7 @@ func codecName(mime string) string {
 	return strings.ToLower(name)
 }
 
-// onTrack starts echoing an incoming track (one per simulcast layer) on its m-line's echo stream.
+// onTrack feeds an incoming track (one per simulcast layer) into its m-line's receiver.
 func (s *session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
 	s.mu.Lock()
 	var st *echoStream
@@ -230,7 +166,8 @@ func (s *session) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceive
 		go discard(track)
 		return
 	}
-	layer := st.addSource(track.RID(), uint32(track.SSRC()))
+	layer := st.layerOfTrack(track.RID())
+	st.recv.SetLayerSSRC(layer, uint32(track.SSRC()))
 	go st.forward(track, layer)
 }
 
@@ -278,18 +215,14 @@ func (s *session) sendREMB(bitrate uint32) {
 	if bitrate == 0 {
 		bitrate = noLimit
 	}
+	s.mu.Lock()
+	p := s.peer
+	s.mu.Unlock()
 	for _, st := range s.videoStreams() {
-		if ssrcs := st.sourceSSRCs(); len(ssrcs) > 0 {
-			st.writeRTCP(&rtcp.ReceiverEstimatedMaximumBitrate{SenderSSRC: st.localSSRC(), Bitrate: float32(bitrate), SSRCs: ssrcs})
-		}
-	}
-}
-
-// requestKeyframes sends a PLI for every incoming video stream.
-func (s *session) requestKeyframes() {
-	for _, st := range s.videoStreams() {
-		for _, ssrc := range st.sourceSSRCs() {
-			st.writeRTCP(&rtcp.PictureLossIndication{SenderSSRC: st.localSSRC(), MediaSSRC: ssrc})
+		if ssrcs := st.sourceSSRCs(); len(ssrcs) > 0 && p != nil {
+			if err := p.PC.WriteRTCP([]rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: float32(bitrate), SSRCs: ssrcs}}); err != nil {
+				s.log.Debug("writing REMB", "err", err)
+			}
 		}
 	}
 }

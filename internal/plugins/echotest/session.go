@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/udpbatch"
 )
 
 // noLimit is the REMB Janus sends when a bitrate cap is lifted (10 Mbit/s).
@@ -39,6 +40,7 @@ type session struct {
 
 	mu         sync.Mutex // guards what follows
 	peer       *peer.Peer
+	batcher    udpbatch.Batcher
 	streams    map[string]*echoStream // by mid
 	videoCodec string
 	audioCodec string
@@ -95,7 +97,7 @@ func (s *session) MediaClosed(reason string) {
 		st.close()
 	}
 	s.streams = map[string]*echoStream{}
-	s.peer = nil
+	s.peer, s.batcher = nil, nil
 	s.audioCodec, s.videoCodec = "", ""
 	s.mu.Unlock()
 	s.audioActive.Store(true)
@@ -182,10 +184,15 @@ func (s *session) apply(r *request) {
 		s.audioActive.Store(*r.Audio)
 	}
 	if r.Video != nil {
-		if !s.videoActive.Load() && *r.Video {
-			s.requestKeyframes() // video is back: the browser needs a keyframe to decode the echo
-		}
 		s.videoActive.Store(*r.Video)
+	}
+	if r.Audio != nil || r.Video != nil {
+		s.mu.Lock()
+		for _, st := range s.streams {
+			// A resumed video starts again at a keyframe, which the down-track asks for.
+			st.down.SetPaused(!s.active(st.video))
+		}
+		s.mu.Unlock()
 	}
 	if r.Bitrate != nil {
 		b := uint32(min(*r.Bitrate, int64(^uint32(0))))
@@ -215,8 +222,9 @@ func (s *session) apply(r *request) {
 	s.applyLayers(r)
 }
 
-// applyLayers moves the layer targets; like Janus it answers with an event when the target is
-// already what is echoed, and otherwise asks the browser for a keyframe to switch on.
+// applyLayers moves the layer targets of the video streams; like Janus it answers with an event
+// when the target is already what is echoed. Otherwise the down-track asks the browser for the
+// keyframe it switches on.
 func (s *session) applyLayers(r *request) {
 	set := func(v *int64, target *int) bool {
 		if v == nil {
@@ -231,16 +239,27 @@ func (s *session) applyLayers(r *request) {
 	changed = set(r.Spatial, &s.targets.spatial) || changed
 	changed = set(r.TemporalSVC, &s.targets.temporalSVC) || changed
 	targets := s.targets
-	video := s.videoStreamLocked()
 	s.mu.Unlock()
-	if !changed || video == nil {
+	if !changed {
 		return
 	}
-	if ev, same := video.setTargets(targets, r); same {
-		s.push("", ev, nil)
-		return
+	videos := s.videoStreams()
+	for _, st := range videos {
+		st.down.SetTarget(st.target(targets))
 	}
-	s.requestKeyframes()
+	if len(videos) > 0 {
+		if ev := videos[0].echoing(targets, r); ev != nil {
+			s.push("", ev, nil)
+		}
+	}
+}
+
+// active reports whether the echo of audio (or video) is on.
+func (s *session) active(video bool) bool {
+	if video {
+		return s.videoActive.Load()
+	}
+	return s.audioActive.Load()
 }
 
 // Query is the plugin_specific part of handle_info.
@@ -272,7 +291,7 @@ func (s *session) Query() any {
 		q["max_delay"] = *s.delays[1]
 	}
 	if v := s.videoStreamLocked(); v != nil {
-		v.query(q)
+		v.query(q, s.targets)
 	}
 	return q
 }

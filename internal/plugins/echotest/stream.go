@@ -2,77 +2,68 @@ package echotest
 
 import (
 	"sync"
-	"time"
 
 	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/sfu"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
-// pliInterval rate-limits the keyframe requests strata sends for one stream.
-const pliInterval = 300 * time.Millisecond
-
-// echoStream echoes one m-line: all incoming tracks of that m-line (one, or one per simulcast layer)
-// feed one outgoing track.
+// echoStream echoes one m-line on the media core: the incoming tracks of the m-line (one, or one
+// per simulcast layer) feed one sfu.Receiver, and one sfu.DownTrack on the same PeerConnection
+// sends them back. Layer selection, rewriting, keyframe requests and retransmissions are the
+// core's; the stream only turns the request's fields into the down-track's target and its layer
+// changes into Janus's events.
 type echoStream struct {
 	s       *session
-	pc      *webrtc.PeerConnection
 	mid     string
 	video   bool
-	codec   string // the Janus name, for events
-	kind    media.Codec
-	track   *webrtc.TrackLocalStaticRTP
+	codec   media.Codec
+	recv    *sfu.Receiver
+	down    *sfu.DownTrack
 	sender  *webrtc.RTPSender
-	ridExts [2]uint8
-	layerOf map[string]int
+	layerOf map[string]int // simulcast rid → layer
 
-	mu         sync.Mutex // guards what follows; held while a packet is rewritten and written
-	closed     bool
-	simulcast  bool
-	forwarding bool
-	rw         media.Rewriter
-	sim        simulcastSelector
-	svc        svcSelector
-	sources    [maxLayers]uint32 // incoming SSRC per layer
-	lastPLI    time.Duration
-	pliSent    bool
+	mu       sync.Mutex // guards reported
+	reported policy.Layer
 }
 
-func newEchoStream(s *session, pc *webrtc.PeerConnection, mid string, video bool, codec webrtc.RTPCodecParameters,
-	track *webrtc.TrackLocalStaticRTP, sender *webrtc.RTPSender, line offeredLine, layerOf map[string]int,
-) *echoStream {
+func newEchoStream(s *session, mid string, codec webrtc.RTPCodecCapability, recv *sfu.Receiver, layerOf map[string]int) *echoStream {
 	st := &echoStream{
-		s: s, pc: pc, mid: mid, video: video, codec: codecName(codec.MimeType), kind: media.CodecByName(codec.MimeType),
-		track: track, sender: sender, ridExts: [2]uint8{line.ridExt, line.repairedRidExt}, layerOf: layerOf,
-		sim: newSimulcastSelector(), svc: newSVCSelector(),
+		s: s, mid: mid, video: recv.Codec().IsVideo(), codec: recv.Codec(), recv: recv, layerOf: layerOf,
+		reported: policy.NoLayer,
 	}
-	st.rw.Init(codec.ClockRate, 0) // the Pion track writes the echo's SSRC
+	st.down = sfu.NewDownTrack(recv, sfu.DownTrackConfig{
+		ID: "strata-" + mid, StreamID: "strata-echotest", Codec: codec, RespondNACK: true,
+		OnLayerChange: st.layerChanged,
+	})
 	return st
 }
 
-func (st *echoStream) close() {
-	st.mu.Lock()
-	st.closed = true
-	st.mu.Unlock()
-}
+// simulcast reports whether the stream echoes one of several simulcast layers; otherwise its
+// layers, if any, are SVC layers of one stream (VP9, AV1) or temporal layers.
+func (st *echoStream) simulcast() bool { return st.recv.Config().Simulcast || !st.codec.SVC() }
 
-// addSource registers an incoming track and returns its layer (0 without simulcast).
-func (st *echoStream) addSource(rid string, ssrc uint32) int {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	layer := 0
-	if rid != "" {
-		st.simulcast = true
-		if l, ok := st.layerOf[rid]; ok {
-			layer = l
-		}
+// target is the layer the request's fields ask for: substream/temporal for simulcast,
+// spatial_layer/temporal_layer for SVC.
+func (st *echoStream) target(t layerTargets) policy.Layer {
+	if st.simulcast() {
+		return policy.Layer{Spatial: int8(t.substream), Temporal: int8(t.temporal)}
 	}
-	st.sources[layer] = ssrc
-	return layer
+	return policy.Layer{Spatial: int8(t.spatial), Temporal: int8(t.temporalSVC)}
 }
 
-// forward reads one incoming track into a buffer reused for every packet and echoes it.
+// layerOfTrack is the receiver layer an incoming track feeds (0 without simulcast).
+func (st *echoStream) layerOfTrack(rid string) int {
+	if l, ok := st.layerOf[rid]; ok {
+		return l
+	}
+	return 0
+}
+
+// forward reads one incoming track into the receiver, with a buffer reused for every packet.
 func (st *echoStream) forward(track *webrtc.TrackRemote, layer int) {
 	buf := make([]byte, 1500)
 	for {
@@ -80,214 +71,101 @@ func (st *echoStream) forward(track *webrtc.TrackRemote, layer int) {
 		if err != nil {
 			return
 		}
-		st.handle(buf[:n], layer, time.Since(st.s.epoch))
+		st.recv.WriteRTP(layer, buf[:n], sfu.Now())
 	}
 }
 
-// handle decides, rewrites in place and writes one packet. It allocates nothing in steady state.
-func (st *echoStream) handle(pkt []byte, layer int, now time.Duration) {
-	active := st.s.audioActive.Load()
-	if st.video {
-		active = st.s.videoActive.Load()
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed {
-		return
-	}
-	if st.prepareLocked(pkt, layer, active, now) {
-		_, _ = st.track.Write(pkt) // under the lock, so echoed packets leave in the order they were numbered
-	}
-}
-
-// prepareLocked decides whether pkt is echoed and, if so, rewrites it in place into the echo stream.
-func (st *echoStream) prepareLocked(pkt []byte, layer int, active bool, now time.Duration) bool {
-	h, ok := media.ParseRTP(pkt)
-	if !ok {
-		return false
-	}
-	if !active {
-		if st.forwarding {
-			st.forwarding = false
-			st.rw.Switch() // the resumed echo continues where it stopped
-		}
-		return false
-	}
-	st.forwarding = true
-	f := media.NoLayers()
-	if st.video {
-		if parsed, ok := media.ParsePayload(st.kind, h.Payload(pkt)); ok {
-			f = parsed
-		}
-		if !st.selectLocked(pkt, &h, layer, &f, now) {
-			return false
-		}
-	}
-	if _, ok := st.rw.Rewrite(pkt, &h, &f, now); !ok {
-		return false // a late packet from before a switch: it has no place in the echo
-	}
-	h.BlankExtension(pkt, st.ridExts[0])
-	h.BlankExtension(pkt, st.ridExts[1])
-	return true
-}
-
-// selectLocked applies the simulcast or SVC selection; false means drop the packet. Dropped packets
-// of the echoed stream leave no sequence hole; their picture ids do leave one (the rewriter is told
-// only part of the picture went), because VP9 references are picture id differences that renumbering
-// would break, and receivers take a missing picture of an upper temporal layer for what it is.
-func (st *echoStream) selectLocked(pkt []byte, h *media.Header, layer int, f *media.Flags, now time.Duration) bool {
-	var sel selection
-	switch {
-	case st.simulcast:
-		sel = st.sim.accept(layer, f, now)
-		if sel.wantKeyframe {
-			st.requestKeyframeLocked(st.sources[st.sim.effective(now)], now)
-		}
-		if !sel.forward {
-			if layer == st.sim.current {
-				st.rw.Drop(h, f, h.Payload(pkt), false)
-			}
-			return false
-		}
-		if sel.switched {
-			st.rw.Switch()
-		}
-		if sel.switched || sel.temporalChanged {
-			st.notify(map[string]any{short: "event", "videocodec": st.codec, "substream": st.sim.current, "temporal": st.sim.temporal})
-		}
-	case st.kind == media.CodecVP9:
-		sel = st.svc.accept(f)
-		if sel.wantKeyframe {
-			st.requestKeyframeLocked(st.sources[0], now)
-		}
-		if !sel.forward {
-			st.rw.Drop(h, f, h.Payload(pkt), false)
-			return false
-		}
-		if sel.setMarker {
-			media.SetMarker(pkt, true)
-		}
-		if sel.switched || sel.temporalChanged {
-			st.notify(map[string]any{short: "event", "videocodec": st.codec, "spatial_layer": st.svc.spatial, "temporal_layer": st.svc.temporal})
-		}
-	}
-	return true
-}
-
-// notify pushes a layer event without holding up the media path (rare: only on a switch).
-func (st *echoStream) notify(ev map[string]any) {
-	go st.s.push("", ev, nil)
-}
-
-func (st *echoStream) requestKeyframeLocked(ssrc uint32, now time.Duration) {
-	if ssrc == 0 || (st.pliSent && now-st.lastPLI < pliInterval) {
-		return
-	}
-	st.pliSent, st.lastPLI = true, now
-	st.writeRTCP(&rtcp.PictureLossIndication{SenderSSRC: st.localSSRC(), MediaSSRC: ssrc})
-}
-
-// readRTCP reads what the browser sends about the echo: keyframe requests go to the incoming stream
-// being echoed (as a PLI), REMB is recorded as the peer's bitrate.
+// readRTCP hands what the browser says about the echo to the down-track (keyframe requests,
+// NACKs, reports), and records its REMB as the peer's bitrate.
 func (st *echoStream) readRTCP() {
 	for {
 		pkts, _, err := st.sender.ReadRTCP()
 		if err != nil {
 			return
 		}
+		st.down.HandleRTCP(pkts, sfu.Now())
 		for _, p := range pkts {
-			switch r := p.(type) {
-			case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
-				st.keyframeRequested()
-			case *rtcp.ReceiverEstimatedMaximumBitrate:
-				st.s.peerBitrate.Store(uint32(r.Bitrate))
+			if r, ok := p.(*rtcp.ReceiverEstimatedMaximumBitrate); ok {
+				st.s.peerBitrate.Store(uint32(min(r.Bitrate, float32(^uint32(0)))))
 			}
 		}
 	}
 }
 
-func (st *echoStream) keyframeRequested() {
-	if !st.video {
+// layerChanged tells the client the echoed layer changed, as Janus does: one event per changed
+// dimension, "substream"/"temporal" for simulcast, "spatial_layer"/"temporal_layer" for SVC.
+func (st *echoStream) layerChanged(cur policy.Layer) {
+	if cur.Spatial < 0 {
 		return
 	}
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	layer := 0
-	if st.simulcast && st.sim.current >= 0 {
-		layer = st.sim.current
+	prev := st.reported
+	st.reported = cur
+	st.mu.Unlock()
+	spatial, temporal := "substream", "temporal"
+	if !st.simulcast() {
+		spatial, temporal = "spatial_layer", "temporal_layer"
 	}
-	st.requestKeyframeLocked(st.sources[layer], time.Since(st.s.epoch))
+	if cur.Spatial != prev.Spatial {
+		st.s.push("", map[string]any{short: "event", "videocodec": st.codec.String(), spatial: cur.Spatial}, nil)
+	}
+	if cur.Temporal != prev.Temporal {
+		st.s.push("", map[string]any{short: "event", "videocodec": st.codec.String(), temporal: cur.Temporal}, nil)
+	}
 }
 
-func (st *echoStream) writeRTCP(p rtcp.Packet) {
-	if err := st.pc.WriteRTCP([]rtcp.Packet{p}); err != nil {
-		st.s.log.Debug("writing RTCP", "err", err)
+// echoing returns the event Janus sends when a request asks for the layer already echoed (then no
+// keyframe is needed and the client hears at once); nil otherwise.
+func (st *echoStream) echoing(t layerTargets, r *request) map[string]any {
+	cur, want := st.down.Current(), st.target(t)
+	ev := map[string]any{short: "event", "videocodec": st.codec.String()}
+	switch {
+	case st.simulcast() && r.Substream != nil && cur.Spatial == want.Spatial:
+		ev["substream"] = cur.Spatial
+	case st.simulcast() && r.Temporal != nil && cur.Temporal == want.Temporal:
+		ev["temporal"] = cur.Temporal
+	case !st.simulcast() && r.Spatial != nil && cur.Spatial == want.Spatial:
+		ev["spatial_layer"] = cur.Spatial
+	case !st.simulcast() && r.TemporalSVC != nil && cur.Temporal == want.Temporal:
+		ev["temporal_layer"] = cur.Temporal
+	default:
+		return nil
+	}
+	return ev
+}
+
+// query adds the layer state to handle_info's plugin_specific.
+func (st *echoStream) query(q map[string]any, t layerTargets) {
+	cur := st.down.Current()
+	switch {
+	case st.recv.Config().Simulcast:
+		q["simulcast"] = true
+		q["substream"] = int(cur.Spatial)
+		q["substream-target"] = t.substream
+		q["temporal-layer"] = int(cur.Temporal)
+		q["temporal-layer-target"] = t.temporal
+	case st.codec.SVC():
+		q["svc"] = true
+		q["spatial-layer"] = int(cur.Spatial)
+		q["spatial-layer-target"] = t.spatial
+		q["temporal-layer"] = int(cur.Temporal)
+		q["temporal-layer-target"] = t.temporalSVC
 	}
 }
 
-// localSSRC is the SSRC of the echo track.
-func (st *echoStream) localSSRC() uint32 {
-	if enc := st.sender.GetParameters().Encodings; len(enc) > 0 {
-		return uint32(enc[0].SSRC)
-	}
-	return 0
-}
-
-// sourceSSRCs lists the incoming SSRCs seen so far.
+// sourceSSRCs lists the SSRCs the browser sends this m-line on (the REMB cap names them).
 func (st *echoStream) sourceSSRCs() []uint32 {
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	var out []uint32
-	for _, s := range st.sources {
-		if s != 0 {
-			out = append(out, s)
+	for l := range policy.MaxSpatial {
+		if ssrc := st.recv.LayerSSRC(l); ssrc != 0 {
+			out = append(out, ssrc)
 		}
 	}
 	return out
 }
 
-// setTargets moves the layer targets. When r asks for a layer that is already echoed it returns the
-// event Janus sends in that case, and same=true.
-func (st *echoStream) setTargets(t layerTargets, r *request) (map[string]any, bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.sim.target, st.sim.temporalTarget = t.substream, t.temporal
-	st.svc.spatialTarget, st.svc.temporalTarget = t.spatial, t.temporalSVC
-	if r == nil {
-		return nil, false
-	}
-	ev := map[string]any{short: "event", "videocodec": st.codec}
-	switch {
-	case st.simulcast && r.Substream != nil && st.sim.current == t.substream:
-		ev["substream"] = st.sim.current
-	case st.simulcast && r.Temporal != nil && st.sim.temporal == t.temporal:
-		ev["temporal"] = st.sim.temporal
-	case st.kind == media.CodecVP9 && r.Spatial != nil && st.svc.spatial == t.spatial:
-		ev["spatial_layer"] = st.svc.spatial
-	case st.kind == media.CodecVP9 && r.TemporalSVC != nil && st.svc.temporal == t.temporalSVC:
-		ev["temporal_layer"] = st.svc.temporal
-	default:
-		return nil, false
-	}
-	return ev, true
-}
-
-// query adds the layer state to handle_info's plugin_specific.
-func (st *echoStream) query(q map[string]any) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.simulcast {
-		q["simulcast"] = true
-		q["substream"] = st.sim.current
-		q["substream-target"] = st.sim.target
-		q["temporal-layer"] = st.sim.temporal
-		q["temporal-layer-target"] = st.sim.temporalTarget
-	}
-	if st.kind == media.CodecVP9 {
-		q["svc"] = true
-		q["spatial-layer"] = st.svc.spatial
-		q["spatial-layer-target"] = st.svc.spatialTarget
-		q["temporal-layer"] = st.svc.temporal
-		q["temporal-layer-target"] = st.svc.temporalTarget
-	}
+// close stops the echo of this m-line.
+func (st *echoStream) close() {
+	st.down.Stop()
+	st.recv.Close()
 }

@@ -3,69 +3,36 @@ package videoroom
 import (
 	"net"
 	"strconv"
-	"sync"
-	"sync/atomic"
 
-	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
-// forwarder relays one layer of a published stream as plain RTP to host:port (rtp_forward).
+// forwarder is one rtp_forward entry: an sfu.Forwarder on a layer of a published stream, with
+// what listforwarders reports about it.
 type forwarder struct {
 	id     uint32
 	stream *pubStream
 	host   string
 	port   int
-	ssrc   uint32
-	pt     uint8
-	layer  int
-	conn   *net.UDPConn
-
-	mu      sync.Mutex
-	buf     [media.SlotSize]byte
-	packets atomic.Uint64
-	closed  bool
-}
-
-// WriteRTP implements sfu.Tap: rewrite SSRC and payload type if asked, then send.
-func (f *forwarder) WriteRTP(layer int, pkt []byte) {
-	if layer != f.layer || len(pkt) > len(f.buf) {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return
-	}
-	b := f.buf[:copy(f.buf[:], pkt)]
-	if f.ssrc != 0 {
-		media.SetSSRC(b, f.ssrc)
-	}
-	if f.pt != 0 {
-		media.SetPayloadType(b, f.pt)
-	}
-	if _, err := f.conn.Write(b); err == nil {
-		f.packets.Add(1)
-	}
+	sink   *sfu.Forwarder
 }
 
 func (f *forwarder) close() {
-	f.stream.recv.RemoveTap(f)
-	f.mu.Lock()
-	f.closed = true
-	f.mu.Unlock()
-	_ = f.conn.Close()
+	f.stream.recv.RemoveSink(f.sink)
+	_ = f.sink.Close()
 }
 
 func (f *forwarder) describe() map[string]any {
-	d := map[string]any{"stream_id": f.id, "type": f.stream.kind, "host": f.host, "port": f.port, "srtp": false}
-	if f.ssrc != 0 {
-		d["ssrc"] = f.ssrc
+	cfg := f.sink.Config()
+	d := map[string]any{"stream_id": f.id, "type": f.stream.kind, "host": f.host, "port": f.port, "srtp": cfg.SRTP != nil}
+	if cfg.SSRC != 0 {
+		d["ssrc"] = cfg.SSRC
 	}
-	if f.pt != 0 {
-		d["pt"] = f.pt
+	if cfg.PayloadType != 0 {
+		d["pt"] = cfg.PayloadType
 	}
 	if f.stream.simulcast {
-		d["substream"] = f.layer
+		d["substream"] = cfg.Layer
 	}
 	return d
 }
@@ -97,8 +64,9 @@ func (p *Plugin) rtpForward(b body) (map[string]any, *requestError) {
 	if err != nil {
 		return nil, err
 	}
-	if b.has("srtp_crypto") {
-		return nil, errorf(ErrInvalidElement, "SRTP forwarding is not supported")
+	key, err := forwardingKey(b)
+	if err != nil {
+		return nil, err
 	}
 	host, _, err := b.str("host", false)
 	if err != nil {
@@ -116,7 +84,7 @@ func (p *Plugin) rtpForward(b body) (map[string]any, *requestError) {
 		return nil, e
 	}
 	for _, e := range entries {
-		fs, err := pub.newForwarders(e, host)
+		fs, err := pub.newForwarders(e, host, key)
 		if err != nil {
 			return fail(err)
 		}
@@ -126,16 +94,37 @@ func (p *Plugin) rtpForward(b body) (map[string]any, *requestError) {
 	out := []map[string]any{}
 	for _, f := range created {
 		pub.forwarders[f.id] = f
-		f.stream.recv.AddTap(f)
+		f.stream.recv.AddSink(f.sink)
 		out = append(out, f.describe())
 	}
 	pub.mu.Unlock()
 	return map[string]any{short: "rtp_forward", "room": r.id, "publisher_id": pub.id, "forwarders": out}, nil
 }
 
+// forwardingKey reads srtp_suite and srtp_crypto, which encrypt every stream of the request (nil
+// without them, as Janus, which needs both).
+func forwardingKey(b body) (*sfu.SRTPKey, *requestError) {
+	suite, hasSuite, err := b.uint("srtp_suite", false)
+	if err != nil {
+		return nil, err
+	}
+	crypto, hasCrypto, err := b.str("srtp_crypto", false)
+	if err != nil {
+		return nil, err
+	}
+	if !hasSuite || !hasCrypto {
+		return nil, nil
+	}
+	key, kerr := sfu.ParseSRTPKey(int(suite), crypto)
+	if kerr != nil {
+		return nil, errorf(ErrInvalidElement, "Invalid SRTP parameters (%v)", kerr)
+	}
+	return key, nil
+}
+
 // newForwarders opens the sockets of one streams entry: port for the stream (its base layer), and
 // port_2/port_3 for the other simulcast layers.
-func (pub *publisher) newForwarders(e body, defHost string) ([]*forwarder, *requestError) {
+func (pub *publisher) newForwarders(e body, defHost string, key *sfu.SRTPKey) ([]*forwarder, *requestError) {
 	mid, _, err := e.str("mid", true)
 	if err != nil {
 		return nil, err
@@ -178,19 +167,18 @@ func (pub *publisher) newForwarders(e body, defHost string) ([]*forwarder, *requ
 		if rerr != nil {
 			return closeAll(out, errorf(ErrInvalidElement, "Invalid host %s: %v", host, rerr))
 		}
-		conn, derr := net.DialUDP("udp", nil, addr)
-		if derr != nil {
-			return closeAll(out, errorf(ErrUnknown, "Forwarding to %s: %v", addr, derr))
+		sink, ferr := sfu.NewForwarder(addr, sfu.ForwarderConfig{Layer: layer, SSRC: uint32(ssrc), PayloadType: uint8(pt), SRTP: key})
+		if ferr != nil {
+			return closeAll(out, errorf(ErrUnknown, "Forwarding to %s: %v", addr, ferr))
 		}
-		out = append(out, &forwarder{id: randomPrivateID(), stream: st, host: host, port: int(port),
-			ssrc: uint32(ssrc), pt: uint8(pt), layer: layer, conn: conn})
+		out = append(out, &forwarder{id: randomPrivateID(), stream: st, host: host, port: int(port), sink: sink})
 	}
 	return out, nil
 }
 
 func closeAll(fs []*forwarder, err *requestError) ([]*forwarder, *requestError) {
 	for _, f := range fs {
-		_ = f.conn.Close()
+		_ = f.sink.Close()
 	}
 	return nil, err
 }

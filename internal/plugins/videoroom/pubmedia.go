@@ -36,15 +36,7 @@ func describeOffer(s string) (map[string]offeredLine, error) {
 	out := map[string]offeredLine{}
 	for i, md := range parsed.MediaDescriptions {
 		mid, _ := md.Attribute(sdp.AttrKeyMID)
-		line := offeredLine{mindex: i}
-		for _, a := range md.Attributes {
-			if a.Key != "rid" {
-				continue
-			}
-			if f := strings.Fields(a.Value); len(f) >= 2 && f[1] == "send" {
-				line.rids = append(line.rids, f[0])
-			}
-		}
+		line := offeredLine{mindex: i, rids: media.SendRIDs(md)}
 		var err error
 		if line.layers, line.hidden, err = ssrcSimulcast(md); err != nil {
 			return nil, fmt.Errorf("m-line %d: %w", i, err)
@@ -55,21 +47,6 @@ func describeOffer(s string) (map[string]offeredLine, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// layerIndexes maps rids to substreams (0 lowest … 2 highest). Offers list rids highest first
-// unless the client says rid_order "lmh" (janus.js sends the order it used).
-func layerIndexes(rids []string, order string) map[string]int {
-	m := map[string]int{}
-	n := min(len(rids), 3)
-	for i := range n {
-		if order == "lmh" {
-			m[rids[i]] = i
-		} else {
-			m[rids[i]] = n - 1 - i
-		}
-	}
-	return m
 }
 
 // negotiate answers a publisher's offer and sets up one receiver per new audio/video m-line.
@@ -102,15 +79,12 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 			} else if t.Kind() != webrtc.RTPCodecTypeAudio {
 				continue
 			}
-			codec, rtx, ok := pickCodec(t.Receiver().GetParameters().Codecs, allowed, pref)
-			if !ok {
+			offered, order := t.Receiver().GetParameters().Codecs, codecOrder(allowed, pref)
+			codec, ok := media.PickCodec(offered, order, "")
+			if !ok || len(order) == 0 {
 				continue
 			}
-			list := []webrtc.RTPCodecParameters{codec}
-			if rtx != nil {
-				list = append(list, *rtx)
-			}
-			if err := t.SetCodecPreferences(list); err != nil {
+			if err := t.SetCodecPreferences(media.WithRTX(codec, offered)); err != nil {
 				return fmt.Errorf("codec preferences for mid %s: %w", t.Mid(), err)
 			}
 			chosen[t.Mid()] = codec
@@ -125,29 +99,13 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 	return &plugin.JSEP{Type: "answer", SDP: answer.SDP}, nil
 }
 
-// pickCodec chooses, among the codecs offered on an m-line, the preferred one if allowed, else the
-// room's first allowed one the offer has, with its RTX codec.
-func pickCodec(offered []webrtc.RTPCodecParameters, allowed []string, pref string) (webrtc.RTPCodecParameters, *webrtc.RTPCodecParameters, bool) {
-	order := allowed
+// codecOrder is the order in which a publisher's codecs are chosen: the one it prefers if the room
+// allows it, then the room's.
+func codecOrder(allowed []string, pref string) []string {
 	if pref != "" && contains(allowed, strings.ToLower(pref)) {
-		order = append([]string{strings.ToLower(pref)}, allowed...)
+		return append([]string{strings.ToLower(pref)}, allowed...)
 	}
-	for _, name := range order {
-		for _, c := range offered {
-			if media.CodecByName(c.MimeType).String() != name {
-				continue
-			}
-			apt := fmt.Sprintf("apt=%d", c.PayloadType)
-			for _, r := range offered {
-				if strings.EqualFold(r.MimeType, webrtc.MimeTypeRTX) && strings.Contains(r.SDPFmtpLine, apt) {
-					rtx := r
-					return c, &rtx, true
-				}
-			}
-			return c, nil, true
-		}
-	}
-	return webrtc.RTPCodecParameters{}, nil, false
+	return allowed
 }
 
 // addStreams creates a stream (and receiver) for each negotiated m-line strata does not know yet.
@@ -167,8 +125,8 @@ func (pub *publisher) addStreams(p *peer.Peer, lines map[string]offeredLine, cho
 		simulcast := len(line.rids) > 1 || len(line.layers) > 1
 		st := &pubStream{
 			mid: mid, mindex: line.mindex, kind: t.Kind().String(), codecName: c.String(), fmtp: codec.SDPFmtpLine,
-			simulcast: simulcast, rids: layerIndexes(line.rids, ridOrder), layers: line.layers,
-			svc: !simulcast && (c == media.CodecVP9 || c == media.CodecAV1),
+			simulcast: simulcast, rids: media.SimulcastLayers(line.rids, ridOrder), layers: line.layers,
+			svc: !simulcast && c.SVC(),
 		}
 		pub.mu.Lock()
 		st.description = pub.descriptions[mid]

@@ -282,7 +282,8 @@ func (s *session) Query() any {
 			e := st.describe()
 			rs := st.recv.Stats()
 			e["packets"], e["bytes"], e["malformed"] = rs.Packets, rs.Bytes, rs.MalformedRTP+rs.MalformedPayload
-			e["keyframe_requests"], e["subscribers"] = rs.KeyframeRequests, rs.DownTracks
+			// sinks: subscribers' down-tracks and RTP forwarders.
+			e["keyframe_requests"], e["sinks"] = rs.KeyframeRequests, rs.Sinks
 			streams = append(streams, e)
 		}
 		q["streams"] = streams

@@ -305,75 +305,20 @@ func (sub *subscriber) switchSources(tx string, b body) *requestError {
 	return nil
 }
 
-// capability is what a published stream is offered to subscribers as.
+// capability is what subscribers are offered for a published stream: its codec and fmtp.
 func capability(st *pubStream) webrtc.RTPCodecCapability {
-	c := media.CodecByName(st.codecName)
-	mime := map[media.Codec]string{
-		media.CodecOpus: webrtc.MimeTypeOpus, media.CodecG722: webrtc.MimeTypeG722, media.CodecPCMU: webrtc.MimeTypePCMU,
-		media.CodecPCMA: webrtc.MimeTypePCMA, media.CodecVP8: webrtc.MimeTypeVP8, media.CodecVP9: webrtc.MimeTypeVP9,
-		media.CodecH264: webrtc.MimeTypeH264, media.CodecAV1: webrtc.MimeTypeAV1, media.CodecH265: webrtc.MimeTypeH265,
-	}[c]
-	capa := webrtc.RTPCodecCapability{MimeType: mime, ClockRate: c.ClockRate(), SDPFmtpLine: st.fmtp}
-	if c == media.CodecOpus {
-		capa.Channels = 2
-	}
-	return capa
+	return media.Capability(media.CodecByName(st.codecName), st.fmtp)
 }
 
 // restrictCodecs offers only the stream's codec (and its RTX) on a subscriber m-line, with the
 // payload types and feedback strata's media engine registered.
 func restrictCodecs(tr *webrtc.RTPTransceiver, want webrtc.RTPCodecCapability) error {
 	engine := tr.Sender().GetParameters().Codecs
-	var chosen *webrtc.RTPCodecParameters
-	for i := range engine {
-		c := &engine[i]
-		if !strings.EqualFold(c.MimeType, want.MimeType) {
-			continue
-		}
-		if chosen == nil || sameProfile(c.SDPFmtpLine, want.SDPFmtpLine) {
-			chosen = c
-			if sameProfile(c.SDPFmtpLine, want.SDPFmtpLine) {
-				break
-			}
-		}
-	}
-	if chosen == nil {
+	chosen, ok := media.MatchCodec(want, engine)
+	if !ok {
 		return nil // not registered: leave Pion's default list
 	}
-	list := []webrtc.RTPCodecParameters{*chosen}
-	for _, c := range engine {
-		if strings.EqualFold(c.MimeType, webrtc.MimeTypeRTX) && fmtpValue(c.SDPFmtpLine, "apt") == itoa(int(chosen.PayloadType)) {
-			list = append(list, c)
-		}
-	}
-	return tr.SetCodecPreferences(list)
-}
-
-// sameProfile compares the H.264 profile-level-id and VP9 profile-id of two fmtp lines.
-func sameProfile(a, b string) bool {
-	return fmtpValue(a, "profile-level-id") == fmtpValue(b, "profile-level-id") && fmtpValue(a, "profile-id") == fmtpValue(b, "profile-id")
-}
-
-func fmtpValue(fmtp, key string) string {
-	for p := range strings.SplitSeq(fmtp, ";") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, key) {
-			return strings.ToLower(v)
-		}
-	}
-	return ""
-}
-
-func itoa(v int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			return string(b[i:])
-		}
-	}
+	return tr.SetCodecPreferences(media.WithRTX(chosen, engine))
 }
 
 // isScreen guesses a screen share from the publisher's description of the stream (Janus has no

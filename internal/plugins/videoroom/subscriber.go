@@ -192,10 +192,11 @@ func layerCaps(b body, base policy.Layer) (policy.Layer, *requestError) {
 // attach binds the subscriber to its PeerConnection and starts its allocator.
 func (sub *subscriber) attach(p *peer.Peer) *requestError {
 	var est sfu.Estimator
+	var prober sfu.Prober
 	if e := p.Estimator(); e != nil {
-		est = e
+		est, prober = e, e
 	}
-	alloc, err := sfu.NewAllocator(sub.s.p.roomAllocator(sub.room), est, sfu.WithLogger(sub.s.log),
+	alloc, err := sfu.NewAllocator(sub.s.p.roomAllocator(sub.room), est, prober, sfu.WithLogger(sub.s.log),
 		sfu.WithSlowLink(func(estimate cc.Bitrate) { go sub.slowLink(estimate) }))
 	if err != nil {
 		return errorf(ErrUnknown, "Allocator: %v", err)
@@ -393,7 +394,7 @@ func (sub *subscriber) query() map[string]any {
 	}
 	if p != nil {
 		if e := p.Estimator(); e != nil {
-			q["estimate_bps"] = int64(e.TargetRate())
+			q["estimate_bps"] = int64(e.Path().Estimate)
 		}
 	}
 	var out []map[string]any

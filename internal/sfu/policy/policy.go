@@ -89,6 +89,20 @@ type Track struct {
 // Input is one decision's view of the subscriber.
 type Input struct {
 	Now time.Duration
+	// Path is the subscriber's bandwidth estimator's view of the path, read once per decision.
+	Path
+	// Loss is the fraction of packets lost on the path according to receiver reports that arrived
+	// since the previous decision, or -1 when none arrived.
+	Loss float64
+	// CanProbe says padding can be sent to this subscriber (RTX was negotiated on a video track).
+	CanProbe bool
+	Tracks   []Track
+}
+
+// Path is everything a bandwidth estimator says about the path to one subscriber: the estimate
+// and the signals behind it. The allocator takes one snapshot of it per decision (from
+// sfu.Estimator), the simulator builds it from its own estimators.
+type Path struct {
 	// Estimate is the estimated capacity of the path to the subscriber; 0 when unknown.
 	Estimate cc.Bitrate
 	// Received is the rate the subscriber acknowledges receiving (the estimator's acknowledged
@@ -96,16 +110,11 @@ type Input struct {
 	Received cc.Bitrate
 	// Congested says the estimator currently detects over-use (a delay-based congestion signal).
 	Congested bool
-	// Loss is the fraction of packets lost on the path according to receiver reports that arrived
-	// since the previous decision, or -1 when none arrived.
-	Loss float64
-	// FeedbackLoss is the loss fraction the estimator sees in its (transport-wide) feedback: faster
-	// than receiver reports; 0 when unknown.
+	// FeedbackLoss is the loss fraction the estimator sees in its (transport-wide) feedback of the
+	// last half second: faster than receiver reports; 0 when unknown.
 	FeedbackLoss float64
 	// RTT is the round-trip time to the subscriber (0 when unknown).
 	RTT time.Duration
-	// CanProbe says padding can be sent to this subscriber (RTX was negotiated on a video track).
-	CanProbe bool
 	// FeedbackAge is how long ago the estimator last had transport feedback (0 when it does not
 	// say). Its congestion verdicts and loss are that old: when nothing is sent (video paused)
 	// nothing comes back, and they are stale.
@@ -115,7 +124,6 @@ type Input struct {
 	// falls. Delivered is the rate at which the latest packets arrived (0 when unknown).
 	Overload  bool
 	Delivered cc.Bitrate
-	Tracks    []Track
 }
 
 // Output is a decision: one target layer per input track, and the padding rate to send now.

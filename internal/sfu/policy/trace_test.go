@@ -78,7 +78,7 @@ func replay(t *testing.T, pol Policy, tracks []Track, path *toyPath, d time.Dura
 		if noise != nil {
 			est = cc.BitrateFromFloat(float64(est) * noise())
 		}
-		in := Input{Now: now, Estimate: est, Received: path.received, FeedbackLoss: path.feedbackLoss, Congested: congested, Loss: loss, RTT: 50 * time.Millisecond, CanProbe: true, Tracks: tracks}
+		in := Input{Now: now, Path: Path{Estimate: est, Received: path.received, FeedbackLoss: path.feedbackLoss, Congested: congested, RTT: 50 * time.Millisecond}, Loss: loss, CanProbe: true, Tracks: tracks}
 		pol.Decide(&in, &out)
 		if len(out.Targets) != len(tracks) {
 			t.Fatalf("%d targets for %d tracks", len(out.Targets), len(tracks))

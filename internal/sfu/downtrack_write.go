@@ -1,0 +1,104 @@
+package sfu
+
+import (
+	"github.com/pion/rtp"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/media"
+)
+
+// outPacket is what the locked part of the path decided about one packet; the write happens
+// after the lock is released.
+type outPacket struct {
+	dst    destination
+	m      media.Mapping
+	marker bool
+}
+
+// WriteRTP implements Sink: the per-packet path, for every packet of every layer of the receiver.
+func (d *DownTrack) WriteRTP(p *Packet) {
+	var o outPacket
+	if !d.decide(p, &o) {
+		return
+	}
+	payload := p.Payload()
+	if o.m.RewritesPayload() {
+		payload = p.out.buf[:copy(p.out.buf[:], payload)]
+		o.m.WritePayload(&p.Flags, payload)
+	}
+	hdr := p.out.header(o.marker, o.dst.pt, o.m.OutSeq, o.m.Timestamp(p.Header.Timestamp), o.dst.ssrc)
+	copyExtensions(hdr, &o.dst, p.Bytes, &p.Header)
+	d.write(o.dst.writer, hdr, payload, len(p.Bytes))
+}
+
+// decide selects, rewrites and records one packet under the lock; false means it is not sent.
+func (d *DownTrack) decide(p *Packet, o *outPacket) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.bound || d.paused || p.Source != d.recv {
+		return false
+	}
+	dec := d.sel.selectPacket(p.Layer, p.Flags, p.At)
+	if dec.keyframeLayer >= 0 {
+		d.recv.RequestKeyframe(dec.keyframeLayer, p.At)
+	}
+	if dec.changed {
+		d.layerChanged()
+	}
+	if !dec.forward {
+		if dec.drop != dropOther {
+			d.dropped.Add(1)
+			// A dropped picture gives up its picture id, so the subscriber sees no gap, unless the
+			// codec's frames reference pictures by picture-id difference.
+			wholePicture := dec.drop == dropPicture && !d.codec.KeepsDroppedPictureIDs()
+			d.rw.Drop(&p.Header, &p.Flags, p.Payload(), wholePicture)
+		}
+		return false
+	}
+	if dec.switched || d.resume {
+		d.rw.Switch()
+		d.resume = false
+	}
+	if len(p.Bytes) > media.SlotSize {
+		return false
+	}
+	m, ok := d.rw.Rewrite(&p.Header, &p.Flags, p.Payload(), p.At)
+	if !ok {
+		return false
+	}
+	o.dst, o.m, o.marker = d.dst, m, p.Header.Marker || dec.setMarker
+	d.lastMarker = o.marker
+	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, marker: o.marker, layer: int8(p.Layer), m: m, sentAt: p.At}
+	return true
+}
+
+// write hands one packet to Pion and counts it as size bytes.
+func (d *DownTrack) write(w webrtc.TrackLocalWriter, hdr *rtp.Header, payload []byte, size int) bool {
+	if w == nil {
+		return false
+	}
+	if _, err := w.WriteRTP(hdr, payload); err != nil {
+		return false
+	}
+	d.packets.Add(1)
+	d.bytes.Add(uint64(size))
+	return true
+}
+
+// copyExtensions carries the extensions the subscriber negotiated too, under its ids.
+func copyExtensions(hdr *rtp.Header, dst *destination, pkt []byte, h *media.Header) {
+	for _, ids := range dst.extMap {
+		if ids[0] == 0 || ids[1] == 0 {
+			continue
+		}
+		v := h.Extension(pkt, ids[0])
+		if v == nil {
+			continue
+		}
+		if len(v) > 16 || ids[1] > 14 {
+			_ = hdr.SetExtensionWithProfile(ids[1], v, rtp.ExtensionProfileTwoByte)
+		} else {
+			_ = hdr.SetExtension(ids[1], v)
+		}
+	}
+}
