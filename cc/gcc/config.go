@@ -139,19 +139,11 @@ func DefaultConfig() Config {
 // Option changes one parameter.
 type Option func(*Config)
 
-func newConfig(opts []Option) Config {
-	c := DefaultConfig()
-	for _, o := range opts {
-		o(&c)
-	}
-	c.sanitise()
-	return c
-}
+func newConfig(opts []Option) Config { return cc.NewConfig(DefaultConfig, opts, (*Config).sanitise) }
 
 // sanitise repairs values that would break the arithmetic (zero windows, inverted bounds), so that
 // no option can make a controller panic or divide by zero.
-func (c *Config) sanitise() {
-	d := DefaultConfig()
+func (c *Config) sanitise(d Config) {
 	c.MinRate = max(c.MinRate, cc.BitPerSecond)
 	c.MaxRate = min(max(c.MaxRate, c.MinRate), cc.MaxBitrate)
 	c.InitialRate = min(max(c.InitialRate, c.MinRate), c.MaxRate)

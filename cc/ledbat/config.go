@@ -55,12 +55,10 @@ func DefaultConfig() Config {
 // Option changes one parameter.
 type Option func(*Config)
 
-func newConfig(opts []Option) Config {
-	c := DefaultConfig()
-	for _, o := range opts {
-		o(&c)
-	}
-	d := DefaultConfig()
+func newConfig(opts []Option) Config { return cc.NewConfig(DefaultConfig, opts, (*Config).sanitise) }
+
+// sanitise repairs values that would divide by zero or invert bounds.
+func (c *Config) sanitise(d Config) {
 	if c.Target <= 0 {
 		c.Target = d.Target
 	}
@@ -75,7 +73,6 @@ func newConfig(opts []Option) Config {
 	if c.MaxGainDivisor < 1 {
 		c.MaxGainDivisor = d.MaxGainDivisor
 	}
-	return c
 }
 
 // WithPlusPlus selects LEDBAT++ and its 60 ms target; options after it override.

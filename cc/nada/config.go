@@ -61,18 +61,10 @@ func DefaultConfig() Config {
 // Option changes one parameter.
 type Option func(*Config)
 
-func newConfig(opts []Option) Config {
-	c := DefaultConfig()
-	for _, o := range opts {
-		o(&c)
-	}
-	c.sanitise()
-	return c
-}
+func newConfig(opts []Option) Config { return cc.NewConfig(DefaultConfig, opts, (*Config).sanitise) }
 
 // sanitise repairs values that would divide by zero or invert bounds.
-func (c *Config) sanitise() {
-	d := DefaultConfig()
+func (c *Config) sanitise(d Config) {
 	c.RMin = max(c.RMin, cc.BitPerSecond)
 	c.RMax = min(max(c.RMax, c.RMin), cc.MaxBitrate)
 	c.InitialRate = min(max(c.InitialRate, c.RMin), c.RMax)

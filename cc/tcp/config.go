@@ -57,12 +57,10 @@ func DefaultConfig() Config {
 // Option changes one parameter.
 type Option func(*Config)
 
-func newConfig(opts []Option) Config {
-	c := DefaultConfig()
-	for _, o := range opts {
-		o(&c)
-	}
-	d := DefaultConfig()
+func newConfig(opts []Option) Config { return cc.NewConfig(DefaultConfig, opts, (*Config).sanitise) }
+
+// sanitise repairs values that would divide by zero or invert bounds.
+func (c *Config) sanitise(d Config) {
 	if c.MSS <= 0 {
 		c.MSS = d.MSS
 	}
@@ -75,7 +73,6 @@ func newConfig(opts []Option) Config {
 	if c.CubicBeta <= 0 || c.CubicBeta >= 1 {
 		c.CubicBeta = d.CubicBeta
 	}
-	return c
 }
 
 func (c *Config) initialWindow() float64 {

@@ -15,7 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/strata-rtc/strata/configs"
-	"github.com/strata-rtc/strata/internal/sfu/policy"
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
 // Config is the whole server configuration.
@@ -183,27 +183,16 @@ type VideoRoomRoom struct {
 	Policy string `yaml:"policy"`
 }
 
-// LayerAllocation selects and tunes the layer-selection policy of every subscriber.
+// LayerAllocation selects and tunes the layer allocation of every subscriber: the allocator's own
+// configuration type, decoded straight from the YAML (so each tunable is declared and documented
+// once, in internal/sfu; configs/strata.yaml is the one place that gives its defaults, and a test
+// checks that it agrees with sfu.DefaultAllocatorConfig), and the videoroom's NACK answering.
 type LayerAllocation struct {
-	// Policy is bwe (from the subscriber's bandwidth estimate) or probe (trial and error on loss).
-	Policy string `yaml:"policy"`
-	// Tick is how often the policy runs; PaddingTick how often probe padding is paced out.
-	Tick        time.Duration `yaml:"tick"`
-	PaddingTick time.Duration `yaml:"padding_tick"`
+	sfu.AllocatorConfig `yaml:",inline"`
 	// RespondNACK answers subscribers' NACKs from the shared packet cache; the videoroom's
 	// PeerConnections then run without Pion's per-subscriber NACK responder.
-	RespondNACK bool       `yaml:"respond_nack"`
-	BWE         LayerBWE   `yaml:"bwe"`
-	Probe       LayerProbe `yaml:"probe"`
+	RespondNACK bool `yaml:"respond_nack"`
 }
-
-// LayerBWE tunes the bwe policy and LayerProbe the probe policy. They are the policies' own
-// configuration types, so each tunable is declared (and documented) once, in internal/sfu/policy;
-// configs/strata.yaml gives their defaults.
-type (
-	LayerBWE   = policy.BWEConfig
-	LayerProbe = policy.ProbeConfig
-)
 
 // Default returns the configuration with no file: the embedded reference file.
 func Default() *Config {

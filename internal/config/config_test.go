@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/strata-rtc/strata/configs"
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
 func TestDefaultsNeedNoFile(t *testing.T) {
@@ -38,7 +39,12 @@ func TestReferenceDocumentsEveryOption(t *testing.T) {
 	walk = func(typ reflect.Type, node *yaml.Node, path string) {
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)
-			key := strings.Split(f.Tag.Get("yaml"), ",")[0]
+			tag := f.Tag.Get("yaml")
+			if strings.HasSuffix(tag, ",inline") {
+				walk(f.Type, node, path)
+				continue
+			}
+			key := strings.Split(tag, ",")[0]
 			child := lookup(node, key)
 			if child == nil {
 				t.Errorf("option %s%s is not in configs/strata.yaml", path, key)
@@ -62,6 +68,16 @@ func lookup(m *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// TestReferenceIsTheComponentsDefaults: the reference file decodes into the components' own
+// configuration types, and what it says equals their Go defaults (DefaultAllocatorConfig, the
+// policies' DefaultBWEConfig and DefaultProbeConfig), so the two cannot drift apart.
+func TestReferenceIsTheComponentsDefaults(t *testing.T) {
+	got := Default().Plugins.VideoRoom.Allocation.AllocatorConfig
+	if want := sfu.DefaultAllocatorConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("configs/strata.yaml plugins.videoroom.allocation:\n%+v\nGo defaults:\n%+v", got, want)
+	}
 }
 
 func TestFileOverridesOnlyWhatItStates(t *testing.T) {

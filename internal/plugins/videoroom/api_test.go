@@ -1,11 +1,13 @@
 package videoroom_test
 
 import (
+	"encoding/base64"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/pion/rtp"
+	"github.com/pion/srtp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/config"
@@ -225,5 +227,57 @@ func TestRTPForwarding(t *testing.T) {
 	data, _ = mustRequest(t, admin, map[string]any{"request": "stop_rtp_forward", "room": 66, "secret": "s", "publisher_id": pub.id, "stream_id": id}, nil)
 	if data["videoroom"] != "stop_rtp_forward" {
 		t.Fatalf("stop_rtp_forward: %v", data)
+	}
+}
+
+// TestSRTPForwarding: with srtp_suite and srtp_crypto the forwarded stream is SRTP that decrypts
+// with that key; a malformed key is refused with 456 and forwards nothing.
+func TestSRTPForwarding(t *testing.T) {
+	c := startServer(t, nil)
+	admin := attach(t, c)
+	mustRequest(t, admin, map[string]any{"request": "create", "room": 67, "secret": "s"}, nil)
+	pub := startPublisher(t, c, 67, "srtp")
+	waitActive(t, admin, 67, pub.id)
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	port := conn.LocalAddr().(*net.UDPAddr).Port
+	crypto := base64.StdEncoding.EncodeToString([]byte("0123456789abcdefSALTSALTSALT12"))
+	forward := func(suite int, crypto string) (map[string]any, error) {
+		data, _, err := request(t, admin, map[string]any{"request": "rtp_forward", "room": 67, "secret": "s", "publisher_id": pub.id,
+			"host": "127.0.0.1", "srtp_suite": suite, "srtp_crypto": crypto, "streams": []map[string]any{{"mid": "0", "port": port}}}, nil)
+		return data, err
+	}
+	_, err = forward(80, "bad key")
+	wantCode(t, err, videoroom.ErrInvalidElement)
+	_, err = forward(64, crypto)
+	wantCode(t, err, videoroom.ErrInvalidElement)
+	data, err := forward(80, crypto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fwds, _ := data["forwarders"].([]any); len(fwds) != 1 || fwds[0].(map[string]any)["srtp"] != true {
+		t.Fatalf("rtp_forward: %v", data)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 1500)
+	n, err := conn.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(crypto)
+	dec, err := srtp.CreateContext(raw[:16], raw[16:], srtp.ProtectionProfileAes128CmHmacSha1_80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := dec.DecryptRTP(nil, buf[:n], nil)
+	if err != nil {
+		t.Fatalf("the forwarded packet does not decrypt with the key: %v", err)
+	}
+	var p rtp.Packet
+	if err := p.Unmarshal(plain); err != nil || len(p.Payload) == 0 {
+		t.Fatalf("decrypted %d bytes that are no RTP packet: %v", len(plain), err)
 	}
 }

@@ -67,8 +67,10 @@ func TestReceiverOfTakesTheLongestPrefix(t *testing.T) {
 }
 
 func TestLayerPolicyOption(t *testing.T) {
-	p := New(config.VideoRoom{Allocation: config.LayerAllocation{Policy: "probe"},
-		Rooms: []config.VideoRoomRoom{{ID: 1, Policy: "hybrid"}, {ID: 2}}}, nil)
+	cfg := config.Default().Plugins.VideoRoom
+	cfg.Allocation.Policy = "probe"
+	cfg.Rooms = []config.VideoRoomRoom{{ID: 1, Policy: "hybrid"}, {ID: 2}}
+	p := New(cfg, nil)
 	defer p.Destroy()
 	r1, _ := p.room(1)
 	r2, _ := p.room(2)
@@ -103,7 +105,10 @@ func TestUnreachableControllerCountsOneFallback(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String()
 	_ = ln.Close()
-	p := New(config.VideoRoom{NetCtl: config.VideoRoomNetCtl{URL: url, Node: "sfu", Receiver: "viewer", Interval: 50 * time.Millisecond}}, nil)
+	cfg := config.Default().Plugins.VideoRoom
+	cfg.Rooms = nil
+	cfg.NetCtl = config.VideoRoomNetCtl{URL: url, Node: "sfu", Receiver: "viewer", Interval: 50 * time.Millisecond}
+	p := New(cfg, nil)
 	defer p.Destroy()
 	deadline := time.Now().Add(5 * time.Second)
 	for p.NetCtlFallbacks() == 0 && time.Now().Before(deadline) {

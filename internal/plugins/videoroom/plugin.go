@@ -23,7 +23,6 @@ import (
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/sfu"
-	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
 // Package is the Janus package name clients attach to.
@@ -51,7 +50,7 @@ func New(cfg config.VideoRoom, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{cfg: cfg, alloc: allocatorConfig(cfg.Allocation), log: log, rooms: map[uint64]*room{}}
+	p := &Plugin{cfg: cfg, alloc: cfg.Allocation.AllocatorConfig, log: log, rooms: map[uint64]*room{}}
 	for _, r := range cfg.Rooms {
 		p.rooms[r.ID] = newRoom(r.ID, optionsFromConfig(r))
 	}
@@ -59,24 +58,6 @@ func New(cfg config.VideoRoom, log *slog.Logger) *Plugin {
 	return p
 }
 
-// allocatorConfig turns the configuration into the sfu's (zero values keep the defaults).
-func allocatorConfig(a config.LayerAllocation) sfu.AllocatorConfig {
-	c := sfu.DefaultAllocatorConfig()
-	if a.Policy != "" {
-		c.Policy = a.Policy
-	}
-	if a.Tick > 0 {
-		c.Tick = a.Tick
-	}
-	if a.PaddingTick > 0 {
-		c.PaddingTick = a.PaddingTick
-	}
-	c.Policies.BWE, c.Policies.Probe = a.BWE, a.Probe
-	if a.BWE == (config.LayerBWE{}) {
-		c.Policies.BWE = policy.DefaultBWEConfig()
-	}
-	return c
-}
 
 // Package returns "janus.plugin.videoroom".
 func (p *Plugin) Package() string { return Package }
