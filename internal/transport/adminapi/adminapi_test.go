@@ -126,7 +126,7 @@ func TestAdminHTTPErrors(t *testing.T) {
 		{fmt.Sprintf("/%d/77", sid), `{"janus":"handle_info","transaction":"l",SECRET}`, 200, 459},
 		{"", `{"janus":"message_plugin","transaction":"m","plugin":"nope","request":{},SECRET}`, 200, 460},
 		{"", `{"janus":"message_plugin","transaction":"m","plugin":"` + gatewaytest.FailingPackage + `","request":{},SECRET}`, 200, 462},
-		{"", `{"janus":"attach","transaction":"l",SECRET}`, 200, 453},
+		{"", `{"janus":"attach","transaction":"l",SECRET}`, 200, 457},
 		{"", `not json`, 200, 454},
 	}
 	for _, c := range cases {
