@@ -5,13 +5,18 @@ import "strings"
 // Codec identifies a codec the forwarding path knows.
 type Codec uint8
 
-// Codecs strata forwards. Audio codecs other than Opus need no payload knowledge.
+// Codecs strata forwards: the audio codecs, then the video codecs (IsVideo relies on the order).
+// Audio codecs need no payload knowledge.
 const (
 	CodecUnknown Codec = iota
 	CodecOpus
 	CodecG722
 	CodecPCMU
 	CodecPCMA
+	// CodecMultiopus is multichannel Opus (RTP name "multiopus", as Chrome and Janus call it): one
+	// Opus multistream packet per frame carrying several coupled and uncoupled streams, 5.1 surround
+	// in Janus's demo. To forwarding it is Opus: same clock, no layers.
+	CodecMultiopus
 	CodecVP8
 	CodecVP9
 	CodecH264
@@ -19,7 +24,7 @@ const (
 	CodecH265
 )
 
-var codecNames = [...]string{"", "opus", "g722", "pcmu", "pcma", "vp8", "vp9", "h264", "av1", "h265"}
+var codecNames = [...]string{"", "opus", "g722", "pcmu", "pcma", "multiopus", "vp8", "vp9", "h264", "av1", "h265"}
 
 // String is the codec's name as Janus writes it ("vp8", "opus", ...); "" when unknown.
 func (c Codec) String() string {
@@ -35,12 +40,26 @@ func (c Codec) IsVideo() bool { return c >= CodecVP8 }
 // ClockRate is the RTP clock rate of the codec.
 func (c Codec) ClockRate() uint32 {
 	switch c {
-	case CodecOpus:
+	case CodecOpus, CodecMultiopus:
 		return 48000
 	case CodecG722, CodecPCMU, CodecPCMA:
 		return 8000
 	default:
 		return 90000
+	}
+}
+
+// Channels is the channel count an SDP rtpmap gives the codec: 2 for Opus (always so in RTP, RFC
+// 7587), 6 for multichannel Opus (5.1, the layout Chrome and Janus negotiate), 0 (unstated, one)
+// for the others.
+func (c Codec) Channels() uint16 {
+	switch c {
+	case CodecOpus:
+		return 2
+	case CodecMultiopus:
+		return 6
+	default:
+		return 0
 	}
 }
 

@@ -309,15 +309,12 @@ func (sub *subscriber) switchSources(tx string, b body) *requestError {
 func capability(st *pubStream) webrtc.RTPCodecCapability {
 	c := media.CodecByName(st.codecName)
 	mime := map[media.Codec]string{
-		media.CodecOpus: webrtc.MimeTypeOpus, media.CodecG722: webrtc.MimeTypeG722, media.CodecPCMU: webrtc.MimeTypePCMU,
-		media.CodecPCMA: webrtc.MimeTypePCMA, media.CodecVP8: webrtc.MimeTypeVP8, media.CodecVP9: webrtc.MimeTypeVP9,
-		media.CodecH264: webrtc.MimeTypeH264, media.CodecAV1: webrtc.MimeTypeAV1, media.CodecH265: webrtc.MimeTypeH265,
+		media.CodecOpus: webrtc.MimeTypeOpus, media.CodecMultiopus: peer.MimeTypeMultiopus, media.CodecG722: webrtc.MimeTypeG722,
+		media.CodecPCMU: webrtc.MimeTypePCMU, media.CodecPCMA: webrtc.MimeTypePCMA, media.CodecVP8: webrtc.MimeTypeVP8,
+		media.CodecVP9: webrtc.MimeTypeVP9, media.CodecH264: webrtc.MimeTypeH264, media.CodecAV1: webrtc.MimeTypeAV1,
+		media.CodecH265: webrtc.MimeTypeH265,
 	}[c]
-	capa := webrtc.RTPCodecCapability{MimeType: mime, ClockRate: c.ClockRate(), SDPFmtpLine: st.fmtp}
-	if c == media.CodecOpus {
-		capa.Channels = 2
-	}
-	return capa
+	return webrtc.RTPCodecCapability{MimeType: mime, ClockRate: c.ClockRate(), Channels: c.Channels(), SDPFmtpLine: st.fmtp}
 }
 
 // restrictCodecs offers only the stream's codec (and its RTX) on a subscriber m-line, with the
