@@ -5,10 +5,12 @@
 // (web/) and test pages that use the unmodified janus.js from Debian's libjs-janus-gateway package
 // (the echotest; the videoroom with simulcast and substream switching; and a page hosting several
 // videoroom participants at once, for VP9 SVC, H.264, AV1, joinandconfigure, switch, moderate, ICE
-// restarts and talking events).
+// restarts and talking events; and the echotest with multichannel Opus, as Janus's multiopus demo
+// negotiates it). Janus's own admin page (Debian's janus-demos) runs against strata's
+// admin API unmodified.
 //
-// The tests need /usr/bin/chromium and /usr/share/javascript/janus-gateway/janus.js; `make test`
-// installs both. Without them the tests fail (they never skip).
+// The tests need /usr/bin/chromium, /usr/share/javascript/janus-gateway/janus.js and
+// /usr/share/janus/demos; `make test` installs them. Without them the tests fail (they never skip).
 //
 // Set STRATA_E2E_ARTIFACTS to a directory to keep a screenshot of each page in mid-call.
 package e2e

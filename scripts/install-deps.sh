@@ -16,6 +16,7 @@ packages_run=(ca-certificates)
 packages_test=(
   chromium             # headless browser for the end-to-end tests
   libjs-janus-gateway  # the unmodified janus.js the compatibility tests load
+  janus-demos          # Janus's own demo pages (the admin page), loaded unmodified by the e2e tests
   ffmpeg               # encodes the test media (VP8 simulcast, Opus)
   iproute2             # network namespaces for isolated test servers
   libns3-dev           # ns-3, the simulator's fidelity peer

@@ -11,14 +11,6 @@ import (
 	"github.com/strata-rtc/strata/internal/plugin"
 )
 
-var adminVerbLevel = map[string]verbLevel{
-	"info": levelAny, "ping": levelAny,
-	"get_status": levelRoot, "list_sessions": levelRoot, "set_session_timeout": levelRoot,
-	"set_log_level": levelRoot, "accept_new_sessions": levelRoot, "message_plugin": levelRoot,
-	"list_handles": levelSession, "destroy_session": levelSession,
-	"handle_info": levelHandle, "detach_handle": levelHandle, "hangup_webrtc": levelHandle,
-}
-
 // adminReq carries one admin request through its handler.
 type adminReq struct {
 	*janus.Request
@@ -35,66 +27,61 @@ func (r adminReq) ok() janus.Message {
 }
 
 // Admin processes one admin API request. Ids come from the body or from from's path ids (the path
-// wins; a conflict is 457). Every request except info and ping needs admin_secret when one is
-// configured (403).
+// wins; a conflict is 457). Every request except info and ping at the root needs admin_secret when
+// one is configured (403).
+//
+// The order is Janus's (janus.c, janus_process_incoming_admin_request): at the root, info and ping,
+// then the secret; below it, a handle without a session (458), the secret, the session (458) and the
+// handle (459). Only then is the verb looked at, and a verb that does not exist at that level, known
+// elsewhere or not at all, is 457: the admin API has no 453.
 func (g *Gateway) Admin(ctx context.Context, raw []byte, from Origin) janus.Message {
 	decoded, jerr := janus.Decode(raw, janus.AdminVerbs)
 	r := adminReq{Request: &decoded}
-	if jerr != nil {
+	if jerr != nil && jerr.Code != janus.ErrUnknownRequest {
 		return r.fail(jerr)
 	}
 	if jerr := resolvePath(r.Request, from); jerr != nil {
 		return r.fail(jerr)
 	}
-	switch r.Janus {
-	case "info":
-		return g.ServerInfo(r.Transaction)
-	case "ping":
-		return janus.Message{Janus: "pong", Transaction: r.Transaction}
+	if r.SessionID == 0 && r.HandleID == 0 {
+		switch r.Janus {
+		case "info":
+			return g.ServerInfo(r.Transaction)
+		case "ping":
+			return janus.Message{Janus: "pong", Transaction: r.Transaction}
+		}
+	}
+	if r.SessionID == 0 && r.HandleID != 0 {
+		return r.fail(janus.NoSessionForHandle())
 	}
 	if secret := g.cfg.Transports.Admin.AdminSecret; secret != "" && r.AdminSecret != secret {
-		return r.fail(janus.Errorf(janus.ErrUnauthorized, "Unauthorized request (wrong or missing secret/token)"))
+		return r.fail(errUnauthorized())
 	}
-	at := pathLevel(r.Request)
-	if adminVerbLevel[r.Janus] != at || (r.HandleID != 0 && r.SessionID == 0) {
-		return r.fail(janus.WrongPath(r.Verb))
-	}
-	if at != levelRoot {
+	switch {
+	case r.SessionID == 0:
+		return g.adminRootVerb(ctx, r)
+	case r.HandleID == 0:
 		if r.s = g.session(r.SessionID); r.s == nil {
 			return r.fail(errNoSession(r.SessionID))
 		}
-	}
-	if at == levelHandle {
+		return g.adminSessionVerb(r)
+	default:
+		if r.s = g.session(r.SessionID); r.s == nil {
+			return r.fail(errNoSession(r.SessionID))
+		}
 		if r.h = g.handle(r.HandleID); r.h == nil || r.h.sess != r.s {
 			return r.fail(errNoHandle(r.SessionID, r.HandleID))
 		}
+		return g.adminHandleVerb(r)
 	}
-	return g.adminVerb(ctx, r)
 }
 
-func (g *Gateway) adminVerb(ctx context.Context, r adminReq) janus.Message {
+func (g *Gateway) adminRootVerb(ctx context.Context, r adminReq) janus.Message {
 	switch r.Janus {
 	case "get_status":
 		return r.ok().With("status", g.status())
 	case "list_sessions":
 		return r.ok().With("sessions", g.sessionIDs())
-	case "list_handles":
-		ids := r.s.handleIDs()
-		slices.Sort(ids)
-		return r.ok().With("handles", ids)
-	case "handle_info":
-		return r.ok().With("handle_id", r.h.id).With("info", g.handleInfo(r.h))
-	case "destroy_session":
-		g.destroySession(r.s, false)
-		return r.ok()
-	case "detach_handle":
-		done := make(chan struct{})
-		r.h.detach("Admin API", true, func() { close(done) })
-		<-done
-		return r.ok().With("handle_id", r.h.id)
-	case "hangup_webrtc":
-		g.hangup(r.h, "Admin API")
-		return r.ok().With("handle_id", r.h.id)
 	case "set_session_timeout":
 		return g.setSessionTimeout(r)
 	case "set_log_level":
@@ -104,7 +91,36 @@ func (g *Gateway) adminVerb(ctx context.Context, r adminReq) janus.Message {
 	case "message_plugin":
 		return g.messagePlugin(ctx, r)
 	}
-	return r.fail(janus.Errorf(janus.ErrUnknownRequest, "Unknown request '%s'", r.Verb))
+	return r.fail(janus.WrongPath(r.Verb))
+}
+
+func (g *Gateway) adminSessionVerb(r adminReq) janus.Message {
+	switch r.Janus {
+	case "list_handles":
+		ids := r.s.handleIDs()
+		slices.Sort(ids)
+		return r.ok().With("handles", ids)
+	case "destroy_session":
+		g.destroySession(r.s, false)
+		return r.ok()
+	}
+	return r.fail(janus.WrongPath(r.Verb))
+}
+
+func (g *Gateway) adminHandleVerb(r adminReq) janus.Message {
+	switch r.Janus {
+	case "handle_info":
+		return r.ok().With("handle_id", r.h.id).With("info", g.handleInfo(r.h))
+	case "detach_handle":
+		done := make(chan struct{})
+		r.h.detach("Admin API", true, func() { close(done) })
+		<-done
+		return r.ok().With("handle_id", r.h.id)
+	case "hangup_webrtc":
+		g.hangup(r.h, "Admin API")
+		return r.ok().With("handle_id", r.h.id)
+	}
+	return r.fail(janus.WrongPath(r.Verb))
 }
 
 func (g *Gateway) status() map[string]any {

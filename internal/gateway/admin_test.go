@@ -32,7 +32,7 @@ func TestAdminSecret(t *testing.T) {
 	}
 	wantCode(t, e.admin(`{"janus":"get_status","transaction":"s"}`, 0, 0), 403)
 	wantCode(t, e.admin(`{"janus":"list_sessions","transaction":"s","admin_secret":"wrong"}`, 0, 0), 403)
-	wantCode(t, e.admin(`{"janus":"create","transaction":"s",{SECRET}}`, 0, 0), 453)
+	wantCode(t, e.admin(`{"janus":"create","transaction":"s",{SECRET}}`, 0, 0), 457)
 	m := e.admin(`{"janus":"get_status","transaction":"s",{SECRET}}`, 0, 0)
 	if st, ok := m.Get("status").(map[string]any); m.Janus != "success" || !ok || st["session_timeout"] != 60 {
 		t.Fatalf("get_status: %s", janus.Encode(m))

@@ -18,7 +18,8 @@ import (
 // them in Janus's order.
 func (g *Gateway) Submit(ctx context.Context, raw []byte, from Origin, reply func(janus.Message)) {
 	req, jerr := janus.Decode(raw, janus.APIVerbs)
-	if jerr != nil {
+	// An unknown verb is answered by dispatch, which knows where the request was addressed.
+	if jerr != nil && jerr.Code != janus.ErrUnknownRequest {
 		reply(janus.ErrorReply(req.SessionID, req.Transaction, jerr))
 		return
 	}
@@ -54,56 +55,22 @@ func resolvePath(req *janus.Request, from Origin) *janus.Error {
 	return nil
 }
 
-// verbLevel says at which level of the path a verb is valid.
-type verbLevel int
-
-const (
-	levelAny verbLevel = iota // info, ping: anywhere
-	levelRoot
-	levelSession
-	levelHandle
-)
-
-var apiVerbLevel = map[string]verbLevel{
-	"info": levelAny, "ping": levelAny, "create": levelRoot,
-	"attach": levelSession, "keepalive": levelSession, "claim": levelSession, "destroy": levelSession,
-	"detach": levelHandle, "hangup": levelHandle, "message": levelHandle, "trickle": levelHandle,
-}
-
-// pathLevel is the level a request is addressed to.
-func pathLevel(req *janus.Request) verbLevel {
-	switch {
-	case req.HandleID != 0:
-		return levelHandle
-	case req.SessionID != 0:
-		return levelSession
-	default:
-		return levelRoot
-	}
-}
-
-// dispatch routes a decoded request, in Janus's order: path level, authentication, session, handle.
+// dispatch routes a decoded request in Janus's order (janus.c, janus_process_incoming_request). At
+// the root only info, ping and create exist, and any other verb, known or not, is 457. Below the root
+// the credentials, the session (458) and the handle (459) are checked first; then a verb of the other
+// level is 457 and a verb Janus does not have there at all (info, ping and create included) is 453.
 func (g *Gateway) dispatch(ctx context.Context, req *janus.Request, from Origin, reply func(janus.Message)) {
 	fail := func(e *janus.Error) { reply(janus.ErrorReply(req.SessionID, req.Transaction, e)) }
-	switch req.Janus {
-	case "info":
-		reply(g.ServerInfo(req.Transaction))
-		return
-	case "ping":
-		reply(janus.Message{Janus: "pong", Transaction: req.Transaction})
-		return
-	}
-	want, at := apiVerbLevel[req.Janus], pathLevel(req)
-	if want != at || (req.HandleID != 0 && req.SessionID == 0) {
-		fail(janus.WrongPath(req.Verb))
+	if req.SessionID == 0 {
+		if req.HandleID != 0 {
+			fail(janus.NoSessionForHandle())
+			return
+		}
+		g.rootVerb(req, from, reply)
 		return
 	}
 	if !g.Authorized(req.APISecret, req.Token) {
-		fail(janus.Errorf(janus.ErrUnauthorized, "Unauthorized request (wrong or missing secret/token)"))
-		return
-	}
-	if at == levelRoot {
-		reply(g.create(req, from))
+		fail(errUnauthorized())
 		return
 	}
 	s := g.session(req.SessionID)
@@ -112,7 +79,7 @@ func (g *Gateway) dispatch(ctx context.Context, req *janus.Request, from Origin,
 		return
 	}
 	s.touch()
-	if at == levelSession {
+	if req.HandleID == 0 {
 		g.sessionVerb(ctx, s, req, from, reply)
 		return
 	}
@@ -121,29 +88,48 @@ func (g *Gateway) dispatch(ctx context.Context, req *janus.Request, from Origin,
 		fail(errNoHandle(req.SessionID, req.HandleID))
 		return
 	}
-	g.handleVerb(h, req, reply)
+	g.handleVerb(h, req, from, reply)
 }
 
-func (g *Gateway) sessionVerb(ctx context.Context, s *session, req *janus.Request, from Origin, reply func(janus.Message)) {
+func (g *Gateway) rootVerb(req *janus.Request, from Origin, reply func(janus.Message)) {
 	switch req.Janus {
-	case "keepalive":
-		reply(janus.Message{Janus: "ack", SessionID: s.id, Transaction: req.Transaction})
-	case "claim":
-		if !s.claim(from.Sink) {
-			reply(janus.ErrorReply(s.id, req.Transaction, errNoSession(s.id)))
+	case "info":
+		reply(g.ServerInfo(req.Transaction))
+	case "ping":
+		reply(janus.Message{Janus: "pong", Transaction: req.Transaction})
+	case "create":
+		if !g.Authorized(req.APISecret, req.Token) {
+			reply(janus.ErrorReply(0, req.Transaction, errUnauthorized()))
 			return
 		}
-		reply(success(s.id, req.Transaction))
+		reply(g.create(req, from))
+	default:
+		reply(janus.ErrorReply(0, req.Transaction, janus.WrongPath(req.Verb)))
+	}
+}
+
+// sessionVerb answers a verb addressed to a session. keepalive and claim are valid at a handle's
+// path too (Janus does not check the level for them); they are shared with handleVerb.
+func (g *Gateway) sessionVerb(ctx context.Context, s *session, req *janus.Request, from Origin, reply func(janus.Message)) {
+	switch req.Janus {
+	case "keepalive", "claim":
+		g.anyLevelVerb(s, req, from, reply)
 	case "destroy":
 		g.destroySession(s, false)
 		reply(success(s.id, req.Transaction))
 	case "attach":
 		reply(g.attach(ctx, s, req))
+	case "detach", "hangup", "message", "trickle":
+		reply(janus.ErrorReply(s.id, req.Transaction, janus.WrongPath(req.Verb)))
+	default:
+		reply(janus.ErrorReply(s.id, req.Transaction, janus.UnknownVerb(req.Verb)))
 	}
 }
 
-func (g *Gateway) handleVerb(h *handle, req *janus.Request, reply func(janus.Message)) {
+func (g *Gateway) handleVerb(h *handle, req *janus.Request, from Origin, reply func(janus.Message)) {
 	switch req.Janus {
+	case "keepalive", "claim":
+		g.anyLevelVerb(h.sess, req, from, reply)
 	case "message":
 		g.message(h, req, reply)
 	case "trickle":
@@ -153,7 +139,28 @@ func (g *Gateway) handleVerb(h *handle, req *janus.Request, reply func(janus.Mes
 		g.hangup(h, "Janus API")
 	case "detach":
 		h.detach("Detach", true, func() { reply(success(h.sess.id, req.Transaction)) })
+	case "attach", "destroy":
+		reply(janus.ErrorReply(h.sess.id, req.Transaction, janus.WrongPath(req.Verb)))
+	default:
+		reply(janus.ErrorReply(h.sess.id, req.Transaction, janus.UnknownVerb(req.Verb)))
 	}
+}
+
+func (g *Gateway) anyLevelVerb(s *session, req *janus.Request, from Origin, reply func(janus.Message)) {
+	switch req.Janus {
+	case "keepalive":
+		reply(janus.Message{Janus: "ack", SessionID: s.id, Transaction: req.Transaction})
+	case "claim":
+		if !s.claim(from.Sink) {
+			reply(janus.ErrorReply(s.id, req.Transaction, errNoSession(s.id)))
+			return
+		}
+		reply(success(s.id, req.Transaction))
+	}
+}
+
+func errUnauthorized() *janus.Error {
+	return janus.Errorf(janus.ErrUnauthorized, "Unauthorized request (wrong or missing secret/token)")
 }
 
 func success(sid uint64, tx string) janus.Message {

@@ -113,3 +113,14 @@ func WrongType(member, want string) *Error {
 func WrongPath(verb string) *Error {
 	return Errorf(ErrInvalidRequestPath, "Unhandled request '%s' at this path", verb)
 }
+
+// UnknownVerb reports a verb the API does not have (453), as Janus words it.
+func UnknownVerb(verb string) *Error {
+	return Errorf(ErrUnknownRequest, "Unknown request '%s'", verb)
+}
+
+// NoSessionForHandle reports a handle id sent without a session id: Janus looks the handle up in
+// session 0, which never exists, and answers 458 with its default reason.
+func NoSessionForHandle() *Error {
+	return Errorf(ErrSessionNotFound, "Session not found")
+}

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// VerbSet is the set of verbs an API understands; Decode answers 453 for any other.
+// VerbSet is the set of verbs an API understands; Decode answers 453 for any other (see Decode).
 type VerbSet map[string]bool
 
 // APIVerbs are the verbs of the Janus API proper (HTTP and WebSocket transports).
@@ -62,6 +62,11 @@ type Request struct {
 // Decode parses one raw request. On failure it returns the Janus error a Janus server would answer
 // with, and the Request holds whatever could be read before the failure (transaction, session_id) so
 // that the error reply can echo them. It never panics, whatever the input.
+//
+// A verb outside verbs is the one failure that is not final: Janus answers it only once it knows
+// where the request was addressed (457 at the root, 403/458/459 before 453 at a session or handle),
+// so Decode returns ErrUnknownRequest with the ids, the transaction, the verb and the credentials
+// read, and leaves the answer to the caller.
 func Decode(data []byte, verbs VerbSet) (Request, *Error) {
 	var req Request
 	if !json.Valid(data) {
@@ -78,6 +83,9 @@ func Decode(data []byte, verbs VerbSet) (Request, *Error) {
 		return req, err
 	}
 	if err := req.decodeEnvelope(verbs); err != nil {
+		if err.Code == ErrUnknownRequest {
+			req.readCredentials()
+		}
 		return req, err
 	}
 	return req, req.decodeMembers()
@@ -120,9 +128,18 @@ func (r *Request) decodeEnvelope(verbs VerbSet) *Error {
 	}
 	r.Verb, r.Janus = verb, strings.ToLower(verb)
 	if !verbs[r.Janus] {
-		return Errorf(ErrUnknownRequest, "Unknown request '%s'", verb)
+		return UnknownVerb(verb)
 	}
 	return nil
+}
+
+// readCredentials reads the secrets and token of a request whose verb is unknown, leniently: Janus
+// does not type-check the members of a verb it does not know, and a credential that is not a
+// string is simply not a valid one (403 when it is needed).
+func (r *Request) readCredentials() {
+	r.APISecret, _, _ = r.stringField("apisecret")
+	r.Token, _, _ = r.stringField("token")
+	r.AdminSecret, _, _ = r.stringField("admin_secret")
 }
 
 // decodeMembers type-checks every optional member strata reads.

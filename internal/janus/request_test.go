@@ -102,6 +102,24 @@ func TestDecodeVerbSets(t *testing.T) {
 	}
 }
 
+// TestDecodeUnknownVerbKeepsCredentials: the caller answers an unknown verb only after checking
+// where it was sent and, below the root, its credentials, so those are read; a credential of the
+// wrong type is just absent (Janus does not type-check members of a verb it does not know).
+func TestDecodeUnknownVerbKeepsCredentials(t *testing.T) {
+	req, err := Decode([]byte(`{"janus":"Bogus","transaction":"t","session_id":4,"handle_id":5,"apisecret":"s","token":"k","admin_secret":"a","body":"x"}`), APIVerbs)
+	if err == nil || err.Code != ErrUnknownRequest || err.Reason != "Unknown request 'Bogus'" {
+		t.Fatalf("error %v", err)
+	}
+	if req.Verb != "Bogus" || req.Janus != "bogus" || req.Transaction != "t" || req.SessionID != 4 || req.HandleID != 5 ||
+		req.APISecret != "s" || req.Token != "k" || req.AdminSecret != "a" {
+		t.Fatalf("partial request %+v", req)
+	}
+	req, err = Decode([]byte(`{"janus":"bogus","transaction":"t","apisecret":5}`), APIVerbs)
+	if err == nil || err.Code != ErrUnknownRequest || req.APISecret != "" {
+		t.Fatalf("a non-string secret: %v %+v", err, req)
+	}
+}
+
 func TestCodeNames(t *testing.T) {
 	for _, c := range Codes() {
 		if strings.HasPrefix(c.String(), "UNKNOWN(") {

@@ -5,13 +5,17 @@ import "strings"
 // Codec identifies a codec the forwarding path knows.
 type Codec uint8
 
-// Codecs strata forwards. Audio codecs other than Opus need no payload knowledge.
+// Codecs strata forwards. Audio codecs need no payload knowledge.
 const (
 	CodecUnknown Codec = iota
 	CodecOpus
 	CodecG722
 	CodecPCMU
 	CodecPCMA
+	// CodecMultiopus is multichannel Opus (RTP name "multiopus", as Chrome and Janus call it): one
+	// Opus multistream packet per frame carrying several coupled and uncoupled streams, 5.1 surround
+	// in Janus's demo. To forwarding it is Opus: same clock, no layers.
+	CodecMultiopus
 	CodecVP8
 	CodecVP9
 	CodecH264
@@ -47,11 +51,13 @@ var codecTable = [...]codecInfo{
 	CodecG722:    {name: "g722", mime: "audio/G722", clockRate: 8000},
 	CodecPCMU:    {name: "pcmu", mime: "audio/PCMU", clockRate: 8000},
 	CodecPCMA:    {name: "pcma", mime: "audio/PCMA", clockRate: 8000},
-	CodecVP8:     {name: "vp8", mime: "video/VP8", clockRate: 90000, video: true},
-	CodecVP9:     {name: "vp9", mime: "video/VP9", clockRate: 90000, video: true, svc: true, pictureIDRefs: true, endBit: true},
-	CodecH264:    {name: "h264", mime: "video/H264", clockRate: 90000, video: true},
-	CodecAV1:     {name: "av1", mime: "video/AV1", clockRate: 90000, video: true, svc: true, ddLayers: true},
-	CodecH265:    {name: "h265", mime: "video/H265", clockRate: 90000, video: true},
+	// 5.1, the layout Chrome and Janus negotiate.
+	CodecMultiopus: {name: "multiopus", mime: "audio/multiopus", clockRate: 48000, channels: 6},
+	CodecVP8:       {name: "vp8", mime: "video/VP8", clockRate: 90000, video: true},
+	CodecVP9:       {name: "vp9", mime: "video/VP9", clockRate: 90000, video: true, svc: true, pictureIDRefs: true, endBit: true},
+	CodecH264:      {name: "h264", mime: "video/H264", clockRate: 90000, video: true},
+	CodecAV1:       {name: "av1", mime: "video/AV1", clockRate: 90000, video: true, svc: true, ddLayers: true},
+	CodecH265:      {name: "h265", mime: "video/H265", clockRate: 90000, video: true},
 }
 
 func (c Codec) info() *codecInfo {

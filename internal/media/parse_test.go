@@ -1,6 +1,7 @@
 package media
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -192,5 +193,43 @@ func TestCodecNames(t *testing.T) {
 	}
 	if CodecVP8.String() != "vp8" || !CodecAV1.IsVideo() || CodecOpus.IsVideo() || CodecOpus.ClockRate() != 48000 {
 		t.Fatal("codec properties")
+	}
+}
+
+// TestCodecTable: every codec's name finds it again, and each is audio or video with the clock
+// rate and channel count its SDP rtpmap carries.
+func TestCodecTable(t *testing.T) {
+	type props struct {
+		video    bool
+		clock    uint32
+		channels uint16
+	}
+	want := map[Codec]props{
+		CodecOpus: {false, 48000, 2}, CodecMultiopus: {false, 48000, 6}, CodecG722: {false, 8000, 0},
+		CodecPCMU: {false, 8000, 0}, CodecPCMA: {false, 8000, 0}, CodecVP8: {true, 90000, 0},
+		CodecVP9: {true, 90000, 0}, CodecH264: {true, 90000, 0}, CodecAV1: {true, 90000, 0}, CodecH265: {true, 90000, 0},
+	}
+	for c := CodecUnknown + 1; c.String() != ""; c++ {
+		w, ok := want[c]
+		if !ok {
+			t.Fatalf("codec %d (%s) is not in this table", c, c)
+		}
+		if got := (props{c.IsVideo(), c.ClockRate(), c.Channels()}); got != w {
+			t.Errorf("%s: %+v, want %+v", c, got, w)
+		}
+		kind := "audio/"
+		if w.video {
+			kind = "video/"
+		}
+		if CodecByName(c.String()) != c || CodecByName(kind+strings.ToUpper(c.String())) != c {
+			t.Errorf("%s is not found by its name", c)
+		}
+		delete(want, c)
+	}
+	if len(want) != 0 {
+		t.Fatalf("codecs without a name: %v", want)
+	}
+	if CodecByName("audio/multiopus") != CodecMultiopus || CodecByName("opus") != CodecOpus {
+		t.Fatal("multiopus and opus are told apart by their whole name")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/media"
 )
 
 // Header extension URIs strata negotiates beyond those the sdp package names.
@@ -14,6 +15,16 @@ const (
 	PlayoutDelayURI         = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
 	VideoOrientationURI     = "urn:3gpp:video-orientation"
 	DependencyDescriptorURI = "https://aomediacodec.github.io/av1-rtp-spec/#dependency-descriptor-rtp-header-extension"
+)
+
+// Multichannel Opus as Chrome negotiates it, and as Janus's multiopus demo munges Chrome's offer to
+// ask for it: 5.1 surround in four Opus streams, two of them coupled (stereo). Pion has no name for
+// the codec; without it registered, an offer of multiopus left its m-line without a codec.
+const (
+	multiopusFmtp = "minptime=10;useinbandfec=1;channel_mapping=0,4,1,2,3,5;num_streams=4;coupled_streams=2"
+	// multiopusPT is the payload type in strata's own offers (answers reuse the offerer's, which
+	// is usually Opus's 111 renamed); it must not be Opus's.
+	multiopusPT = 121
 )
 
 // videoCodec is one video codec strata accepts, with the payload types it uses in its own offers
@@ -51,6 +62,12 @@ func newMediaEngine(m config.Media) (*webrtc.MediaEngine, error) {
 	}
 	if err := me.RegisterCodec(opus, webrtc.RTPCodecTypeAudio); err != nil {
 		return nil, fmt.Errorf("register opus: %w", err)
+	}
+	// After Opus: strata's own offers prefer plain Opus, an offer of multiopus gets multiopus.
+	multiopus := webrtc.RTPCodecParameters{RTPCodecCapability: media.Capability(media.CodecMultiopus, multiopusFmtp), PayloadType: multiopusPT}
+	multiopus.RTCPFeedback = audioFeedback(m)
+	if err := me.RegisterCodec(multiopus, webrtc.RTPCodecTypeAudio); err != nil {
+		return nil, fmt.Errorf("register multiopus: %w", err)
 	}
 	fb := videoFeedback(m)
 	for _, c := range videoCodecs {

@@ -7,6 +7,7 @@ package transport
 import (
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -124,4 +125,15 @@ func StatusFor(m janus.Message, pathSession uint64) int {
 		return http.StatusNotFound
 	}
 	return http.StatusOK
+}
+
+// RandomTransaction is the transaction of a reply to a request that came without one (GET
+// base/info): Janus makes up 11 random letters and digits, and clients may expect the member.
+func RandomTransaction() string {
+	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 11)
+	for i := range b {
+		b[i] = chars[rand.IntN(len(chars))]
+	}
+	return string(b)
 }

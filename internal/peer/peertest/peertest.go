@@ -14,12 +14,19 @@ import (
 // BrowserAPI returns the API; tb fails on set-up errors.
 func BrowserAPI(tb testing.TB) *webrtc.API {
 	tb.Helper()
+	return BrowserAPIWith(tb, func(me *webrtc.MediaEngine) error { return me.RegisterDefaultCodecs() })
+}
+
+// BrowserAPIWith is BrowserAPI with the codecs that register puts in the media engine instead of
+// Pion's defaults: a browser whose offer the page munged (multiopus in place of Opus, say).
+func BrowserAPIWith(tb testing.TB, register func(*webrtc.MediaEngine) error) *webrtc.API {
+	tb.Helper()
 	var se webrtc.SettingEngine
 	se.SetIncludeLoopbackCandidate(true)
 	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	me := &webrtc.MediaEngine{}
-	if err := me.RegisterDefaultCodecs(); err != nil {
+	if err := register(me); err != nil {
 		tb.Fatal(err)
 	}
 	reg := &interceptor.Registry{}

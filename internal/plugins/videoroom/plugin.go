@@ -58,7 +58,6 @@ func New(cfg config.VideoRoom, log *slog.Logger) *Plugin {
 	return p
 }
 
-
 // Package returns "janus.plugin.videoroom".
 func (p *Plugin) Package() string { return Package }
 

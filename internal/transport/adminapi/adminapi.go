@@ -1,6 +1,6 @@
-// Package adminapi serves the Janus admin API over HTTP POST at base, base/<s> and base/<s>/<h>
-// (Janus's admin_http on port 7088, path /admin). The verbs themselves are the gateway's
-// (gateway.Admin); this package only moves bytes and sets HTTP statuses and CORS headers.
+// Package adminapi serves the Janus admin API over HTTP POST at base, base/<s> and base/<s>/<h>, and
+// GET base/info (Janus's admin_http on port 7088, path /admin). The verbs themselves are the
+// gateway's (gateway.Admin); this package only moves bytes and sets HTTP statuses and CORS headers.
 package adminapi
 
 import (
@@ -33,6 +33,11 @@ func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
 }
 
 // ServeHTTP implements http.Handler.
+//
+// GETs are answered as Janus's janus_http_admin_handler answers them: GET base/info is the server
+// info (Janus's admin demo page asks for it first, and connects only if it gets it); the admin API
+// has no long-poll, so any other GET is error 454 "Request payload missing", with HTTP 200. A POST
+// to base/info is error 450: that endpoint is GET only.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p, ok, jerr := transport.ParsePath(h.base, r.URL.Path)
 	if !ok {
@@ -44,14 +49,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodOptions:
 		w.WriteHeader(http.StatusOK)
 		return
+	case r.Method == http.MethodGet:
+		h.get(w, p, jerr)
+		return
 	case r.Method != http.MethodPost:
-		transport.MethodNotAllowed(w, r, "POST, OPTIONS")
+		transport.MethodNotAllowed(w, r, "GET, POST, OPTIONS")
 		return
 	case jerr != nil:
 		transport.WriteError(w, http.StatusNotFound, 0, jerr)
 		return
 	case p.Info:
-		transport.WriteError(w, http.StatusNotFound, 0, janus.Errorf(janus.ErrInvalidRequestPath, "Invalid path %q", r.URL.Path))
+		transport.WriteError(w, http.StatusOK, 0, janus.Errorf(janus.ErrTransportSpecific, "Use GET for the info endpoint"))
 		return
 	}
 	body, err := transport.ReadBody(w, r, h.maxBody)
@@ -65,4 +73,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m := h.gw.Admin(r.Context(), body, gateway.Origin{PathSession: p.Session, PathHandle: p.Handle})
 	transport.WriteJSON(w, transport.StatusFor(m, p.Session), janus.Encode(m))
+}
+
+func (h *Handler) get(w http.ResponseWriter, p transport.Path, jerr *janus.Error) {
+	switch {
+	case p.Info:
+		transport.WriteJSON(w, http.StatusOK, janus.Encode(h.gw.ServerInfo(transport.RandomTransaction())))
+	case jerr != nil && jerr.Code == janus.ErrInvalidRequestPath: // more than base/<s>/<h>: Janus's 404 too
+		transport.WriteError(w, http.StatusNotFound, 0, jerr)
+	default:
+		// Janus does not look at the ids of a GET: with no payload there is no request to route.
+		transport.WriteError(w, http.StatusOK, 0, janus.Errorf(janus.ErrInvalidJSON, "Request payload missing"))
+	}
 }

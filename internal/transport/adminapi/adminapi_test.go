@@ -126,7 +126,7 @@ func TestAdminHTTPErrors(t *testing.T) {
 		{fmt.Sprintf("/%d/77", sid), `{"janus":"handle_info","transaction":"l",SECRET}`, 200, 459},
 		{"", `{"janus":"message_plugin","transaction":"m","plugin":"nope","request":{},SECRET}`, 200, 460},
 		{"", `{"janus":"message_plugin","transaction":"m","plugin":"` + gatewaytest.FailingPackage + `","request":{},SECRET}`, 200, 462},
-		{"", `{"janus":"attach","transaction":"l",SECRET}`, 200, 453},
+		{"", `{"janus":"attach","transaction":"l",SECRET}`, 200, 457},
 		{"", `not json`, 200, 454},
 	}
 	for _, c := range cases {
@@ -135,12 +135,81 @@ func TestAdminHTTPErrors(t *testing.T) {
 			t.Fatalf("%s %s: %d %v, want %d/%v", c.path, c.body, status, m, c.status, c.code)
 		}
 	}
-	resp, err := http.Get(e.url)
+	req, _ := http.NewRequest(http.MethodPut, e.url, strings.NewReader("{}"))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Fatalf("GET: %d", resp.StatusCode)
+		t.Fatalf("PUT: %d", resp.StatusCode)
+	}
+}
+
+func (e *env) get(path string) (int, http.Header, map[string]any) {
+	e.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, e.url+path, nil)
+	req.Header.Set("Origin", "http://demos.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		e.t.Fatalf("GET %s: not JSON: %v", path, err)
+	}
+	return resp.StatusCode, resp.Header, m
+}
+
+// TestAdminGETAsJanus: the GETs Janus 1.1.2's admin API answers (recorded from it). Only base/info
+// has an answer of its own, the server info that the admin demo page asks for before anything
+// else (jQuery's cache:false adds ?_=<time>); there is no long-poll, so any other GET is 454 with
+// HTTP 200; a POST to base/info is 450.
+func TestAdminGETAsJanus(t *testing.T) {
+	e := newEnv(t)
+	sid, hid := e.session()
+	for _, path := range []string{"/info", "/info?_=1717171717171"} {
+		status, hdr, m := e.get(path)
+		tx, _ := m["transaction"].(string)
+		if status != 200 || m["janus"] != "server_info" || m["plugins"] == nil || len(tx) != 11 {
+			t.Fatalf("GET %s: %d %v", path, status, m)
+		}
+		if hdr.Get("Access-Control-Allow-Origin") != "*" || hdr.Get("Content-Type") != "application/json" {
+			t.Fatalf("GET %s headers: %v", path, hdr)
+		}
+	}
+	for _, path := range []string{"", "/", fmt.Sprintf("/%d", sid), fmt.Sprintf("/%d/%d", sid, hid), "/ping", "/garbage"} {
+		status, _, m := e.get(path)
+		reason, _ := m["error"].(map[string]any)["reason"].(string)
+		if status != 200 || m["janus"] != "error" || code(m) != 454 || reason != "Request payload missing" {
+			t.Fatalf("GET %q: %d %v", path, status, m)
+		}
+	}
+	if status, _, m := e.get("/1/2/3"); status != http.StatusNotFound || m["janus"] != "error" {
+		t.Fatalf("GET too deep: %d %v", status, m)
+	}
+	status, m := e.post("/info", `{"janus":"info","transaction":"i"}`)
+	reason, _ := m["error"].(map[string]any)["reason"].(string)
+	if status != 200 || code(m) != 450 || reason != "Use GET for the info endpoint" {
+		t.Fatalf("POST /info: %d %v", status, m)
+	}
+	// A preflight for the page's GET with a JSON content type, from another origin.
+	req, _ := http.NewRequest(http.MethodOptions, e.url+"/info", nil)
+	req.Header.Set("Origin", "http://demos.example")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	req.Header.Set("Access-Control-Request-Headers", "content-type")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Headers") != "content-type" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "GET") {
+		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	// Still serving POSTs.
+	if status, m := e.post("", `{"janus":"list_sessions","transaction":"l",SECRET}`); status != 200 || m["janus"] != "success" {
+		t.Fatalf("after the GETs: %d %v", status, m)
 	}
 }

@@ -47,6 +47,31 @@ func TestBadInputKeepsServing(t *testing.T) {
 	}
 }
 
+// TestUnknownVerbAtEachPath: what Janus 1.1.2's HTTP transport answers to a verb it does not have,
+// posted to the root, a session and a handle (all with HTTP 200).
+func TestUnknownVerbAtEachPath(t *testing.T) {
+	e := newEnv(t, nil)
+	sid, hid := e.session()
+	for _, c := range []struct {
+		path   string
+		code   float64
+		reason string
+	}{
+		{"", 457, "Unhandled request 'bogus' at this path"},
+		{fmt.Sprintf("/%d", sid), 453, "Unknown request 'bogus'"},
+		{fmt.Sprintf("/%d/%d", sid, hid), 453, "Unknown request 'bogus'"},
+	} {
+		status, m := e.post(c.path, `{"janus":"bogus","transaction":"b"}`)
+		reason, _ := m["error"].(map[string]any)["reason"].(string)
+		if status != http.StatusOK || errCode(m) != c.code || reason != c.reason || m["transaction"] != "b" {
+			t.Fatalf("POST /janus%s: %d %v, want 200 with %v %q", c.path, status, m, c.code, c.reason)
+		}
+	}
+	if _, m := e.post(fmt.Sprintf("/%d", sid), `{"janus":"keepalive","transaction":"ok"}`); m["janus"] != "ack" {
+		t.Fatalf("server stopped serving: %v", m)
+	}
+}
+
 func TestGetRoutes(t *testing.T) {
 	e := newEnv(t, nil)
 	sid, hid := e.session()

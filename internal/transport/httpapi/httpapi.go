@@ -136,7 +136,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) get(w http.ResponseWriter, r *http.Request, p transport.Path) {
 	switch {
 	case p.Info:
-		transport.WriteJSON(w, http.StatusOK, janus.Encode(h.gw.ServerInfo("")))
+		transport.WriteJSON(w, http.StatusOK, janus.Encode(h.gw.ServerInfo(transport.RandomTransaction())))
 	case p.Handle != 0:
 		// Events are per session: a handle's path points to its session's long-poll.
 		target := h.base + "/" + strconv.FormatUint(p.Session, 10)

@@ -190,6 +190,33 @@ func TestWebSocketBadInput(t *testing.T) {
 	}
 }
 
+// TestUnknownVerbAtEachLevel: over the WebSocket the ids in the body say where a request goes; a verb
+// Janus does not have is 457 at the root and 453 at a session or handle, as Janus 1.1.2 answers.
+func TestUnknownVerbAtEachLevel(t *testing.T) {
+	e := newEnv(t, nil)
+	c := e.dial()
+	sid, hid := c.session()
+	for _, tc := range []struct {
+		ids    string
+		code   float64
+		reason string
+	}{
+		{"", 457, "Unhandled request 'bogus' at this path"},
+		{fmt.Sprintf(`,"session_id":%d`, sid), 453, "Unknown request 'bogus'"},
+		{fmt.Sprintf(`,"session_id":%d,"handle_id":%d`, sid, hid), 453, "Unknown request 'bogus'"},
+		{fmt.Sprintf(`,"handle_id":%d`, hid), 458, "Session not found"},
+	} {
+		m := c.call(`{"janus":"bogus","transaction":"b"%s}`, tc.ids)
+		reason, _ := m["error"].(map[string]any)["reason"].(string)
+		if m["janus"] != "error" || errCode(m) != tc.code || reason != tc.reason || m["transaction"] != "b" {
+			t.Fatalf("bogus with ids %q: %v, want %v %q", tc.ids, m, tc.code, tc.reason)
+		}
+	}
+	if m := c.call(`{"janus":"keepalive","transaction":"k","session_id":%d}`, sid); m["janus"] != "ack" {
+		t.Fatalf("the socket stopped serving: %v", m)
+	}
+}
+
 func TestCloseDestroysSessions(t *testing.T) {
 	e := newEnv(t, nil)
 	c := e.dial()
