@@ -118,10 +118,11 @@ func MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow string) {
 		janus.Errorf(janus.ErrTransportSpecific, "Method %s not allowed here", r.Method))
 }
 
-// StatusFor is the HTTP status for a Janus reply: 404 for an unknown session addressed in the path
-// (as Janus's HTTP transport answers), 200 for everything else, errors included.
-func StatusFor(m janus.Message, pathSession uint64) int {
-	if pathSession != 0 && m.Janus == "error" && m.Error != nil && m.Error.Code == janus.ErrSessionNotFound {
+// PathErrorStatus is the HTTP status of a POST whose path ParsePath refused: 404 for a path with
+// too many parts (Janus's HTTP transport refuses those itself), 200 for a session or handle id
+// that is not a number (Janus's core answers those, like every other request error, with 200).
+func PathErrorStatus(jerr *janus.Error) int {
+	if jerr.Code == janus.ErrInvalidRequestPath {
 		return http.StatusNotFound
 	}
 	return http.StatusOK

@@ -56,7 +56,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		transport.MethodNotAllowed(w, r, "GET, POST, OPTIONS")
 		return
 	case jerr != nil:
-		transport.WriteError(w, http.StatusNotFound, 0, jerr)
+		transport.WriteError(w, transport.PathErrorStatus(jerr), 0, jerr)
 		return
 	case p.Info:
 		transport.WriteError(w, http.StatusOK, 0, janus.Errorf(janus.ErrTransportSpecific, "Use GET for the info endpoint"))
@@ -72,7 +72,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := h.gw.Admin(r.Context(), body, gateway.Origin{PathSession: p.Session, PathHandle: p.Handle})
-	transport.WriteJSON(w, transport.StatusFor(m, p.Session), janus.Encode(m))
+	transport.WriteJSON(w, http.StatusOK, janus.Encode(m)) // errors too, as Janus
 }
 
 func (h *Handler) get(w http.ResponseWriter, p transport.Path, jerr *janus.Error) {

@@ -27,11 +27,11 @@ func TestBadInputKeepsServing(t *testing.T) {
 		{"not an object", "", `[1]`, 200, 455},
 		{"missing transaction", "", `{"janus":"create"}`, 200, 456},
 		{"oversized", "", huge, http.StatusRequestEntityTooLarge, 450},
-		{"unknown session", "/123", `{"janus":"keepalive","transaction":"k"}`, http.StatusNotFound, 458},
+		{"unknown session", "/123", `{"janus":"keepalive","transaction":"k"}`, 200, 458},
 		{"unknown handle", fmt.Sprintf("/%d/99", sid), `{"janus":"message","transaction":"m","body":{}}`, 200, 459},
 		{"conflicting body id", fmt.Sprintf("/%d", sid), `{"janus":"keepalive","transaction":"k","session_id":5}`, 200, 457},
 		{"verb at wrong path", fmt.Sprintf("/%d/%d", sid, hid), `{"janus":"attach","transaction":"a","plugin":"x"}`, 200, 457},
-		{"non-numeric session", "/abc", `{"janus":"keepalive","transaction":"k"}`, http.StatusNotFound, 458},
+		{"non-numeric session", "/abc", `{"janus":"keepalive","transaction":"k"}`, 200, 458},
 		{"too deep", "/1/2/3", `{"janus":"keepalive","transaction":"k"}`, http.StatusNotFound, 457},
 	}
 	for _, c := range cases {

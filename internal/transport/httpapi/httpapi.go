@@ -120,7 +120,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.get(w, r, p)
 	case http.MethodPost:
 		if jerr != nil {
-			transport.WriteError(w, http.StatusNotFound, 0, jerr)
+			transport.WriteError(w, transport.PathErrorStatus(jerr), 0, jerr)
 			return
 		}
 		if p.Info {
@@ -163,7 +163,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p transport.Path)
 		return
 	}
 	m := h.gw.Handle(r.Context(), body, gateway.Origin{Sink: h, PathSession: p.Session, PathHandle: p.Handle})
-	transport.WriteJSON(w, transport.StatusFor(m, p.Session), janus.Encode(m))
+	// Errors too (an unknown session: 458): Janus answers a POST with 200 and keeps 404 for the
+	// long-poll GET of a session that is gone.
+	transport.WriteJSON(w, http.StatusOK, janus.Encode(m))
 }
 
 // longPollEvents holds a GET until the session has events, the long-poll timeout passes (then it
