@@ -1,9 +1,10 @@
-// Package echotest is janus.plugin.echotest: everything a peer sends comes back to it. Audio and video
-// are echoed on tracks of their own (with sequence numbers and timestamps rewritten so pauses and
-// simulcast switches leave one continuous stream), data channel messages are answered, and the
-// request API is Janus's: audio, video, bitrate (a REMB cap sent to the browser), substream/temporal
-// (which simulcast layer is echoed), spatial_layer/temporal_layer (VP9 SVC layers), videocodec,
-// videoprofile and record (accepted; recording is not implemented yet).
+// Package echotest is janus.plugin.echotest: everything a peer sends comes back to it. Each audio or
+// video m-line is one sfu.Receiver, fed by the browser's tracks, and one sfu.DownTrack on the same
+// PeerConnection that sends it back: the media core selects layers, rewrites the stream into one
+// continuous one, asks for keyframes and answers NACKs. Data channel messages are answered. The
+// request API is Janus's: audio, video (the down-tracks paused), bitrate (a REMB cap sent to the
+// browser), substream/temporal (the simulcast layer echoed), spatial_layer/temporal_layer (SVC
+// layers), audiocodec, videocodec, videoprofile and record (accepted; recording comes later).
 package echotest
 
 import (
