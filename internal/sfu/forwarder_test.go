@@ -122,3 +122,21 @@ func TestParseSRTPKey(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSRTPKey: an API's srtp_suite and srtp_crypto either make a key of the suite's sizes or
+// an error; nothing panics.
+func FuzzParseSRTPKey(f *testing.F) {
+	f.Add(80, testSRTPCrypto)
+	f.Add(32, "=")
+	f.Fuzz(func(t *testing.T, suite int, crypto string) {
+		k, err := ParseSRTPKey(suite, crypto)
+		if err != nil {
+			return
+		}
+		keyLen, _ := k.Profile.KeyLen()
+		saltLen, _ := k.Profile.SaltLen()
+		if len(k.MasterKey) != keyLen || len(k.Salt) != saltLen {
+			t.Fatalf("key %d and salt %d bytes for %v", len(k.MasterKey), len(k.Salt), k.Profile)
+		}
+	})
+}
