@@ -48,7 +48,7 @@ func TestJanusJSMultiopus(t *testing.T) {
 	srv := startStrata(t)
 	pages := servePage(t)
 	b := newBrowser(t)
-	b.do(10*time.Second, chromedp.Navigate(pages.URL+"/multiopus.html?server="+url.QueryEscape("ws://"+srv.WSAddr())))
+	b.do(10*time.Second, chromedp.Navigate(pages.URL+"/?multiopus=1&server="+url.QueryEscape("ws://"+srv.WSAddr())))
 	b.waitFor("Janus.init", `window.janusTest && window.janusTest.state === 'ready' && Janus.initDone`, 10*time.Second)
 	b.do(5*time.Second, chromedp.Click(chromedp.ID("start")))
 	b.waitFor("webrtcState(true)", `window.janusTest.webrtcUp || window.janusTest.state === 'error'`, 20*time.Second)

@@ -15,10 +15,10 @@ import (
 const janusJSPath = "/usr/share/javascript/janus-gateway/janus.js"
 
 // servePage serves the test pages (the echotest at /, the videoroom at /videoroom.html, the
-// videoroom features at /features.html, the multiopus echotest at /multiopus.html) and the
-// installed janus.js, unmodified, from a test-local HTTP server. Its origin differs from strata's
-// API, as it does when Janus's demos are served by a separate web server, so the calls also
-// exercise strata's CORS handling and cross-origin WebSockets.
+// videoroom features at /features.html) and the installed janus.js, unmodified, from a test-local
+// HTTP server. Its origin differs from strata's API, as it does when Janus's demos are served by a
+// separate web server, so the calls also exercise strata's CORS handling and cross-origin
+// WebSockets.
 func servePage(t *testing.T) *httptest.Server {
 	t.Helper()
 	if _, err := os.Stat(janusJSPath); err != nil {
@@ -37,9 +37,6 @@ func servePage(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("/features.html", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-features.html")
-	})
-	mux.HandleFunc("/multiopus.html", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeFile(w, r, "testdata/janusjs-multiopus.html")
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"github.com/strata-rtc/strata/internal/peer/peertest"
@@ -216,7 +217,9 @@ func countWithin(ch <-chan struct{}, n int, d time.Duration) int {
 	}
 }
 
-// echoBrowser is a Pion PeerConnection playing the browser: VP8 and Opus tracks and a data channel.
+// echoBrowser is a Pion PeerConnection playing the browser: VP8 and an audio track (Opus, or
+// what its API registered) and a data channel. echoed counts what comes back per kind;
+// echoedAudio holds the echoed audio packets and echoedCodec the echoed audio track's codec.
 type echoBrowser struct {
 	pc           *webrtc.PeerConnection
 	video, audio *webrtc.TrackLocalStaticRTP
@@ -224,18 +227,26 @@ type echoBrowser struct {
 	dcOpen       chan struct{}
 	dcGot        chan string
 	echoed       map[string]chan struct{}
+	echoedAudio  chan *rtp.Packet
+	echoedCodec  chan webrtc.RTPCodecParameters
 }
 
 func newEchoBrowser(t *testing.T) *echoBrowser {
+	return newEchoBrowserWith(t, peertest.BrowserAPI(t), webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2})
+}
+
+// newEchoBrowserWith builds the browser on api, sending audio as the codec audio.
+func newEchoBrowserWith(t *testing.T, api *webrtc.API, audio webrtc.RTPCodecCapability) *echoBrowser {
 	t.Helper()
-	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
+	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pc.Close() })
 	b := &echoBrowser{pc: pc, dcOpen: make(chan struct{}), dcGot: make(chan string, 4),
-		echoed: map[string]chan struct{}{"audio": make(chan struct{}, 1024), "video": make(chan struct{}, 1024)}}
-	if b.audio, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "a", "b"); err != nil {
+		echoed:      map[string]chan struct{}{"audio": make(chan struct{}, 1024), "video": make(chan struct{}, 1024)},
+		echoedAudio: make(chan *rtp.Packet, 1024), echoedCodec: make(chan webrtc.RTPCodecParameters, 1)}
+	if b.audio, err = webrtc.NewTrackLocalStaticRTP(audio, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
 	if b.video, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "b"); err != nil {
@@ -260,19 +271,44 @@ func newEchoBrowser(t *testing.T) *echoBrowser {
 	b.dc.OnOpen(func() { close(b.dcOpen) })
 	b.dc.OnMessage(func(m webrtc.DataChannelMessage) { b.dcGot <- string(m.Data) })
 	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		audio := tr.Kind() == webrtc.RTPCodecTypeAudio
+		if audio {
+			b.echoedCodec <- tr.Codec()
+		}
 		ch := b.echoed[tr.Kind().String()]
-		buf := make([]byte, 1500)
 		for {
-			if _, _, err := tr.Read(buf); err != nil {
+			p, _, err := tr.ReadRTP()
+			if err != nil {
 				return
 			}
 			select {
 			case ch <- struct{}{}:
 			default:
 			}
+			if audio {
+				select {
+				case b.echoedAudio <- p:
+				default:
+				}
+			}
 		}
 	})
 	return b
+}
+
+// offer gathers every candidate into the offer (no trickle).
+func (b *echoBrowser) offer(t *testing.T) string {
+	t.Helper()
+	offer, err := b.pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(b.pc)
+	if err := b.pc.SetLocalDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	return b.pc.LocalDescription().SDP
 }
 
 // offerTrickling creates the offer and hands every local candidate to trickle as it is gathered,
@@ -299,7 +335,9 @@ func (b *echoBrowser) offerTrickling(t *testing.T, trickle func(janusclient.Cand
 	return offer.SDP
 }
 
-// sendMedia sends VP8 (a keyframe every 10 frames) and Opus every 20 ms until stop closes.
+// sendMedia sends VP8 (a keyframe every 10 frames) and audio every 20 ms until stop closes; each
+// audio payload starts with its index. To forwarding an audio payload (Opus, multistream Opus) is
+// opaque bytes, and the echo must bring them back unchanged.
 func (b *echoBrowser) sendMedia(stop <-chan struct{}) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -315,6 +353,8 @@ func (b *echoBrowser) sendMedia(stop <-chan struct{}) {
 			vp8[1] = 0x00 // keyframe
 		}
 		_ = b.video.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(3000 * i), Marker: true}, Payload: vp8})
-		_ = b.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(960 * i)}, Payload: make([]byte, 60)})
+		audio := make([]byte, 120)
+		binary.BigEndian.PutUint32(audio, uint32(i))
+		_ = b.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(960 * i)}, Payload: audio})
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/janusclient"
@@ -22,25 +21,14 @@ import (
 // 111 renamed multiopus/48000/6, with the 5.1 channel mapping added to Opus's fmtp.
 const chromeMultiopusFmtp = "minptime=10;useinbandfec=1;channel_mapping=0,4,1,2,3,5;num_streams=4;coupled_streams=2"
 
-// surroundBrowser is a Pion PeerConnection offering audio as the multiopus demo's browser does,
-// and VP8 video.
-type surroundBrowser struct {
-	pc           *webrtc.PeerConnection
-	audio, video *webrtc.TrackLocalStaticRTP
-	echoedAudio  chan *rtp.Packet
-	echoedCodec  chan webrtc.RTPCodecParameters
-	echoedVideo  chan struct{}
-}
-
-func newSurroundBrowser(t *testing.T, channels uint16, fmtp string) *surroundBrowser {
+// newSurroundBrowser is a test browser offering audio as the multiopus demo's browser does, and
+// VP8 video.
+func newSurroundBrowser(t *testing.T, channels uint16, fmtp string) *echoBrowser {
 	t.Helper()
-	mime := "audio/multiopus"
+	audio := webrtc.RTPCodecCapability{MimeType: "audio/multiopus", ClockRate: 48000, Channels: channels, SDPFmtpLine: fmtp,
+		RTCPFeedback: []webrtc.RTCPFeedback{{Type: webrtc.TypeRTCPFBTransportCC}}}
 	api := peertest.BrowserAPIWith(t, func(me *webrtc.MediaEngine) error {
-		audio := webrtc.RTPCodecParameters{PayloadType: 111, RTPCodecCapability: webrtc.RTPCodecCapability{
-			MimeType: mime, ClockRate: 48000, Channels: channels, SDPFmtpLine: fmtp,
-			RTCPFeedback: []webrtc.RTCPFeedback{{Type: webrtc.TypeRTCPFBTransportCC}},
-		}}
-		if err := me.RegisterCodec(audio, webrtc.RTPCodecTypeAudio); err != nil {
+		if err := me.RegisterCodec(webrtc.RTPCodecParameters{PayloadType: 111, RTPCodecCapability: audio}, webrtc.RTPCodecTypeAudio); err != nil {
 			return err
 		}
 		video := webrtc.RTPCodecParameters{PayloadType: 96, RTPCodecCapability: webrtc.RTPCodecCapability{
@@ -49,95 +37,26 @@ func newSurroundBrowser(t *testing.T, channels uint16, fmtp string) *surroundBro
 		}}
 		return me.RegisterCodec(video, webrtc.RTPCodecTypeVideo)
 	})
-	pc, err := api.NewPeerConnection(webrtc.Configuration{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Close() })
-	b := &surroundBrowser{pc: pc, echoedAudio: make(chan *rtp.Packet, 1024),
-		echoedCodec: make(chan webrtc.RTPCodecParameters, 1), echoedVideo: make(chan struct{}, 1024)}
-	if b.audio, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: mime, ClockRate: 48000, Channels: channels, SDPFmtpLine: fmtp}, "a", "surround"); err != nil {
-		t.Fatal(err)
-	}
-	if b.video, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "surround"); err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range []*webrtc.TrackLocalStaticRTP{b.audio, b.video} {
-		s, err := pc.AddTrack(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			for {
-				if _, _, err := s.ReadRTCP(); err != nil {
-					return
-				}
-			}
-		}()
-	}
-	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
-		if tr.Kind() == webrtc.RTPCodecTypeAudio {
-			b.echoedCodec <- tr.Codec()
-		}
-		for {
-			p, _, err := tr.ReadRTP()
-			if err != nil {
-				return
-			}
-			if tr.Kind() == webrtc.RTPCodecTypeVideo {
-				select {
-				case b.echoedVideo <- struct{}{}:
-				default:
-				}
-				continue
-			}
-			select {
-			case b.echoedAudio <- p:
-			default:
-			}
-		}
-	})
-	return b
+	return newEchoBrowserWith(t, api, audio)
 }
 
-// offer gathers every candidate into the offer (no trickle).
-func (b *surroundBrowser) offer(t *testing.T) string {
+// attachEcho opens a session on url and attaches the echotest.
+func attachEcho(t *testing.T, ctx context.Context, url string) (*janusclient.Client, *janusclient.Session, *janusclient.Handle) {
 	t.Helper()
-	offer, err := b.pc.CreateOffer(nil)
+	c, err := janusclient.Dial(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gathered := webrtc.GatheringCompletePromise(b.pc)
-	if err := b.pc.SetLocalDescription(offer); err != nil {
+	t.Cleanup(func() { _ = c.Close() })
+	sess, err := c.Create(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	<-gathered
-	return b.pc.LocalDescription().SDP
-}
-
-// sendMedia sends, every 20 ms, a multiopus packet whose payload starts with its index, and a VP8
-// frame (a keyframe every 10).
-func (b *surroundBrowser) sendMedia(stop <-chan struct{}) {
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-		}
-		// A multistream Opus packet has one self-delimited frame per stream; to forwarding it
-		// is opaque bytes, and the echo must bring them back unchanged.
-		audio := make([]byte, 120)
-		binary.BigEndian.PutUint32(audio, uint32(i))
-		_ = b.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(960 * i)}, Payload: audio})
-		vp8 := make([]byte, 200)
-		vp8[0], vp8[1] = 0x10, 0x01
-		if i%10 == 0 {
-			vp8[1] = 0x00
-		}
-		_ = b.video.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, SequenceNumber: uint16(i), Timestamp: uint32(3000 * i), Marker: true}, Payload: vp8})
+	h, err := sess.Attach(ctx, "janus.plugin.echotest")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return c, sess, h
 }
 
 // audioLine returns the audio m-section of an SDP.
@@ -161,19 +80,7 @@ func TestEchotestMultiopus(t *testing.T) {
 	srv := startEchoServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := janusclient.Dial(ctx, "ws://"+srv.WSAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess, err := c.Create(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := sess.Attach(ctx, "janus.plugin.echotest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sess, h := attachEcho(t, ctx, "ws://"+srv.WSAddr())
 	b := newSurroundBrowser(t, 6, chromeMultiopusFmtp)
 	offer := b.offer(t)
 	if !strings.Contains(offer, "multiopus/48000/6") {
@@ -224,7 +131,7 @@ func TestEchotestMultiopus(t *testing.T) {
 			t.Fatalf("%d echoed multiopus packets within 10 s, want 50", n)
 		}
 	}
-	if n := countWithin(b.echoedVideo, 20, 5*time.Second); n < 20 {
+	if n := countWithin(b.echoed["video"], 20, 5*time.Second); n < 20 {
 		t.Fatalf("%d echoed video packets beside the multiopus audio, want 20", n)
 	}
 	if got := handleInfoCodec(t, "http://"+srv.AdminAddr()+"/admin", sess.ID, h.ID, "audio"); got != "multiopus" {
@@ -241,19 +148,7 @@ func TestEchotestMultiopusUnsupportedLayout(t *testing.T) {
 	srv := startEchoServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := janusclient.Dial(ctx, "http://"+srv.HTTPAddr()+"/janus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess, err := c.Create(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := sess.Attach(ctx, "janus.plugin.echotest")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, sess, h := attachEcho(t, ctx, "http://"+srv.HTTPAddr()+"/janus")
 	b := newSurroundBrowser(t, 8, "channel_mapping=0,6,1,2,3,4,5,7;num_streams=5;coupled_streams=3")
 	ev, err := h.Message(ctx, map[string]any{"audio": true, "video": true, "audiocodec": "multiopus"}, &janusclient.JSEP{Type: "offer", SDP: b.offer(t)})
 	if err != nil || ev.JSEP == nil {
