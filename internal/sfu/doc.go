@@ -1,17 +1,21 @@
-// Package sfu is strata's forwarding core, codec-agnostic thanks to package media:
+// Package sfu is strata's one media core, codec-agnostic thanks to package media. Every plugin
+// moves media through it:
 //
 //   - a Receiver per published track (one layer per simulcast encoding, or one stream carrying SVC
 //     layers) parses each packet once into flags, keeps it in a packet cache, measures the bitrate
-//     of every spatial/temporal layer, rate-limits keyframe requests to the publisher, and fans the
-//     packet out to its down-tracks;
-//   - a DownTrack per subscriber and track (a webrtc.TrackLocal) selects layers (switching only at
-//     keyframes and switch points, forwarding the old layer until the new one can be decoded),
-//     rewrites SSRC, sequence numbers, timestamps and picture ids in place, answers NACKs from the
-//     cache (over RTX when negotiated), turns the subscriber's PLI/FIR into a rate-limited request
-//     to the publisher and sends padding when the allocator probes;
+//     of every spatial/temporal layer, rate-limits keyframe requests to the publisher, and hands
+//     the packet to its sinks (Sink: WriteRTP and Resync);
+//   - a DownTrack is the sink towards one subscriber's PeerConnection (a webrtc.TrackLocal): it
+//     selects layers (switching only at keyframes and switch points, forwarding the old layer until
+//     the new one can be decoded), maps SSRC, sequence numbers, timestamps and picture ids, answers
+//     NACKs from the cache (over RTX when negotiated), turns the subscriber's PLI/FIR into a
+//     rate-limited request to the publisher and sends padding when the allocator probes;
+//   - a Forwarder is the sink that relays a layer as RTP or SRTP to a host and port (rtp_forward);
+//     recorders and mixer inputs are sinks of the plugins that need them;
 //   - an Allocator per subscriber runs on its own goroutine, fed by an event queue (tracks added or
-//     removed, caps from the API) and a tick that reads the subscriber's bandwidth estimate; it asks
-//     a policy (package policy) for target layers and applies them.
+//     removed, caps from the API), every feedback message of the subscriber's Estimator and a tick;
+//     it asks a policy (package policy) for target layers, applies them, and sends the Prober's
+//     probe clusters as padding.
 //
 // Time on the media path is a monotonic duration passed as an argument (Now gives the process's);
 // nothing on the per-packet path allocates.
