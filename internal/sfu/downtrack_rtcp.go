@@ -132,7 +132,7 @@ func (d *DownTrack) retransmit(outSeq uint16, now time.Duration) {
 	e.resends++
 	e.resentAt = now
 	sent, dst, codec := *e, d.dst, d.codec
-	rtxSeq := d.rtxSeq
+	var rtxSeq uint16
 	if dst.rtxSSRC != 0 {
 		d.rtxSeq++
 		rtxSeq = d.rtxSeq

@@ -99,7 +99,7 @@ func (s *session) prepareEcho(pc *webrtc.PeerConnection, prefs codecPrefs, rids 
 		st.down.SetPaused(!s.active(st.video))
 		s.streams[t.Mid()] = st
 		if st.video {
-			s.videoCodec = st.codec.String()
+			s.videoCodec = codecName(chosen.MimeType)
 		} else {
 			s.audioCodec = codecName(chosen.MimeType)
 		}

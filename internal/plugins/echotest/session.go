@@ -239,18 +239,16 @@ func (s *session) applyLayers(r *request) {
 	changed = set(r.Spatial, &s.targets.spatial) || changed
 	changed = set(r.TemporalSVC, &s.targets.temporalSVC) || changed
 	targets := s.targets
+	first := s.videoStreamLocked()
 	s.mu.Unlock()
-	if !changed {
+	if !changed || first == nil {
 		return
 	}
-	videos := s.videoStreams()
-	for _, st := range videos {
+	for _, st := range s.videoStreams() {
 		st.down.SetTarget(st.target(targets))
 	}
-	if len(videos) > 0 {
-		if ev := videos[0].echoing(targets, r); ev != nil {
-			s.push("", ev, nil)
-		}
+	if ev := first.echoing(targets, r); ev != nil {
+		s.push("", ev, nil)
 	}
 }
 
