@@ -161,10 +161,21 @@ func newSelector(recv *Receiver) selector {
 
 // SetTarget sets the layer the down-track should forward (the allocator's decision). NoLayer
 // stops forwarding (the allocator pauses a video the path cannot carry); forwarding resumes, at a
-// keyframe and with the numbering re-anchored, once a layer is set again.
+// keyframe and with the numbering re-anchored, once a layer is set again. A new target that needs
+// a keyframe of another simulcast layer asks for it at once, as Janus does.
 func (d *DownTrack) SetTarget(l Layer) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if l == d.sel.target() {
+		return
+	}
+	defer func() {
+		if now := Now(); d.bound && !d.paused {
+			if layer := d.sel.keyframeNeeded(now); layer >= 0 {
+				d.recv.RequestKeyframe(layer, now)
+			}
+		}
+	}()
 	if l.Spatial < 0 && d.sel.target().Spatial >= 0 && d.video {
 		// A fresh selector waits for (and asks for) a keyframe when a layer is set again, and the
 		// rewriter continues the numbering from the last packet sent rather than leaving a hole

@@ -37,6 +37,9 @@ type selector interface {
 	target() policy.Layer
 	current() policy.Layer
 	selectPacket(layer int, f media.Flags, now time.Duration) decision
+	// keyframeNeeded is the layer whose keyframe the target waits for (-1: none), so that a new
+	// target can ask for it at once rather than at the next packet.
+	keyframeNeeded(now time.Duration) int
 }
 
 // simulcastSelector picks one of several independent streams (simulcast layers, or a single stream
@@ -108,6 +111,16 @@ func (s *simulcastSelector) selectPacket(layer int, f media.Flags, now time.Dura
 	return d
 }
 
+func (s *simulcastSelector) keyframeNeeded(now time.Duration) int {
+	if s.want.Spatial < 0 {
+		return -1
+	}
+	if want := s.effective(now); want != int(s.cur.Spatial) {
+		return want
+	}
+	return -1
+}
+
 // moveTemporal applies the temporal target at a frame start: down at once, up at a layer-sync
 // frame (or keyframe) of a layer not above the target.
 func (s *simulcastSelector) moveTemporal(f media.Flags) bool {
@@ -142,6 +155,10 @@ func newSVCSelector() *svcSelector {
 func (s *svcSelector) setTarget(l policy.Layer) { s.want = l }
 func (s *svcSelector) target() policy.Layer     { return s.want }
 func (s *svcSelector) current() policy.Layer    { return s.cur }
+
+// keyframeNeeded: an SVC stream may reach a higher spatial layer at a switch point without a
+// keyframe, so the selector asks only when it meets a picture that is none (selectPacket).
+func (s *svcSelector) keyframeNeeded(time.Duration) int { return -1 }
 
 func (s *svcSelector) selectPacket(_ int, f media.Flags, _ time.Duration) decision {
 	d := decision{keyframeLayer: -1}
@@ -196,6 +213,7 @@ type passSelector struct{ want policy.Layer }
 func (p *passSelector) setTarget(l policy.Layer) { p.want = l }
 func (p *passSelector) target() policy.Layer     { return p.want }
 func (p *passSelector) current() policy.Layer    { return p.want }
+func (p *passSelector) keyframeNeeded(time.Duration) int { return -1 }
 func (p *passSelector) selectPacket(int, media.Flags, time.Duration) decision {
 	return decision{forward: p.want.Spatial >= 0, keyframeLayer: -1}
 }
