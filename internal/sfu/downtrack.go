@@ -220,25 +220,11 @@ func (d *DownTrack) SetPaused(paused bool) {
 	d.paused = paused
 }
 
-// Paused reports whether forwarding is paused.
-func (d *DownTrack) Paused() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.paused
-}
-
 // SSRC is the SSRC the subscriber receives the track on (0 before negotiation).
 func (d *DownTrack) SSRC() uint32 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.dst.ssrc
-}
-
-// HasRTX reports whether RTX was negotiated (retransmissions go there).
-func (d *DownTrack) HasRTX() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.bound && d.dst.rtxSSRC != 0
 }
 
 // layerChanged records a switch and tells the owner (without blocking the media path).

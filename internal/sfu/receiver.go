@@ -213,9 +213,6 @@ func (r *Receiver) SetMuted(muted bool) {
 	}
 }
 
-// Muted reports whether delivery is muted.
-func (r *Receiver) Muted() bool { return r.muted.Load() }
-
 // AddSink starts delivering packets to s.
 func (r *Receiver) AddSink(s Sink) {
 	r.sinksMu.Lock()

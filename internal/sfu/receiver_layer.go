@@ -126,17 +126,6 @@ func (r *Receiver) layerFlowing(layer int, now time.Duration) bool {
 	return now-time.Duration(r.layers[layer].lastAt.Load()) < layerStale
 }
 
-// ActiveLayers is the number of layers that have received packets.
-func (r *Receiver) ActiveLayers() int {
-	n := 0
-	for i := range r.layers {
-		if r.layers[i].active.Load() {
-			n++
-		}
-	}
-	return n
-}
-
 // cached copies a cached packet of a layer into dst.
 func (r *Receiver) cached(layer int, seq uint16, dst []byte) int {
 	if layer < 0 || layer >= len(r.layers) {
