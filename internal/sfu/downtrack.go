@@ -138,11 +138,11 @@ func (d *DownTrack) SetReceiver(r *Receiver) error {
 	return nil
 }
 
-// Resync implements Sink: the next forwarded packet re-anchors the numbering (the source was
-// muted).
+// Resync implements Sink: the source was muted and is back; forwarding starts again (at a
+// keyframe for video) with the numbering continuous.
 func (d *DownTrack) Resync() {
 	d.mu.Lock()
-	d.resume = true
+	d.restart()
 	d.mu.Unlock()
 }
 
@@ -176,15 +176,27 @@ func (d *DownTrack) SetTarget(l Layer) {
 			}
 		}
 	}()
-	if l.Spatial < 0 && d.sel.target().Spatial >= 0 && d.video {
-		// A fresh selector waits for (and asks for) a keyframe when a layer is set again, and the
-		// rewriter continues the numbering from the last packet sent rather than leaving a hole
-		// the size of the pause.
-		d.sel = newSelector(d.recv)
-		d.resume = true
-		d.current = policy.NoLayer
+	if l.Spatial < 0 && d.sel.target().Spatial >= 0 {
+		// Forwarding resumes at a keyframe when a layer is set again, and the rewriter continues
+		// the numbering from the last packet sent rather than leaving a hole the size of the pause.
+		d.restart()
 	}
 	d.sel.setTarget(l)
+}
+
+// restart makes the stream start again after a gap (a pause, a mute, no layer): the rewriter
+// re-anchors the numbering at the next forwarded packet, and a video waits for (and asks for) a
+// keyframe with a fresh selector, since the subscriber missed the pictures meanwhile. Called with
+// mu held.
+func (d *DownTrack) restart() {
+	d.resume = true
+	if !d.video {
+		return
+	}
+	target := d.sel.target()
+	d.sel = newSelector(d.recv)
+	d.sel.setTarget(target)
+	d.current = policy.NoLayer
 }
 
 // Target returns the layer the down-track should forward.
@@ -207,15 +219,7 @@ func (d *DownTrack) SetPaused(paused bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.paused && !paused {
-		d.resume = true
-		if d.video {
-			// The subscriber missed the pictures sent meanwhile: start again at a keyframe, which
-			// a fresh selector waits for and asks for.
-			target := d.sel.target()
-			d.sel = newSelector(d.recv)
-			d.sel.setTarget(target)
-			d.current = policy.NoLayer
-		}
+		d.restart()
 	}
 	d.paused = paused
 }
