@@ -210,9 +210,9 @@ func (s *svcSelector) selectPacket(_ int, f media.Flags, _ time.Duration) decisi
 // passSelector forwards everything (audio).
 type passSelector struct{ want policy.Layer }
 
-func (p *passSelector) setTarget(l policy.Layer) { p.want = l }
-func (p *passSelector) target() policy.Layer     { return p.want }
-func (p *passSelector) current() policy.Layer    { return p.want }
+func (p *passSelector) setTarget(l policy.Layer)         { p.want = l }
+func (p *passSelector) target() policy.Layer             { return p.want }
+func (p *passSelector) current() policy.Layer            { return p.want }
 func (p *passSelector) keyframeNeeded(time.Duration) int { return -1 }
 func (p *passSelector) selectPacket(int, media.Flags, time.Duration) decision {
 	return decision{forward: p.want.Spatial >= 0, keyframeLayer: -1}
