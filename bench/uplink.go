@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // The uplink scenario measures how well Chromium's send-side congestion control (GCC, driven by
@@ -39,11 +41,14 @@ type uplinkConfig struct {
 	burst   int           // tbf bucket, bytes
 	runs    int           // repetitions of every (cap, server) pair
 	vmodule string        // Chromium --vmodule for its own logging (diagnosis), empty for none
+	// reference adds a call to another Chromium (in the server's namespace) at every cap: the
+	// feedback Chromium's congestion control is built against (libwebrtc's own receiver).
+	reference bool
 }
 
 func defaultUplinkConfig() uplinkConfig {
 	return uplinkConfig{caps: []int{250, 500, 750}, warmup: 20 * time.Second, window: 30 * time.Second,
-		queue: 500 * time.Millisecond, burst: 3000, runs: 1}
+		queue: 500 * time.Millisecond, burst: 1600, runs: 1, reference: true}
 }
 
 func parseCaps(s string) ([]int, error) {
@@ -224,12 +229,17 @@ func runUplink(ctx context.Context, c config, ns *netns, log io.Writer) ([]*upli
 		return nil, err
 	}
 	defer pages.close()
+	serverPages, err := servePages(ns.name) // the reference receiver's
+	if err != nil {
+		return nil, err
+	}
+	defer serverPages.close()
 	api := fmt.Sprintf("http://%s:%d/janus", ns.browser.serverIP, apiPort)
 	u := c.uplink
 	var runs []*uplinkRun
 	for rep := 1; rep <= u.runs; rep++ {
 		for _, capKbps := range u.caps {
-			targets := slices.Clone(c.targets)
+			targets := uplinkTargets(c)
 			if rep%2 == 0 {
 				slices.Reverse(targets) // alternate who goes first, so a drifting load favours neither
 			}
@@ -244,7 +254,7 @@ func runUplink(ctx context.Context, c config, ns *netns, log io.Writer) ([]*upli
 				dir, _ := filepath.Abs(filepath.Join(c.out, "uplink", tname, name))
 				r := &uplinkRun{Target: tname, CapKbps: capKbps, Rep: rep, Dir: dir}
 				fmt.Fprintf(log, "== %s: uplink %d kbit/s (run %d)\n", tname, capKbps, rep)
-				if err := uplinkCall(ctx, c, ns, pages, api, r); err != nil {
+				if err := uplinkCall(ctx, c, ns, pages, serverPages, api, r); err != nil {
 					r.Err = err.Error()
 					fmt.Fprintf(log, "bench: uplink %s %d kbit/s: %v\n", tname, capKbps, err)
 				} else {
@@ -260,8 +270,21 @@ func runUplink(ctx context.Context, c config, ns *netns, log io.Writer) ([]*upli
 	return runs, nil
 }
 
-// uplinkCall runs one call: rate limit, server, Chromium, the call, the figures.
-func uplinkCall(ctx context.Context, c config, ns *netns, pages *pageServer, api string, r *uplinkRun) error {
+// referenceTarget names the reference calls (Chromium to Chromium) among the servers.
+const referenceTarget = "chromium"
+
+// uplinkTargets are the servers the uplink scenario calls, then the reference.
+func uplinkTargets(c config) []string {
+	t := slices.Clone(c.targets)
+	if c.uplink.reference {
+		t = append(t, referenceTarget)
+	}
+	return t
+}
+
+// uplinkCall runs one call: rate limit, server (or the receiving Chromium), Chromium, the call,
+// the figures.
+func uplinkCall(ctx context.Context, c config, ns *netns, pages, serverPages *pageServer, api string, r *uplinkRun) error {
 	u := c.uplink
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return err
@@ -269,19 +292,37 @@ func uplinkCall(ctx context.Context, c config, ns *netns, pages *pageServer, api
 	if err := ns.browser.limitUplink(r.CapKbps, u.burst, u.queue); err != nil {
 		return err
 	}
-	t := strataTarget(c.strata, uplinkStrataYAML, c.extra)
-	if r.Target == "janus" {
-		t = janusPluginTarget(c.janus, c.janusLib, "echotest")
-	}
-	proc, err := start(t, ns, r.Dir)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := proc.stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "bench: %s: %v\n", t.name, err)
+	var proc *process
+	var recv *chromium
+	if r.Target == referenceTarget {
+		profile, err := os.MkdirTemp("", "strata-bench-chromium-")
+		if err != nil {
+			return err
 		}
-	}()
+		defer os.RemoveAll(profile)
+		// The receiver captures nothing, so Chromium would hide its addresses behind mDNS names
+		// that the sender's namespace cannot resolve.
+		recv, err = startChromium(ns.name, profile, filepath.Join(r.Dir, "receiver-console.log"),
+			filepath.Join(r.Dir, "receiver-chromium.log"), u.vmodule, chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"))
+		if err != nil {
+			return err
+		}
+		defer recv.close()
+	} else {
+		t := strataTarget(c.strata, uplinkStrataYAML, c.extra)
+		if r.Target == "janus" {
+			t = janusPluginTarget(c.janus, c.janusLib, "echotest")
+		}
+		var err error
+		if proc, err = start(t, ns, r.Dir); err != nil {
+			return err
+		}
+		defer func() {
+			if err := proc.stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", t.name, err)
+			}
+		}()
+	}
 	profile, err := os.MkdirTemp("", "strata-bench-chromium-")
 	if err != nil {
 		return err
@@ -295,7 +336,13 @@ func uplinkCall(ctx context.Context, c config, ns *netns, pages *pageServer, api
 	defer br.close()
 	load := sampleLoad(ctx)
 	queue := sampleQueue(ctx, ns.browser)
-	st, err := br.call(ctx, pages.url(api), u.warmup+u.window+time.Second)
+	hold := u.warmup + u.window + time.Second
+	var st *pageState
+	if recv != nil {
+		st, err = br.callPeer(ctx, recv, pages.peerURL("send"), serverPages.peerURL("recv"), hold)
+	} else {
+		st, err = br.call(ctx, pages.url(api), hold)
+	}
 	r.Summary.LoadMax = load()
 	qs := queue()
 	_ = writeJSON(filepath.Join(r.Dir, "queue.json"), qs)
@@ -306,8 +353,8 @@ func uplinkCall(ctx context.Context, c config, ns *netns, pages *pageServer, api
 	if err != nil {
 		return err
 	}
-	if !proc.alive() {
-		return fmt.Errorf("%s died during the call: %s", t.name, tail(proc.log))
+	if proc != nil && !proc.alive() {
+		return fmt.Errorf("%s died during the call: %s", r.Target, tail(proc.log))
 	}
 	loadMax := r.Summary.LoadMax
 	r.Summary, err = summarize(st, r.CapKbps, u.warmup, u.window)

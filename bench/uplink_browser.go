@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,8 +28,14 @@ const (
 	janusJSPath = "/usr/share/javascript/janus-gateway/janus.js"
 )
 
-//go:embed uplink.html
-var uplinkPage []byte
+var (
+	//go:embed uplink.html
+	uplinkPage []byte
+	//go:embed uplink_peer.html
+	peerPage []byte
+	//go:embed uplink_stats.js
+	statsJS []byte
+)
 
 // uplinkSample is one getStats() sample of the page (bench/uplink.html): cumulative counters of
 // the video and audio outbound-rtp, the video remote-inbound-rtp and the selected candidate pair.
@@ -72,9 +79,10 @@ type pageState struct {
 	UpWall time.Time `json:"up_wall"`
 }
 
-// pageServer serves bench/uplink.html and the installed janus.js, unmodified, on 127.0.0.1 inside
-// the browser's namespace: a secure context (getUserMedia needs one) that no other process on the
-// machine can reach or collide with.
+// pageServer serves bench/uplink.html (at /), bench/uplink_peer.html (/peer.html), their
+// statistics script and the installed janus.js, unmodified, on 127.0.0.1 inside a namespace: a
+// secure context (getUserMedia needs one) that no other process on the machine can reach or
+// collide with.
 type pageServer struct {
 	l   net.Listener
 	srv *http.Server
@@ -87,10 +95,15 @@ func servePages(ns string) (*pageServer, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/janus.js", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, janusJSPath) })
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write(uplinkPage)
-	})
+	static := func(path, contentType string, body []byte) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", contentType)
+			_, _ = w.Write(body)
+		})
+	}
+	static("/{$}", "text/html; charset=utf-8", uplinkPage)
+	static("/peer.html", "text/html; charset=utf-8", peerPage)
+	static("/stats.js", "text/javascript; charset=utf-8", statsJS)
 	p := &pageServer{l: l, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { _ = p.srv.Serve(l) }()
 	return p, nil
@@ -98,6 +111,10 @@ func servePages(ns string) (*pageServer, error) {
 
 func (p *pageServer) url(api string) string {
 	return "http://" + p.l.Addr().String() + "/?server=" + url.QueryEscape(api)
+}
+
+func (p *pageServer) peerURL(role string) string {
+	return "http://" + p.l.Addr().String() + "/peer.html?role=" + role
 }
 
 func (p *pageServer) close() { _ = p.srv.Close() }
@@ -153,8 +170,8 @@ type chromium struct {
 
 // startChromium launches Chromium in namespace ns with fake 720p30 capture and a fresh profile.
 // Its console goes to consolePath; with vmodule set, its own logging (--enable-logging=stderr
-// --vmodule=...) goes to logPath.
-func startChromium(ns, profileDir, consolePath, logPath, vmodule string) (*chromium, error) {
+// --vmodule=...) goes to logPath. extra adds options.
+func startChromium(ns, profileDir, consolePath, logPath, vmodule string, extra ...chromedp.ExecAllocatorOption) (*chromium, error) {
 	console, err := os.Create(consolePath)
 	if err != nil {
 		return nil, err
@@ -192,6 +209,7 @@ func startChromium(ns, profileDir, consolePath, logPath, vmodule string) (*chrom
 			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL // never outlive the benchmark
 		}),
 	}
+	opts = append(opts, extra...)
 	if vmodule != "" {
 		logf, err := os.Create(logPath)
 		if err != nil {
@@ -292,6 +310,59 @@ func (c *chromium) call(ctx context.Context, pageURL string, hold time.Duration)
 		return &st, errors.New("janus.js: " + st.Error)
 	}
 	return &st, nil
+}
+
+// callPeer runs the reference call: c sends to recv (another Chromium, whose libwebrtc gives the
+// feedback), the benchmark carrying the offer and the answer; it holds the call for hold and
+// returns the sender's samples.
+func (c *chromium) callPeer(ctx context.Context, recv *chromium, sendURL, recvURL string, hold time.Duration) (*pageState, error) {
+	for _, b := range []struct {
+		br  *chromium
+		url string
+	}{{c, sendURL}, {recv, recvURL}} {
+		if err := chromedp.Do(b.br.ctx, chromedp.Navigate(b.url)); err != nil {
+			return nil, err
+		}
+		if err := waitJS(b.br.ctx, "the page", `window.peer && window.uplink.state === 'ready'`, 15*time.Second); err != nil {
+			return nil, err
+		}
+	}
+	offer, err := evalJS[string](c.ctx, 20*time.Second, `peer.offer()`)
+	if err != nil {
+		return nil, fmt.Errorf("offer: %w", err)
+	}
+	answer, err := evalJS[string](recv.ctx, 20*time.Second, fmt.Sprintf(`peer.answer(%s)`, jsString(offer)))
+	if err != nil {
+		return nil, fmt.Errorf("answer: %w", err)
+	}
+	if _, err := evalJS[bool](c.ctx, 20*time.Second, fmt.Sprintf(`peer.accept(%s)`, jsString(answer))); err != nil {
+		return nil, fmt.Errorf("accepting the answer: %w", err)
+	}
+	if err := waitJS(c.ctx, "the PeerConnection", `window.uplink.upAt !== null || window.uplink.state === 'error'`, 30*time.Second); err != nil {
+		return nil, err
+	}
+	upWall := time.Now()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(hold):
+	}
+	st, err := evalJS[pageState](c.ctx, 20*time.Second, `({state: window.uplink.state, error: window.uplink.error || '',
+		upAt: window.uplink.upAt, samples: window.uplink.samples, events: window.uplink.events})`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the samples: %w", err)
+	}
+	st.UpWall = upWall
+	if st.Error != "" {
+		return &st, errors.New("page: " + st.Error)
+	}
+	return &st, nil
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // chromiumVersion is what `chromium --version` says, for the results.

@@ -19,14 +19,46 @@ func writeUplink(b *strings.Builder, c config, runs []*uplinkRun) {
 	fmt.Fprintf(b, "%s; uplink rate limit: tbf at each cap, bucket %d bytes, queue %v (tbf latency); warm-up %v, window %v; "+
 		"same janus.js echotest page (720p30 fake camera, audio and video, no bitrate cap) for every server.\n\n",
 		chromiumVersion(), u.burst, u.queue, u.warmup, u.window)
-	b.WriteString("| cap kbit/s | share strata | share Janus | strata − Janus | RTT p50/p95 strata (ms) | RTT p50/p95 Janus (ms) | queue p50/p95 strata (ms) | queue p50/p95 Janus (ms) | wire share strata / Janus |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, capKbps := range u.caps {
-		st, ja := medianRun(runs, "strata", capKbps), medianRun(runs, "janus", capKbps)
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s / %s |\n", capKbps, fmtShare(st), fmtShare(ja), shareDiff(st, ja),
-			fmtRTT(st), fmtRTT(ja), fmtQueue(st), fmtQueue(ja), fmtWire(st), fmtWire(ja))
+	targets := uplinkTargets(c)
+	b.WriteString("| cap kbit/s |")
+	for _, m := range []string{"share", "RTT p50/p95 ms", "queue p50/p95 ms"} {
+		for _, t := range targets {
+			fmt.Fprintf(b, " %s %s |", m, targetLabel(t))
+		}
+		if m == "share" && slices.Contains(targets, "strata") && slices.Contains(targets, "janus") {
+			b.WriteString(" strata − Janus |")
+		}
 	}
-	b.WriteString("\nMedian call per cap and server (by share). RTT –1: the server's receiver reports gave Chromium no round-trip time.\n")
+	b.WriteString("\n|---:|")
+	for range 3 * len(targets) {
+		b.WriteString("---:|")
+	}
+	if slices.Contains(targets, "strata") && slices.Contains(targets, "janus") {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, capKbps := range u.caps {
+		med := map[string]*uplinkRun{}
+		for _, t := range targets {
+			med[t] = medianRun(runs, t, capKbps)
+		}
+		fmt.Fprintf(b, "| %d |", capKbps)
+		for _, t := range targets {
+			fmt.Fprintf(b, " %s |", fmtShare(med[t]))
+		}
+		if slices.Contains(targets, "strata") && slices.Contains(targets, "janus") {
+			fmt.Fprintf(b, " %s |", shareDiff(med["strata"], med["janus"]))
+		}
+		for _, t := range targets {
+			fmt.Fprintf(b, " %s |", fmtRTT(med[t]))
+		}
+		for _, t := range targets {
+			fmt.Fprintf(b, " %s |", fmtQueue(med[t]))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nMedian call per cap and server (by share). RTT -1: the server's receiver reports gave Chromium no round-trip time. " +
+		"chromium: the reference, Chromium sending to another Chromium (libwebrtc's own transport-wide feedback and reports).\n")
 	b.WriteString("\nEvery call (share: video bytesSent rate / cap; wire: candidate-pair bytesSent rate / cap; RTT: " +
 		"remote-inbound-rtp, one value per receiver report; pair: STUN round trips; queue: tbf backlog / rate; drop: packets tbf dropped; avail.: availableOutgoingBitrate; " +
 		"BW-lim.: share of the window with qualityLimitationReason bandwidth; load: highest 1-minute load average):\n\n")
@@ -87,11 +119,15 @@ func fmtShare(r *uplinkRun) string {
 	return fmt.Sprintf("%.2f", r.Summary.Share)
 }
 
-func fmtWire(r *uplinkRun) string {
-	if r == nil {
-		return "–"
+// targetLabel names a target in table headings.
+func targetLabel(t string) string {
+	switch t {
+	case "janus":
+		return "Janus"
+	case referenceTarget:
+		return "Chromium→Chromium"
 	}
-	return fmt.Sprintf("%.2f", r.Summary.WireShare)
+	return t
 }
 
 func fmtQueue(r *uplinkRun) string {
@@ -141,7 +177,7 @@ func writeUplinkCSV(path string, runs []*uplinkRun) error {
 // writeUplinkPlots draws share and RTT p95 against the cap, one line per server (every call).
 func writeUplinkPlots(c config, dir string, runs []*uplinkRun) error {
 	var share, rtt []report.Line
-	for _, t := range c.targets {
+	for _, t := range uplinkTargets(c) {
 		ls := report.Line{Name: t, Color: targetColor(t)}
 		lr := ls
 		for _, r := range runs {
