@@ -144,11 +144,16 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 		monitor:     newMonitor(f.opts.monitor),
 		closed:      make(chan struct{}),
 	}
-	engine := f.s.engine // a copy: the DTLS hook below belongs to this Peer only
+	engine := f.s.engine // a copy: the DTLS hook and the buffers below belong to this Peer only
 	engine.SetDTLSServerHelloMessageHook(p.observeServerHello)
 	engine.LoggerFactory = claimLogs{LoggerFactory: engine.LoggerFactory, claims: &p.claims}
+	var arr *arrivals
+	if f.media.TWCC {
+		arr = newArrivals() // packets are stamped as they leave SRTP, for the feedback
+		engine.BufferFactory = arr.bufferFactory
+	}
 	p.engine = engine
-	registry, err := f.registry(p, po)
+	registry, err := f.registry(p, po, arr)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +177,9 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 // strata's counters and Pion's statistics come first (they see NACKs, reports and retransmissions
 // too), then the interceptors added with WithInterceptor (they see outgoing packets with their
 // transport-wide sequence numbers), then NACK generator and responder, RTCP sender and receiver
-// reports, and TWCC (sequence numbers on what strata sends, feedback on what it receives).
-func (f *Factory) registry(p *Peer, po peerOptions) (*interceptor.Registry, error) {
+// reports, and TWCC (sequence numbers on what strata sends, feedback on what it receives, with the
+// arrival times arr took; see twccfeedback.go).
+func (f *Factory) registry(p *Peer, po peerOptions, arr *arrivals) (*interceptor.Registry, error) {
 	reg := &interceptor.Registry{}
 	lf := f.s.engine.LoggerFactory
 	reg.Add(countingFactory{set: p.counters})
@@ -229,11 +235,7 @@ func (f *Factory) registry(p *Peer, po peerOptions) (*interceptor.Registry, erro
 			}
 			reg.Add(hdr)
 		}
-		fb, err := twcc.NewSenderInterceptor(twcc.SendInterval(f.media.TWCCInterval), twcc.WithLoggerFactory(lf))
-		if err != nil {
-			return nil, err
-		}
-		reg.Add(fb)
+		reg.Add(newFeedbackFactory(arr, f.media.TWCCInterval, lf))
 	}
 	return reg, nil
 }
