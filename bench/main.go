@@ -101,6 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.uplink.burst, "uplink-burst", c.uplink.burst, "uplink: the rate limit's bucket, bytes")
 	fs.IntVar(&c.uplink.runs, "uplink-runs", c.uplink.runs, "uplink: repetitions of every call")
 	fs.BoolVar(&c.uplink.reference, "uplink-reference", c.uplink.reference, "uplink: also call another Chromium (libwebrtc's own feedback) at every cap")
+	fs.BoolVar(&c.uplink.noEcho, "uplink-no-echo", false, "uplink: ask the echotest to send nothing back (audio: false, video: false), as the reference call")
 	fs.StringVar(&c.uplink.vmodule, "uplink-chromium-vmodule", "", "uplink: Chromium's --vmodule (logging to chromium.log in each call's directory), e.g. goog_cc_network_control=1,delay_based_bwe=1")
 	if err := fs.Parse(args); err != nil {
 		return 2

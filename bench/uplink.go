@@ -44,6 +44,9 @@ type uplinkConfig struct {
 	// reference adds a call to another Chromium (in the server's namespace) at every cap: the
 	// feedback Chromium's congestion control is built against (libwebrtc's own receiver).
 	reference bool
+	// noEcho asks the echotest to send nothing back (the reference call sends nothing back either):
+	// the uplink then carries the media and the reports about it, and no feedback about an echo.
+	noEcho bool
 }
 
 func defaultUplinkConfig() uplinkConfig {
@@ -341,7 +344,7 @@ func uplinkCall(ctx context.Context, c config, ns *netns, pages, serverPages *pa
 	if recv != nil {
 		st, err = br.callPeer(ctx, recv, pages.peerURL("send"), serverPages.peerURL("recv"), hold)
 	} else {
-		st, err = br.call(ctx, pages.url(api), hold)
+		st, err = br.call(ctx, pages.url(api, !u.noEcho), hold)
 	}
 	r.Summary.LoadMax = load()
 	qs := queue()

@@ -109,8 +109,12 @@ func servePages(ns string) (*pageServer, error) {
 	return p, nil
 }
 
-func (p *pageServer) url(api string) string {
-	return "http://" + p.l.Addr().String() + "/?server=" + url.QueryEscape(api)
+func (p *pageServer) url(api string, echo bool) string {
+	u := "http://" + p.l.Addr().String() + "/?server=" + url.QueryEscape(api)
+	if !echo {
+		u += "&echo=0"
+	}
+	return u
 }
 
 func (p *pageServer) peerURL(role string) string {

@@ -16,9 +16,13 @@ import (
 // every call. It also writes uplink/summary.csv and uplink/summary.json.
 func writeUplink(b *strings.Builder, c config, runs []*uplinkRun) {
 	u := c.uplink
+	echo := "echoing audio and video back"
+	if u.noEcho {
+		echo = "asked to send nothing back (--uplink-no-echo)"
+	}
 	fmt.Fprintf(b, "%s; uplink rate limit: tbf at each cap, bucket %d bytes, queue %v (tbf latency); warm-up %v, window %v; "+
-		"same janus.js echotest page (720p30 fake camera, audio and video, no bitrate cap) for every server.\n\n",
-		chromiumVersion(), u.burst, u.queue, u.warmup, u.window)
+		"same janus.js echotest page (720p30 fake camera, audio and video, no bitrate cap) for every server, the echotest %s.\n\n",
+		chromiumVersion(), u.burst, u.queue, u.warmup, u.window, echo)
 	targets := uplinkTargets(c)
 	b.WriteString("| cap kbit/s |")
 	for _, m := range []string{"share", "RTT p50/p95 ms", "queue p50/p95 ms"} {
