@@ -39,7 +39,8 @@ unit:
 	@echo "== go test -race (concurrent packages)"
 	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)
 
-## bench: strata and Janus side by side under the same load (root, ffmpeg, janus; ~15 min); tables on stdout,
+## bench: strata and Janus side by side under the same load, then Chromium's uplink on each one's feedback
+## (root, ffmpeg, janus, chromium; ~25 min); tables on stdout,
 ## results in bench-out/ (docs/PERFORMANCE.md). BENCH_FLAGS passes flags to ./bench (e.g. --only fanout).
 BENCH_FLAGS ?=
 bench: deps-test build

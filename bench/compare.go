@@ -44,6 +44,14 @@ func writeResults(c config, outcomes []*outcome, args []string) string {
 	fmt.Fprintf(&b, "Ratios are strata/Janus: below 1 means strata uses less (for loss, freezes, CPU and memory) or, for the rows marked ↑, above 1 means strata does better.\n\n")
 	for _, o := range outcomes {
 		fmt.Fprintf(&b, "## %s\n\n", o.title)
+		if o.name == "uplink" {
+			writeUplink(&b, c, o.uplink)
+			for _, n := range o.notes {
+				fmt.Fprintf(&b, "- note: %s\n", n)
+			}
+			b.WriteString("\n")
+			continue
+		}
 		if o.name == "fanout" {
 			writeSweep(&b, c, o)
 		} else {
@@ -167,6 +175,9 @@ func loadAverages(c config, outcomes []*outcome) string {
 			for _, r := range o.runs[t] {
 				out = append(out, fmt.Sprintf("%.1f", r.Machine.LoadAvg))
 			}
+		}
+		for _, r := range o.uplink {
+			out = append(out, fmt.Sprintf("%.1f", r.Summary.LoadMax))
 		}
 	}
 	if len(out) == 0 {

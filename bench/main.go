@@ -4,11 +4,14 @@
 // strata/Janus ratios and writes every run's report plus RESULTS.md into the output directory.
 //
 // Scenarios: fan-out (one simulcast publisher to N subscribers, N doubling until loss appears),
-// seed 001's videoroom (publishers who also receive each other, then receive-only subscribers)
-// and a 20-participant audio-only conference. It needs root (network namespaces), ffmpeg, and
-// Janus (apt-get install janus) for the comparison.
+// seed 001's videoroom (publishers who also receive each other, then receive-only subscribers),
+// a 20-participant audio-only conference, and uplink: headless Chromium's janus.js echotest over a
+// rate-limited uplink, measuring how much of the link Chromium's congestion control uses on each
+// server's feedback and at what queueing delay (uplink.go). It needs root (network namespaces),
+// ffmpeg, Janus (apt-get install janus) for the comparison, and for uplink Chromium and Debian's
+// janus.js (libjs-janus-gateway).
 //
-//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,videoroom,audio]
+//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,videoroom,audio,uplink]
 package main
 
 import (
@@ -60,6 +63,7 @@ type config struct {
 	mediaDir string
 	profile  bool
 	extra    string
+	uplink   uplinkConfig
 }
 
 func main() {
@@ -78,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.strata, "strata", "bin/strata", "strata binary")
 	fs.StringVar(&c.janus, "janus", "janus", "janus binary")
 	fs.StringVar(&c.janusLib, "janus-lib", "/usr/lib/x86_64-linux-gnu/janus", "Janus plugin and transport directory")
-	fs.StringVar(&only, "only", "fanout,videoroom,audio", "scenarios to run")
+	fs.StringVar(&only, "only", "fanout,videoroom,audio,uplink", "scenarios to run")
 	fs.StringVar(&targets, "targets", "strata,janus", "servers to run, in order")
 	fs.StringVar(&c.scaleStr, "scale", "small", "small (fits a 2-core machine with the generator) or full (seed 001's size)")
 	fs.StringVar(&c.mediaDir, "media-dir", mediasrc.DefaultDir(), "cache of the generated test media")
@@ -89,6 +93,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	vroom := fs.String("videoroom", "", "videoroom size as PUBLISHERS,SUBSCRIBERS (default: the scale's)")
 	audio := fs.Int("audio", 0, "audio conference participants (default: the scale's)")
 	hold := fs.Duration("hold", 0, "how long each run holds the full load (default: the scale's)")
+	c.uplink = defaultUplinkConfig()
+	caps := fs.String("uplink-caps", "250,500,750", "uplink: the rate limits, kbit/s")
+	fs.DurationVar(&c.uplink.warmup, "uplink-warmup", c.uplink.warmup, "uplink: time from the PeerConnection's start to the window")
+	fs.DurationVar(&c.uplink.window, "uplink-window", c.uplink.window, "uplink: the window the figures are taken over")
+	fs.DurationVar(&c.uplink.queue, "uplink-queue", c.uplink.queue, "uplink: the rate limit's queue, as the longest wait at the cap (tbf latency)")
+	fs.IntVar(&c.uplink.burst, "uplink-burst", c.uplink.burst, "uplink: the rate limit's bucket, bytes")
+	fs.IntVar(&c.uplink.runs, "uplink-runs", c.uplink.runs, "uplink: repetitions of every call")
+	fs.BoolVar(&c.uplink.reference, "uplink-reference", c.uplink.reference, "uplink: also call another Chromium (libwebrtc's own feedback) at every cap")
+	fs.BoolVar(&c.uplink.noEcho, "uplink-no-echo", false, "uplink: ask the echotest to send nothing back (audio: false, video: false), as the reference call")
+	fs.StringVar(&c.uplink.vmodule, "uplink-chromium-vmodule", "", "uplink: Chromium's --vmodule (logging to chromium.log in each call's directory), e.g. goog_cc_network_control=1,delay_based_bwe=1")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -115,6 +129,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	c.scale = sc
+	var err error
+	if c.uplink.caps, err = parseCaps(*caps); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
+	c.uplink.runs = max(1, c.uplink.runs)
 	c.only = map[string]bool{}
 	for _, s := range strings.Split(only, ",") {
 		c.only[strings.TrimSpace(s)] = true
@@ -158,15 +178,27 @@ func preflight(c *config) error {
 			errs = append(errs, fmt.Errorf("unknown target %q", t))
 		}
 	}
+	if c.only["uplink"] {
+		for _, need := range []struct{ path, pkg string }{{chromiumPath, "chromium"}, {janusJSPath, "libjs-janus-gateway"}} {
+			if _, err := os.Stat(need.path); err != nil {
+				errs = append(errs, fmt.Errorf("uplink needs %s (apt-get install -y %s), or run without it (--only)", need.path, need.pkg))
+			}
+		}
+		if _, err := exec.LookPath("tc"); err != nil {
+			errs = append(errs, errors.New("uplink needs tc (iproute2)"))
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// outcome is one scenario's runs per target (a sweep has several).
+// outcome is one scenario's runs per target (a sweep has several); the uplink scenario has calls
+// instead.
 type outcome struct {
-	name  string
-	title string
-	runs  map[string][]*report.Result
-	notes []string
+	name   string
+	title  string
+	runs   map[string][]*report.Result
+	uplink []*uplinkRun
+	notes  []string
 }
 
 func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
@@ -185,6 +217,16 @@ func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
 	var errs []error
 	for _, sc := range scenarios(c.scale, server) {
 		if !c.only[sc.name] || ctx.Err() != nil {
+			continue
+		}
+		if sc.name == "uplink" {
+			o := &outcome{name: sc.name, title: sc.title}
+			all = append(all, o)
+			var err error
+			if o.uplink, err = runUplink(ctx, c, ns, log); err != nil {
+				errs = append(errs, fmt.Errorf("uplink: %w", err))
+				o.notes = append(o.notes, err.Error())
+			}
 			continue
 		}
 		o := &outcome{name: sc.name, title: sc.title, runs: map[string][]*report.Result{}}
@@ -283,5 +325,6 @@ func scenarios(sc scale, server string) []scenario {
 		{name: "fanout", title: "Fan-out: one simulcast publisher (f layer) to N subscribers", plans: fan, sweep: true},
 		{name: "videoroom", title: fmt.Sprintf("Seed 001 videoroom: %d publishers (receiving each other), then %d subscribers", sc.VideoroomPubs, sc.VideoroomSubs), plans: []plan.Plan{vr}},
 		{name: "audio", title: fmt.Sprintf("Audio-only conference: %d participants, each hearing the others", sc.Audio), plans: []plan.Plan{au}},
+		{name: "uplink", title: "Uplink: Chromium's send rate and RTT through a rate-limited uplink, on each server's feedback"},
 	}
 }

@@ -10,8 +10,11 @@ import (
 
 // targetColor keeps one colour per server across every comparison plot.
 func targetColor(name string) color.Color {
-	if name == "janus" {
+	switch name {
+	case "janus":
 		return report.GeneratorColor
+	case referenceTarget:
+		return report.OutColor
 	}
 	return report.ServerColor
 }

@@ -72,11 +72,14 @@ type AdminTransport struct {
 
 // Media configures every PeerConnection strata creates.
 type Media struct {
-	ICE          ICE           `yaml:"ice"`
-	NACK         bool          `yaml:"nack"`
-	RTX          bool          `yaml:"rtx"`
-	TWCC         bool          `yaml:"twcc"`
-	REMB         bool          `yaml:"remb"`
+	ICE  ICE  `yaml:"ice"`
+	NACK bool `yaml:"nack"`
+	RTX  bool `yaml:"rtx"`
+	TWCC bool `yaml:"twcc"`
+	REMB bool `yaml:"remb"`
+	// TWCCAudio negotiates transport-cc feedback for audio too (with TWCC on), so that browsers
+	// count their audio inside their congestion control estimate.
+	TWCCAudio    bool          `yaml:"twcc_audio"`
 	TWCCInterval time.Duration `yaml:"twcc_interval"`
 	// CongestionControl chooses the estimators run on every PeerConnection.
 	CongestionControl CongestionControl `yaml:"congestion_control"`

@@ -99,8 +99,9 @@ func newMediaEngine(m config.Media) (*webrtc.MediaEngine, error) {
 	return me, nil
 }
 
+// audioFeedback: transport-cc, unless media.twcc_audio leaves audio out of the browser's estimate.
 func audioFeedback(m config.Media) []webrtc.RTCPFeedback {
-	if m.TWCC {
+	if m.TWCC && m.TWCCAudio {
 		return []webrtc.RTCPFeedback{{Type: webrtc.TypeRTCPFBTransportCC}}
 	}
 	return nil

@@ -10,6 +10,7 @@ package peer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -88,7 +89,8 @@ func (p *Peer) Batcher() udpbatch.Batcher { return p.batcher }
 
 // OnTrack installs the handler for incoming tracks. Set it before negotiating. The handler must read
 // the track (that is what drives RTCP and statistics); tracks arriving while no handler is set are
-// read and discarded by the Peer.
+// read and discarded by the Peer. The RTCP the remote peer sends about its tracks (sender reports)
+// is read by the Peer itself (see readReceiverRTCP): handlers must not read it from the receiver.
 func (p *Peer) OnTrack(f func(*webrtc.TrackRemote, *webrtc.RTPReceiver)) {
 	p.onTrack.Store(&f)
 }
@@ -233,6 +235,7 @@ func (p *Peer) connectionStateChanged(s webrtc.PeerConnectionState) {
 
 func (p *Peer) trackArrived(t *webrtc.TrackRemote, r *webrtc.RTPReceiver) {
 	p.remap.Store(true)
+	go readReceiverRTCP(r, t.RID())
 	if f := p.onTrack.Load(); f != nil && *f != nil {
 		(*f)(t, r)
 		return
@@ -245,6 +248,28 @@ func drain(t *webrtc.TrackRemote) {
 	buf := make([]byte, 1500)
 	for {
 		if _, _, err := t.Read(buf); err != nil {
+			return
+		}
+	}
+}
+
+// readReceiverRTCP reads the RTCP the remote peer sends about one of its streams (its sender
+// reports), on the receiver of that stream, until the receiver stops. Pion hands a stream's incoming
+// RTCP to the interceptors only as the receiver is read, and Pion's receiver reports take the LSR and
+// DLSR fields from the last sender report they saw: unread, every report strata sends says "no
+// sender report received", and the sender (a browser) gets no round-trip time from strata's reports.
+// Chrome's congestion control then runs on its default RTT (200 ms), which slows its rate increase.
+// rid names the simulcast layer of a receiver with several.
+func readReceiverRTCP(r *webrtc.RTPReceiver, rid string) {
+	buf := make([]byte, 1500)
+	for {
+		var err error
+		if rid != "" {
+			_, _, err = r.ReadSimulcast(buf, rid)
+		} else {
+			_, _, err = r.Read(buf)
+		}
+		if err != nil && !errors.Is(err, io.ErrShortBuffer) {
 			return
 		}
 	}

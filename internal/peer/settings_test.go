@@ -266,6 +266,7 @@ func TestFeedbackAndExtensionsFollowConfig(t *testing.T) {
 		{"nack off", func(m *config.Media) { m.NACK = false }, []string{"a=rtcp-fb:96 nack"}},
 		{"remb off", func(m *config.Media) { m.REMB = false }, []string{"goog-remb"}},
 		{"twcc off", func(m *config.Media) { m.TWCC = false }, []string{"transport-cc", sdp.TransportCCURI}},
+		{"twcc_audio off", func(m *config.Media) { m.TWCCAudio = false }, []string{"a=rtcp-fb:111 transport-cc"}},
 		{"rtx off", func(m *config.Media) { m.RTX = false }, []string{"rtx/90000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -281,6 +282,21 @@ func TestFeedbackAndExtensionsFollowConfig(t *testing.T) {
 				t.Errorf("%s: VP8 gone", tc.name)
 			}
 		})
+	}
+}
+
+// TestTWCCAudioOffKeepsTheRest: without transport-cc feedback for audio, video keeps it and audio
+// keeps the transport-wide sequence numbers (Janus 1.1's answer).
+func TestTWCCAudioOffKeepsTheRest(t *testing.T) {
+	m := testMedia()
+	m.TWCCAudio = false
+	offer := serverOffer(t, m)
+	if !strings.Contains(offer, "a=rtcp-fb:96 transport-cc\r\n") {
+		t.Error("VP8 lost transport-cc")
+	}
+	audio, _, _ := strings.Cut(offer[strings.Index(offer, "m=audio"):], "m=video")
+	if !strings.Contains(audio, " "+sdp.TransportCCURI+"\r\n") {
+		t.Errorf("the audio m-line lost the transport-wide sequence number extension:\n%s", audio)
 	}
 }
 

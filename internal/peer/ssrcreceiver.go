@@ -138,6 +138,7 @@ func (p *Peer) ReceiveSSRC(like *webrtc.RTPReceiver, ssrc uint32, repair bool, o
 			return
 		}
 		p.checkMirrored(like, r, ssrc)
+		go readReceiverRTCP(r, "")
 		onTrack(r.Track())
 		<-p.closed
 		_ = r.Stop()
