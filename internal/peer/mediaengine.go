@@ -125,10 +125,16 @@ func videoFeedback(m config.Media) []webrtc.RTCPFeedback {
 }
 
 func registerHeaderExtensions(me *webrtc.MediaEngine, m config.Media) error {
-	audio := []string{sdp.SDESMidURI, sdp.AudioLevelURI, sdp.ABSSendTimeURI}
+	audio := []string{sdp.SDESMidURI, sdp.AudioLevelURI}
 	video := []string{
-		sdp.SDESMidURI, sdp.SDESRTPStreamIDURI, sdp.SDESRepairRTPStreamIDURI, sdp.ABSSendTimeURI,
+		sdp.SDESMidURI, sdp.SDESRTPStreamIDURI, sdp.SDESRepairRTPStreamIDURI,
 		PlayoutDelayURI, VideoOrientationURI, DependencyDescriptorURI,
+	}
+	// abs-send-time serves only the receive-side estimator behind REMB; otherwise it is 4 bytes
+	// more in every packet a browser sends (about 1 % of a 250 kbit/s uplink).
+	if m.CongestionControl.REMBEstimator == "gcc-draft" {
+		audio = append(audio, sdp.ABSSendTimeURI)
+		video = append(video, sdp.ABSSendTimeURI)
 	}
 	if m.TWCC {
 		audio = append(audio, sdp.TransportCCURI)

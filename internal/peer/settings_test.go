@@ -251,11 +251,20 @@ func TestFeedbackAndExtensionsFollowConfig(t *testing.T) {
 	}
 	for _, uri := range []string{
 		sdp.SDESMidURI, sdp.SDESRTPStreamIDURI, sdp.SDESRepairRTPStreamIDURI, sdp.AudioLevelURI, sdp.TransportCCURI,
-		sdp.ABSSendTimeURI, PlayoutDelayURI, VideoOrientationURI, DependencyDescriptorURI,
+		PlayoutDelayURI, VideoOrientationURI, DependencyDescriptorURI,
 	} {
 		if !strings.Contains(all, " "+uri+"\r\n") {
 			t.Errorf("offer lacks extension %s", uri)
 		}
+	}
+	// abs-send-time only where the REMB estimator reads it.
+	if strings.Contains(all, sdp.ABSSendTimeURI) {
+		t.Errorf("abs-send-time offered without remb_estimator gcc-draft")
+	}
+	remb := testMedia()
+	remb.CongestionControl.REMBEstimator = "gcc-draft"
+	if offer := serverOffer(t, remb); !strings.Contains(offer, " "+sdp.ABSSendTimeURI+"\r\n") {
+		t.Errorf("remb_estimator gcc-draft without abs-send-time")
 	}
 
 	for _, tc := range []struct {
