@@ -6,6 +6,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
@@ -86,7 +87,7 @@ func (st *pubStream) readRTX(layer int, ssrc uint32, pt uint8, track *webrtc.Tra
 		if err != nil {
 			return
 		}
-		pkt, ok := unwrapRTX(buf[:n], ssrc, pt)
+		pkt, ok := media.UnwrapRTX(buf[:n], ssrc, pt)
 		if !ok {
 			continue
 		}

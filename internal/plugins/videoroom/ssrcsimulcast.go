@@ -9,18 +9,16 @@ package videoroom
 // Pion refuses an m-line with several media SSRCs as Plan B, so Pion is shown the offer without the
 // upper layers (offerForPion): it receives the base layer (and its RTX) itself and fires OnTrack for
 // it, with no RID. The upper layers and their RTX streams are received with peer.ReceiveSSRC; RTX
-// packets are turned back into the packets they repair (unwrapRTX) before the stream's receiver,
+// packets are turned back into the packets they repair (media.UnwrapRTX) before the stream's receiver,
 // whose duplicate filter drops retransmissions of packets already received.
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/pion/sdp/v3"
 
-	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
@@ -241,21 +239,4 @@ func isRIDExtmap(text string) bool {
 	}
 	f := strings.Fields(v)
 	return len(f) >= 2 && ridExtensions[f[1]]
-}
-
-// unwrapRTX turns an RTX packet (RFC 4588) into the packet it repairs, in place: the original
-// sequence number comes out of the first two payload bytes, ssrc and pt are the media stream's. It
-// returns the shortened packet, or false for a packet that repairs nothing (a padding-only probe,
-// or not RTP).
-func unwrapRTX(b []byte, ssrc uint32, pt uint8) ([]byte, bool) {
-	h, ok := media.ParseRTP(b)
-	if !ok || h.PayloadEnd-h.PayloadStart <= 2 {
-		return nil, false
-	}
-	osn := b[h.PayloadStart : h.PayloadStart+2]
-	b[2], b[3] = osn[0], osn[1]
-	binary.BigEndian.PutUint32(b[8:12], ssrc)
-	b[1] = b[1]&0x80 | pt&0x7f
-	copy(b[h.PayloadStart:], b[h.PayloadStart+2:])
-	return b[:len(b)-2], true
 }
