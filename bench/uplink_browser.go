@@ -290,12 +290,21 @@ func (c *chromium) call(ctx context.Context, pageURL string, hold time.Duration)
 	if err := chromedp.Do(c.ctx, chromedp.Click(chromedp.ID("start"))); err != nil {
 		return nil, err
 	}
+	st, err := c.holdCall(ctx, hold, "janus.js")
+	_, _ = evalJS[chromedp.Void](c.ctx, 10*time.Second, `new Promise((resolve) =>
+		window.uplink.janus.destroy({ success: resolve, error: resolve }))`)
+	return st, err
+}
+
+// holdCall waits for the page's PeerConnection to come up, holds the call for hold and returns
+// the page's samples; who names the page in errors.
+func (c *chromium) holdCall(ctx context.Context, hold time.Duration, who string) (*pageState, error) {
 	if err := waitJS(c.ctx, "the PeerConnection", `window.uplink.upAt !== null || window.uplink.state === 'error'`, 30*time.Second); err != nil {
 		return nil, err
 	}
 	upWall := time.Now()
 	if msg, _ := evalJS[string](c.ctx, 5*time.Second, `window.uplink.error || ''`); msg != "" {
-		return nil, errors.New("janus.js: " + msg)
+		return nil, errors.New(who + ": " + msg)
 	}
 	select {
 	case <-ctx.Done():
@@ -308,10 +317,8 @@ func (c *chromium) call(ctx context.Context, pageURL string, hold time.Duration)
 		return nil, fmt.Errorf("reading the samples: %w", err)
 	}
 	st.UpWall = upWall
-	_, _ = evalJS[chromedp.Void](c.ctx, 10*time.Second, `new Promise((resolve) =>
-		window.uplink.janus.destroy({ success: resolve, error: resolve }))`)
 	if st.Error != "" {
-		return &st, errors.New("janus.js: " + st.Error)
+		return &st, errors.New(who + ": " + st.Error)
 	}
 	return &st, nil
 }
@@ -342,25 +349,7 @@ func (c *chromium) callPeer(ctx context.Context, recv *chromium, sendURL, recvUR
 	if _, err := evalJS[bool](c.ctx, 20*time.Second, fmt.Sprintf(`peer.accept(%s)`, jsString(answer))); err != nil {
 		return nil, fmt.Errorf("accepting the answer: %w", err)
 	}
-	if err := waitJS(c.ctx, "the PeerConnection", `window.uplink.upAt !== null || window.uplink.state === 'error'`, 30*time.Second); err != nil {
-		return nil, err
-	}
-	upWall := time.Now()
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(hold):
-	}
-	st, err := evalJS[pageState](c.ctx, 20*time.Second, `({state: window.uplink.state, error: window.uplink.error || '',
-		upAt: window.uplink.upAt, samples: window.uplink.samples, events: window.uplink.events})`)
-	if err != nil {
-		return nil, fmt.Errorf("reading the samples: %w", err)
-	}
-	st.UpWall = upWall
-	if st.Error != "" {
-		return &st, errors.New("page: " + st.Error)
-	}
-	return &st, nil
+	return c.holdCall(ctx, hold, "page")
 }
 
 // jsString quotes s as a JavaScript string literal.
