@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
@@ -231,4 +232,37 @@ func countLines(sdp, prefix string) int {
 		}
 	}
 	return n
+}
+
+// sendingClient connects a client that sends one VP8 track to a strata Peer (which reads what it
+// receives, as the plugins do), and calls feedback with every RTCP packet strata sends about that
+// track. It returns the track and the peer's recorder.
+func sendingClient(t *testing.T, feedback func(rtcp.Packet)) (*webrtc.TrackLocalStaticRTP, *webrtc.RTPSender, *recorder) {
+	t.Helper()
+	f := newTestFactory(t, testMedia())
+	rec := newRecorder()
+	srv := newTestPeer(t, f, rec.hooks())
+	srv.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go drain(tr) })
+	c := newClient(t)
+	video, err := webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sender, err := c.pc.AddTrack(video)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect(t, srv, rec, c)
+	go func() {
+		for {
+			pkts, _, err := sender.ReadRTCP()
+			if err != nil {
+				return
+			}
+			for _, p := range pkts {
+				feedback(p)
+			}
+		}
+	}()
+	return video, sender, rec
 }

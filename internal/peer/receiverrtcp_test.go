@@ -7,47 +7,25 @@ import (
 
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
-	"github.com/pion/webrtc/v4"
 )
 
 // TestReceiverReportsEchoSenderReports checks that strata's receiver reports about a stream it
 // receives carry the LSR of the sender reports the sender sent (and so give it a round-trip time),
 // with an OnTrack handler that reads only the track, as the plugins' do.
 func TestReceiverReportsEchoSenderReports(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	srv.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go drain(tr) })
-	c := newClient(t)
-	video, err := webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sender, err := c.pc.AddTrack(video)
-	if err != nil {
-		t.Fatal(err)
-	}
-	connect(t, srv, rec, c)
-	ssrc := uint32(sender.GetParameters().Encodings[0].SSRC)
-
-	lsr := make(chan uint32, 64)
-	go func() {
-		for {
-			pkts, _, err := sender.ReadRTCP()
-			if err != nil {
-				return
-			}
-			for _, p := range pkts {
-				if rr, ok := p.(*rtcp.ReceiverReport); ok {
-					for _, b := range rr.Reports {
-						if b.SSRC == ssrc {
-							lsr <- b.LastSenderReport
-						}
-					}
+	type block struct{ ssrc, lsr uint32 }
+	blocks := make(chan block, 64)
+	video, sender, _ := sendingClient(t, func(p rtcp.Packet) {
+		if rr, ok := p.(*rtcp.ReceiverReport); ok {
+			for _, b := range rr.Reports {
+				select {
+				case blocks <- block{b.SSRC, b.LastSenderReport}:
+				default:
 				}
 			}
 		}
-	}()
+	})
+	ssrc := uint32(sender.GetParameters().Encodings[0].SSRC)
 	stop := make(chan struct{})
 	defer close(stop)
 	// Pion's sender reports go out every second once the stream has packets; strata reports every
@@ -57,9 +35,12 @@ func TestReceiverReportsEchoSenderReports(t *testing.T) {
 	reports := 0
 	for {
 		select {
-		case v := <-lsr:
+		case b := <-blocks:
+			if b.ssrc != ssrc {
+				continue
+			}
 			reports++
-			if v != 0 {
+			if b.lsr != 0 {
 				return
 			}
 		case <-deadline:
@@ -71,40 +52,20 @@ func TestReceiverReportsEchoSenderReports(t *testing.T) {
 // TestLostPacketIsAskedForAFewTimes: a packet that never arrives is NACKed at most
 // maxNACKsPerPacket times, however long strata keeps receiving the stream.
 func TestLostPacketIsAskedForAFewTimes(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	srv.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go drain(tr) })
-	c := newClient(t)
-	video, err := webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sender, err := c.pc.AddTrack(video)
-	if err != nil {
-		t.Fatal(err)
-	}
-	connect(t, srv, rec, c)
-
 	const lost = 20
 	asked := make(chan struct{}, 256)
-	go func() {
-		for {
-			pkts, _, err := sender.ReadRTCP()
-			if err != nil {
-				return
-			}
-			for _, p := range pkts {
-				if n, ok := p.(*rtcp.TransportLayerNack); ok {
-					for _, pair := range n.Nacks {
-						if slices.Contains(pair.PacketList(), lost) {
-							asked <- struct{}{}
-						}
+	video, _, _ := sendingClient(t, func(p rtcp.Packet) {
+		if n, ok := p.(*rtcp.TransportLayerNack); ok {
+			for _, pair := range n.Nacks {
+				if slices.Contains(pair.PacketList(), lost) {
+					select {
+					case asked <- struct{}{}:
+					default:
 					}
 				}
 			}
 		}
-	}()
+	})
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {

@@ -312,37 +312,22 @@ func TestTWCCAudioOffKeepsTheRest(t *testing.T) {
 // TestNACKAndTWCCFeedbackReachTheSender: a gap in what the client sends makes strata NACK it, and
 // strata sends transport-wide feedback for what it receives.
 func TestNACKAndTWCCFeedbackReachTheSender(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	video, err := webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sender, err := c.pc.AddTrack(video)
-	if err != nil {
-		t.Fatal(err)
-	}
-	connect(t, srv, rec, c)
-
 	got := make(chan string, 256)
-	go func() {
-		for {
-			pkts, _, err := sender.ReadRTCP()
-			if err != nil {
-				return
-			}
-			for _, p := range pkts {
-				switch p.(type) {
-				case *rtcp.TransportLayerNack:
-					got <- "nack"
-				case *rtcp.TransportLayerCC:
-					got <- "twcc"
-				}
-			}
+	video, _, rec := sendingClient(t, func(p rtcp.Packet) {
+		var kind string
+		switch p.(type) {
+		case *rtcp.TransportLayerNack:
+			kind = "nack"
+		case *rtcp.TransportLayerCC:
+			kind = "twcc"
+		default:
+			return
 		}
-	}()
+		select {
+		case got <- kind:
+		default:
+		}
+	})
 	go func() {
 		payload := make([]byte, 100)
 		for i := range 200 {
