@@ -85,6 +85,10 @@ const (
 	lossReports      = 32
 	lossWindow       = 500 * time.Millisecond
 	lossMinPackets   = 10
+	// lossSentWithin: a loss reported for a packet sent longer ago than this is not about now (a
+	// full queue holds 200-500 ms, feedback takes another RTT; a probe is followed by the next
+	// no sooner than 800 ms after it failed).
+	lossSentWithin   = 750 * time.Millisecond
 	overSentRatio    = 1.2
 	farOverSentRatio = 2
 )
@@ -156,13 +160,20 @@ func (q *queueTrend) base() (time.Duration, bool) {
 // onFeedback folds in one feedback message's results (received ones), arrived at now (the sender's
 // clock), and re-evaluates.
 func (q *queueTrend) onFeedback(now time.Duration, results []cc.PacketResult) {
-	lost := 0
+	// Only packets sent within lossSentWithin count: a receiver that got nothing for a while (video
+	// paused, a dead link) reports the packets it missed meanwhile in its next feedback, and the
+	// losses of a probe sent seconds ago say nothing about the path now.
+	lost, total := 0, 0
 	for i := range results {
+		if now-results[i].SendTime > lossSentWithin {
+			continue
+		}
+		total++
 		if results[i].Lost {
 			lost++
 		}
 	}
-	q.losses[q.lossNext] = lossReport{at: now, lost: lost, total: len(results)}
+	q.losses[q.lossNext] = lossReport{at: now, lost: lost, total: total}
 	q.lossNext = (q.lossNext + 1) % lossReports
 	q.lossCount = min(q.lossCount+1, lossReports)
 	added := false

@@ -204,3 +204,32 @@ func TestQueueTrendSeesAFullQueue(t *testing.T) {
 		t.Errorf("random loss without a queue taken for overload (standing %v, growth %v, sent %v, delivered %v)", q.standing, q.growth, q.sentRate, q.delivered)
 	}
 }
+
+// TestRecentLossIsAboutPacketsSentRecently: after a silence (video paused, nothing sent), the first
+// feedback reports the packets the receiver missed before it, sent seconds ago; the loss of the
+// packets sent now must not include them, or a probe after a cut fails on the cut's losses.
+func TestRecentLossIsAboutPacketsSentRecently(t *testing.T) {
+	var q queueTrend
+	var results []cc.PacketResult
+	for i := range 20 { // a probe lost on a dead link, 2 s ago
+		results = append(results, cc.PacketResult{SeqNo: int64(i), SendTime: 8*time.Second + time.Duration(i)*time.Millisecond, Size: 300, Lost: true})
+	}
+	now := 10 * time.Second
+	for i := range 20 { // today's probe, all delivered
+		send := now - 100*time.Millisecond + time.Duration(i)*time.Millisecond
+		results = append(results, cc.PacketResult{SeqNo: int64(20 + i), SendTime: send, Arrival: send + 20*time.Millisecond, Size: 300})
+	}
+	q.onFeedback(now, results)
+	if loss, ok := q.recentLoss(now); !ok || loss != 0 {
+		t.Errorf("recent loss %v (ok %v), want 0: the lost packets were sent 2 s ago", loss, ok)
+	}
+	results = results[:0]
+	for i := range 20 {
+		send := now + time.Duration(i)*time.Millisecond
+		results = append(results, cc.PacketResult{SeqNo: int64(40 + i), SendTime: send, Arrival: send + 20*time.Millisecond, Size: 300, Lost: i%2 == 0})
+	}
+	q.onFeedback(now+100*time.Millisecond, results)
+	if loss, ok := q.recentLoss(now + 100*time.Millisecond); !ok || loss < 0.2 {
+		t.Errorf("recent loss %v (ok %v), want a quarter: half of the newest packets were lost", loss, ok)
+	}
+}

@@ -83,8 +83,8 @@ func (e *Estimator) OnUpdate(f func()) {
 // Overload is the fast congestion signal (see queueTrend), with the rate at which the latest
 // packets arrived; a verdict older than overloadTTL has expired: when nothing arrives any more
 // (the sender stopped, or the path is dead) there is nothing to judge by. FeedbackLoss is the
-// fraction of packets the feedback of the last 500 ms reported lost (0 when it reported fewer than
-// ten), not the controller's last loss fraction, which can be seconds old when little is sent (a
+// fraction of packets the feedback of the last 500 ms reported lost (0, and LossKnown false, when it
+// reported fewer than ten), not the controller's last loss fraction, which can be seconds old when little is sent (a
 // paused video being probed for). FeedbackAge is since the last feedback message (since the
 // interceptor started, when none came).
 func (e *Estimator) Path() policy.Path {
@@ -99,7 +99,7 @@ func (e *Estimator) Path() policy.Path {
 		RTT:         time.Duration(st.RTTMs * float64(time.Millisecond)),
 		FeedbackAge: now - e.lastFeedback,
 	}
-	p.FeedbackLoss, _ = e.queue.recentLoss(now)
+	p.FeedbackLoss, p.LossKnown = e.queue.recentLoss(now)
 	if now-e.queue.evaluatedAt <= overloadTTL {
 		p.Overload, p.Delivered = e.queue.overload, e.queue.delivered
 	}

@@ -49,6 +49,9 @@ const SlowLinkInterval = 5 * time.Second
 // on the track's base layer and take the estimate to what the path carries.
 const placeAfter = 500 * time.Millisecond
 
+// censusLoss: a path losing more than this is congested, as far as the census counts.
+const censusLoss = 0.05
+
 // Decision is one change of a track's target, reported to the allocator's observer.
 type Decision struct {
 	At       time.Duration
@@ -73,6 +76,8 @@ type Allocator struct {
 
 	observer func(Decision)
 	slowLink func(estimate cc.Bitrate)
+	census   *Census
+	censusID uint64
 
 	// owned by the loop goroutine
 	tracks       []*allocTrack
@@ -137,6 +142,10 @@ func WithSlowLink(f func(estimate cc.Bitrate)) AllocatorOption {
 	return func(a *Allocator) { a.slowLink = f }
 }
 
+// WithCensus makes the allocator one of the server's subscribers counted by c, so that its policy
+// can tell congestion of its own path from a cause shared by many (see Census).
+func WithCensus(c *Census) AllocatorOption { return func(a *Allocator) { a.census = c } }
+
 // NewAllocator creates an allocator for one subscriber. est is the subscriber's bandwidth
 // estimator; nil means there is none, and every track then gets what its caps ask for, as in Janus.
 // pr sends the estimator's probe clusters (NoProber, or nil, when it does not probe). Call Start,
@@ -163,6 +172,9 @@ func NewAllocator(cfg AllocatorConfig, est Estimator, pr Prober, opts ...Allocat
 		pr = NoProber{}
 	}
 	a.probes.init(pr, cfg.PaddingTick)
+	if a.census != nil {
+		a.censusID = a.census.join()
+	}
 	return a, nil
 }
 
@@ -191,6 +203,9 @@ func (a *Allocator) Close() {
 		close(a.done)
 	})
 	a.wg.Wait()
+	if a.census != nil {
+		a.census.leave(a.censusID)
+	}
 }
 
 // AddTrack puts a down-track under allocation. Audio tracks are forwarded as they are and ignored.
@@ -338,6 +353,10 @@ func (a *Allocator) decide(now time.Duration) {
 	if len(a.decided) == 0 {
 		a.probes.setPolicyProbe(now, 0, 0)
 		return
+	}
+	if a.census != nil {
+		congested := in.Congested || in.Overload || in.FeedbackLoss > censusLoss || in.Loss > censusLoss
+		in.Shared = a.census.report(a.censusID, now, congested)
 	}
 	a.pol.Decide(in, &a.out)
 	a.probes.setPolicyProbe(now, a.out.Probe, a.out.Usage)

@@ -113,6 +113,7 @@ type SFUSession struct {
 	lastEstimate       cc.Bitrate
 	congested          bool
 	loss, fbLoss       float64
+	fbLossKnown        bool // a feedback message reported packets
 	padCredit          float64
 }
 
@@ -217,7 +218,7 @@ func (sess *SFUSession) HandleEvent(ev Event) {
 func (sess *SFUSession) decide(now time.Duration) {
 	in := &sess.in
 	in.Now, in.Estimate, in.Received = now, sess.estimate, sess.received
-	in.Congested, in.Loss, in.FeedbackLoss = sess.congested, sess.loss, sess.fbLoss
+	in.Congested, in.Loss, in.FeedbackLoss, in.LossKnown = sess.congested, sess.loss, sess.fbLoss, sess.fbLossKnown
 	in.RTT, in.CanProbe = sess.rtt(), true
 	tr := &in.Tracks[0]
 	tr.NetKnown = false
@@ -323,7 +324,7 @@ func (f sfuFeedbackSink) Receive(p *Packet) {
 				lost++
 			}
 		}
-		sess.fbLoss = float64(lost) / float64(n)
+		sess.fbLoss, sess.fbLossKnown = float64(lost)/float64(n), true
 	}
 	sess.sim.Free(p)
 }

@@ -38,6 +38,9 @@ type Plugin struct {
 
 	// net connects to the network controller (nil without one).
 	net *netBridge
+	// census counts every subscriber's congestion, so that a cause they share (the server
+	// stalled) pauses no one's video.
+	census *sfu.Census
 
 	mu    sync.Mutex
 	rooms map[uint64]*room
@@ -50,7 +53,7 @@ func New(cfg config.VideoRoom, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{cfg: cfg, alloc: cfg.Allocation.AllocatorConfig, log: log, rooms: map[uint64]*room{}}
+	p := &Plugin{cfg: cfg, alloc: cfg.Allocation.AllocatorConfig, log: log, rooms: map[uint64]*room{}, census: sfu.NewCensus()}
 	for _, r := range cfg.Rooms {
 		p.rooms[r.ID] = newRoom(r.ID, optionsFromConfig(r))
 	}

@@ -197,7 +197,7 @@ func (sub *subscriber) attach(p *peer.Peer) *requestError {
 		est, prober = e, e
 	}
 	alloc, err := sfu.NewAllocator(sub.s.p.roomAllocator(sub.room), est, prober, sfu.WithLogger(sub.s.log),
-		sfu.WithSlowLink(func(estimate cc.Bitrate) { go sub.slowLink(estimate) }))
+		sfu.WithCensus(sub.s.p.census), sfu.WithSlowLink(func(estimate cc.Bitrate) { go sub.slowLink(estimate) }))
 	if err != nil {
 		return errorf(ErrUnknown, "Allocator: %v", err)
 	}

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-rtc/strata/cc"
@@ -111,6 +113,7 @@ type BWE struct {
 	fallbackUsage cc.Bitrate
 
 	pause pauseState
+	rng   *rand.Rand // resume probe jitter
 }
 
 // overuseSpacing: two over-use verdicts count as "over-use twice in a row" only this far apart,
@@ -125,6 +128,9 @@ const deliveredShare = 0.9
 // probeMeasuredRise: an estimate that rose by more than this percentage during a probe took the
 // probe into account.
 const probeMeasuredRise = 105
+
+// policySeed seeds each policy's random source differently, and reproducibly in one process.
+var policySeed atomic.Uint64
 
 // NewBWE returns the policy with cfg (zero fields take their defaults).
 func NewBWE(cfg BWEConfig) *BWE {
@@ -169,7 +175,10 @@ func NewBWE(cfg BWEConfig) *BWE {
 		cfg.PauseHold = d.PauseHold
 	}
 	cfg.ResumeBackoffMax = max(cfg.ResumeBackoffMax, cfg.ProbeInterval)
-	return &BWE{cfg: cfg, probeBackoff: cfg.ProbeInterval, probeLen: cfg.ProbeDuration, pause: pauseState{backoff: cfg.ProbeInterval}}
+	return &BWE{
+		cfg: cfg, probeBackoff: cfg.ProbeInterval, probeLen: cfg.ProbeDuration, pause: pauseState{backoff: cfg.ProbeInterval},
+		rng: rand.New(rand.NewPCG(policySeed.Add(1), 0)),
+	}
 }
 
 // Name returns "bwe".

@@ -19,7 +19,7 @@ func netReplay(pol Policy, path *toyPath, d time.Duration, net func(time.Duratio
 		est, congested, loss := path.step(now, tick, usage+out.Probe)
 		k := net(now)
 		tracks[0].NetLayers, tracks[0].NetKnown = k, k >= 0
-		in := Input{Now: now, Path: Path{Estimate: est, Received: path.received, FeedbackLoss: path.feedbackLoss,
+		in := Input{Now: now, Path: Path{Estimate: est, Received: path.received, FeedbackLoss: path.feedbackLoss, LossKnown: true,
 			Congested: congested, RTT: 50 * time.Millisecond}, Loss: loss, CanProbe: true, Tracks: tracks}
 		pol.Decide(&in, &out)
 		if out.Probe > 0 {

@@ -29,7 +29,19 @@ import (
 // track, as does an estimate that covers the base layer (the allocator makes its padding GCC probe
 // clusters, so a clean probe lifts the estimate too). Failed probes back off, the interval growing
 // by half from probe_interval up to resume_backoff_max (8 s), since on a path that cannot carry
-// the base layer a probe is loss for the audio too.
+// the base layer a probe is loss for the audio too. Two things cut the wait short or keep it from
+// growing, so that video comes back within seconds of the path:
+//
+//   - a path that recovered: when the audio alone found the path full (loss, over-use: a link cut
+//     below even the audio) between probes, and the feedback has been clean for recoveredAfter
+//     since, the path changed, and the next probe goes out at once;
+//   - a shared cause: when many subscribers of the server are congested at once (Input.Shared),
+//     the cause is the server itself (its CPU stalled, its own link is full), not this path. Then
+//     the video is not paused (its layers still go down), and a resume probe that fails does not
+//     back off: the next one follows after probe_interval.
+//
+// Failed probes' intervals carry a random ±20 % (resumeJitter), so that subscribers paused at the
+// same moment do not probe in step, every one of them at the same instant, again and again.
 
 // pauseState is the BWE policy's bookkeeping for pausing and resuming.
 type pauseState struct {
@@ -47,7 +59,25 @@ type pauseState struct {
 	lastFull   time.Duration // when the path last showed it was full (congestion or loss)
 	wasFull    bool
 	estAtPause cc.Bitrate
+
+	// While paused: whether the audio alone found the path full (not during or right after a
+	// probe), and since when the feedback has been clean.
+	probeEnd     time.Duration
+	audioStarved bool
+	clean        bool
+	cleanSince   time.Duration
+	dbgAt        time.Duration
 }
+
+const (
+	// recoveredAfter: clean feedback for this long after the audio alone found the path full
+	// means the path recovered.
+	recoveredAfter = 500 * time.Millisecond
+	// probeSettle: the path's state this soon after a resume probe is the probe's doing.
+	probeSettle = time.Second
+	// resumeJitter is the random share (in percent, either way) of each resume probe interval.
+	resumeJitter = 20
+)
 
 // pauseEvidence: a pause needs the path to have shown it is full this recently, and the budget
 // below the bases; a budget back up for longer ends the count.
@@ -62,7 +92,7 @@ func (b *BWE) checkPause(in *Input, congested bool, budget cc.Bitrate, p *plan, 
 		ps.lastFull, ps.wasFull = now, true
 	}
 	bases := p.usage(p.base())
-	if bases <= 0 || b.lagging {
+	if bases <= 0 || b.lagging || in.Shared {
 		ps.low = false
 		return false
 	}
@@ -91,8 +121,9 @@ func (b *BWE) checkPause(in *Input, congested bool, budget cc.Bitrate, p *plan, 
 	} else {
 		ps.backoff = b.cfg.ProbeInterval
 	}
-	ps.next = now + ps.backoff
+	ps.next = now + b.jitter(ps.backoff)
 	ps.estAtPause = in.Estimate
+	ps.audioStarved, ps.clean, ps.probeEnd = false, false, now
 	b.downgrade(now)
 	b.set(out, p, next, "the path does not carry the base layer: video paused")
 	out.Limited = true
@@ -114,24 +145,29 @@ func (b *BWE) checkResume(in *Input, congested bool, p *plan, cur allocation, ou
 	// With the video paused little or nothing is sent, so the estimator's verdicts may be old:
 	// only fresh ones count, and a probe must itself bring feedback back to succeed.
 	full := fresh(in) && (congested || in.FeedbackLoss > b.cfg.LossThreshold)
+	recovered := b.pathRecovered(in, full)
 	switch {
 	case est >= need && est > ps.estAtPause*probeMeasuredRise/100 && !full:
 		// Only an estimate that rose since the pause counts: the estimate a path collapsed under
 		// can be stale (the pause came from faster signals), and nothing is sent to correct it.
 		b.resume(in, p, next, usage, "the estimate covers the base layer again", out)
-	case ps.probing && (full || est < ps.probeEst*9/10 ||
-		(now-ps.probeStart >= b.cfg.ProbeDuration && in.FeedbackAge > now-ps.probeStart)):
-		ps.probing = false
-		ps.backoff = b.nextResumeBackoff()
-		ps.next = now + ps.backoff
+	case ps.probing && (full || est < ps.probeEst*9/10 || b.probeUnjudged(in)):
+		ps.probing, ps.probeEnd = false, now
+		if ps.backoff = b.nextResumeBackoff(); in.Shared {
+			ps.backoff = b.cfg.ProbeInterval // the server's trouble, not the path's
+		}
+		ps.next = now + b.jitter(ps.backoff)
 		b.set(out, p, cur, "")
-	case ps.probing && now-ps.probeStart >= b.cfg.ProbeDuration:
+	case ps.probing && now-ps.probeStart >= b.cfg.ProbeDuration && in.LossKnown:
 		b.resume(in, p, next, usage, "probe succeeded: video resumed", out)
 	case ps.probing:
 		out.Probe = max(ps.probeRate-usage, 0)
 		b.set(out, p, cur, "")
 	default:
-		if b.cfg.Probing && in.CanProbe && now >= ps.next && !full {
+		if b.cfg.Probing && in.CanProbe && (now >= ps.next || recovered) && !full {
+			if recovered {
+				ps.backoff, ps.audioStarved = b.cfg.ProbeInterval, false
+			}
 			ps.probing, ps.probeStart, ps.probeEst = true, now, est
 			ps.probeRate = scale(need, b.cfg.UpFactor)
 			out.Probe = max(ps.probeRate-usage, 0)
@@ -149,13 +185,46 @@ func (b *BWE) resume(in *Input, p *plan, next allocation, before cc.Bitrate, rea
 	now := in.Now
 	ps.probing = false
 	ps.lastResume, ps.hasResumed = now, true
-	ps.next = now + ps.backoff
+	ps.next = now + b.jitter(ps.backoff)
 	b.upgrade(now)
 	if est := in.Estimate; est < p.usage(next) {
 		b.lagging, b.lagFloor, b.fallbackUsage = true, est, before
 		b.lagHigh, b.lagHighAt = est, now
 	}
 	b.set(out, p, next, reason)
+}
+
+// probeUnjudged: a resume probe failed to show anything, when it lasted ProbeDuration without
+// feedback, or ProbeDurationMax without feedback on enough packets to tell their loss (a probe of a
+// cheap base layer on a path that delivers a few packets a second; it carries on meanwhile).
+func (b *BWE) probeUnjudged(in *Input) bool {
+	long := in.Now - b.pause.probeStart
+	return (long >= b.cfg.ProbeDuration && in.FeedbackAge > long) || (long >= b.cfg.ProbeDurationMax && !in.LossKnown)
+}
+
+// pathRecovered watches the path while video is paused and only audio flows: it reports whether
+// the audio alone found the path full since the last probe settled, and the feedback has been clean
+// for recoveredAfter since.
+func (b *BWE) pathRecovered(in *Input, full bool) bool {
+	ps := &b.pause
+	now := in.Now
+	switch {
+	case full:
+		if !ps.probing && now-ps.probeEnd >= probeSettle {
+			ps.audioStarved = true
+		}
+		ps.clean = false
+	case !fresh(in) || ps.probing:
+		ps.clean = false // no verdict, or one about the probe
+	case !ps.clean:
+		ps.clean, ps.cleanSince = true, now
+	}
+	return ps.audioStarved && ps.clean && now-ps.cleanSince >= recoveredAfter
+}
+
+// jitter spreads an interval by a random ±resumeJitter %.
+func (b *BWE) jitter(d time.Duration) time.Duration {
+	return d + d*time.Duration(b.rng.IntN(2*resumeJitter+1)-resumeJitter)/100
 }
 
 // staleFeedback: verdicts from feedback older than this are stale.

@@ -112,3 +112,106 @@ func TestBWEPausesCamerasBeforeScreenShares(t *testing.T) {
 		t.Fatalf("cameras resumed in the order %v, want [0 1] (changes %v)", resumed, res.changes)
 	}
 }
+
+// TestBWEResumesAtOnceWhenThePathThatStarvedTheAudioRecovers: a cut to 30 kbit/s starves even the
+// audio (40 kbit/s) for 20 s, long enough for the resume probes to back off to their longest
+// interval. The audio's own feedback shows the path full, then clean once it recovers: the video
+// must not wait out the backoff (up to 8 s) but be probed for and resumed within a couple of
+// seconds.
+func TestBWEResumesAtOnceWhenThePathThatStarvedTheAudioRecovers(t *testing.T) {
+	cut, restore := 10*time.Second, 30*time.Second
+	path := &toyPath{capacity: outage(cut, restore, 30*cc.Kbps), est: 300 * cc.Kbps, audio: 40 * cc.Kbps}
+	res := replay(t, NewBWE(DefaultBWEConfig()), []Track{camera()}, path, 45*time.Second, nil)
+	paused := res.firstAt(cut, restore, 0, func(l Layer) bool { return l == NoLayer })
+	if paused < 0 {
+		t.Fatalf("video never paused (changes %v)", res.changes)
+	}
+	back := res.firstAt(restore, 45*time.Second, 0, func(l Layer) bool { return l != NoLayer })
+	t.Logf("paused %v after the cut, resumed %v after the restore; %d probes while paused",
+		paused-cut, back-restore, res.probeStarts(paused, restore))
+	if back < 0 || back-restore > 2*time.Second {
+		t.Errorf("video resumed %v after the path recovered, want within 2 s", back-restore)
+	}
+	if n := res.probeStarts(paused, restore); n > 8 {
+		t.Errorf("%d resume probes in the %v of the outage: the backoff did not hold", n, restore-paused)
+	}
+}
+
+// TestBWEDoesNotPauseForASharedCause: the same collapse, but while many of the server's
+// subscribers are congested at once (the server stalled): the layers go down to the base, the video
+// is not paused.
+func TestBWEDoesNotPauseForASharedCause(t *testing.T) {
+	cut, restore := 5*time.Second, 15*time.Second
+	path := &toyPath{capacity: outage(cut, restore, 30*cc.Kbps), est: 300 * cc.Kbps,
+		shared: func(now time.Duration) bool { return now >= cut && now < restore }}
+	res := replay(t, NewBWE(DefaultBWEConfig()), []Track{camera()}, path, 20*time.Second, nil)
+	if at := res.firstAt(cut, 20*time.Second, 0, func(l Layer) bool { return l == NoLayer }); at >= 0 {
+		t.Errorf("video paused %v after a shared congestion began", at-cut)
+	}
+	if at := res.firstAt(cut, restore, 0, func(l Layer) bool { return l.Spatial == 0 }); at < 0 {
+		t.Errorf("the layers did not go down during the congestion (changes %v)", res.changes)
+	}
+}
+
+// TestBWEResumeProbesDoNotBackOffForASharedCause: video paused for its own path keeps being probed
+// for at the base interval while the failures have a shared cause.
+func TestBWEResumeProbesDoNotBackOffForASharedCause(t *testing.T) {
+	cut, restore := 5*time.Second, 30*time.Second
+	sharedFrom := cut + 5*time.Second
+	path := &toyPath{capacity: outage(cut, restore, 30*cc.Kbps), est: 300 * cc.Kbps,
+		shared: func(now time.Duration) bool { return now >= sharedFrom }}
+	res := replay(t, NewBWE(DefaultBWEConfig()), []Track{camera()}, path, restore, nil)
+	if paused := res.firstAt(cut, sharedFrom, 0, func(l Layer) bool { return l == NoLayer }); paused < 0 {
+		t.Fatalf("video never paused (changes %v)", res.changes)
+	}
+	// At the base interval (1 s ± 20 %, after a 0.5 s probe) 20 s hold at least 12 probes; backing
+	// off to 8 s they would hold 4.
+	if n := res.probeStarts(sharedFrom+5*time.Second, restore); n < 12 {
+		t.Errorf("%d resume probes in 20 s of shared congestion, want at least 12", n)
+	}
+}
+
+// TestBWEResumeProbesOfSubscribersPausedTogetherDrift: subscribers paused at the same moment must
+// not probe in step (all at once, every time).
+func TestBWEResumeProbesOfSubscribersPausedTogetherDrift(t *testing.T) {
+	cut, restore := 5*time.Second, 40*time.Second
+	var starts [2][]time.Duration
+	for i := range starts {
+		path := &toyPath{capacity: outage(cut, restore, 30*cc.Kbps), est: 300 * cc.Kbps}
+		res := replay(t, NewBWE(DefaultBWEConfig()), []Track{camera()}, path, restore, nil)
+		for j, at := range res.probeAt {
+			if j == 0 || at-res.probeAt[j-1] > 100*time.Millisecond {
+				starts[i] = append(starts[i], at)
+			}
+		}
+	}
+	same := 0
+	for j := range min(len(starts[0]), len(starts[1])) {
+		if starts[0][j] == starts[1][j] {
+			same++
+		}
+	}
+	if n := min(len(starts[0]), len(starts[1])); n < 3 || same == n {
+		t.Errorf("probe starts %v and %v: want several, not in step", starts[0], starts[1])
+	}
+}
+
+// TestBWEResumesOnlyOnAProbeThatShowedSomething: on a path that delivers a few packets a second,
+// the feedback during a probe reports too few packets to tell whether the probe lost any; such a
+// probe must not resume the video (it would be resumed on a path that cannot carry it).
+func TestBWEResumesOnlyOnAProbeThatShowedSomething(t *testing.T) {
+	cut, unknownFrom := 5*time.Second, 10*time.Second
+	path := &toyPath{capacity: outage(cut, unknownFrom, 30*cc.Kbps), est: 300 * cc.Kbps,
+		sparse: func(now time.Duration) bool { return now >= unknownFrom }}
+	res := replay(t, NewBWE(DefaultBWEConfig()), []Track{camera()}, path, 25*time.Second, nil)
+	paused := res.firstAt(cut, unknownFrom, 0, func(l Layer) bool { return l == NoLayer })
+	if paused < 0 {
+		t.Fatalf("video never paused (changes %v)", res.changes)
+	}
+	if at := res.firstAt(unknownFrom, 25*time.Second, 0, func(l Layer) bool { return l != NoLayer }); at >= 0 {
+		t.Errorf("resumed %v after the feedback stopped telling loss", at-unknownFrom)
+	}
+	if n := res.probeStarts(unknownFrom, 25*time.Second); n == 0 {
+		t.Error("no resume probes")
+	}
+}

@@ -96,7 +96,11 @@ type Input struct {
 	Loss float64
 	// CanProbe says padding can be sent to this subscriber (RTX was negotiated on a video track).
 	CanProbe bool
-	Tracks   []Track
+	// Shared says many of the server's subscribers are congested at once: the cause is shared (the
+	// server stalled, or its own link is full), not this subscriber's path, so video is not paused
+	// for it. See sfu.Census.
+	Shared bool
+	Tracks []Track
 }
 
 // Path is everything a bandwidth estimator says about the path to one subscriber: the estimate
@@ -111,8 +115,10 @@ type Path struct {
 	// Congested says the estimator currently detects over-use (a delay-based congestion signal).
 	Congested bool
 	// FeedbackLoss is the loss fraction the estimator sees in its (transport-wide) feedback of the
-	// last half second: faster than receiver reports; 0 when unknown.
+	// last half second: faster than receiver reports; 0 when unknown. LossKnown says the feedback
+	// reported enough packets to tell (a sample of ten or more).
 	FeedbackLoss float64
+	LossKnown    bool
 	// RTT is the round-trip time to the subscriber (0 when unknown).
 	RTT time.Duration
 	// FeedbackAge is how long ago the estimator last had transport feedback (0 when it does not

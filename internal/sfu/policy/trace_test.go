@@ -21,10 +21,17 @@ type toyPath struct {
 	lastReport     time.Duration
 	received       cc.Bitrate // what arrives: the acknowledged rate
 	feedbackLoss   float64    // the loss transport feedback shows right now
+	// audio is sent besides the video (0: not modelled); shared says when the cause of congestion
+	// is shared by the server's subscribers (nil: never).
+	audio  cc.Bitrate
+	shared func(time.Duration) bool
+	// sparse says when the feedback reports too few packets to tell their loss (nil: never).
+	sparse func(time.Duration) bool
 }
 
 func (p *toyPath) step(now, dt time.Duration, sent cc.Bitrate) (est cc.Bitrate, congested bool, loss float64) {
 	c := p.capacity(now)
+	sent += p.audio
 	p.received = min(sent, c)
 	p.feedbackLoss = 0
 	if sent > c {
@@ -78,7 +85,8 @@ func replay(t *testing.T, pol Policy, tracks []Track, path *toyPath, d time.Dura
 		if noise != nil {
 			est = cc.BitrateFromFloat(float64(est) * noise())
 		}
-		in := Input{Now: now, Path: Path{Estimate: est, Received: path.received, FeedbackLoss: path.feedbackLoss, Congested: congested, RTT: 50 * time.Millisecond}, Loss: loss, CanProbe: true, Tracks: tracks}
+		in := Input{Now: now, Path: Path{Estimate: est, Received: path.received, FeedbackLoss: path.feedbackLoss, LossKnown: path.sparse == nil || !path.sparse(now), Congested: congested, RTT: 50 * time.Millisecond}, Loss: loss, CanProbe: true, Tracks: tracks}
+		in.Shared = path.shared != nil && path.shared(now)
 		pol.Decide(&in, &out)
 		if len(out.Targets) != len(tracks) {
 			t.Fatalf("%d targets for %d tracks", len(out.Targets), len(tracks))
