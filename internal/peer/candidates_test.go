@@ -74,20 +74,21 @@ func answeredPeer(t *testing.T, f *Factory) *Peer {
 	return srv
 }
 
-// udp4Locals counts the local IPv4 UDP candidates: each is paired with each IPv4 remote one.
+// udp4Locals counts the distinct local IPv4 UDP candidates (the answer repeats them for each
+// m-line): each is paired with each IPv4 remote one.
 func udp4Locals(t *testing.T, p *Peer) int {
 	t.Helper()
-	n := 0
+	seen := map[string]bool{}
 	for line := range strings.Lines(p.PC.LocalDescription().SDP) {
 		f := strings.Fields(line)
-		if strings.HasPrefix(line, "a=candidate:") && len(f) > 4 && strings.EqualFold(f[2], "udp") && net.ParseIP(f[4]).To4() != nil {
-			n++
+		if strings.HasPrefix(line, "a=candidate:") && len(f) > 5 && strings.EqualFold(f[2], "udp") && net.ParseIP(f[4]).To4() != nil {
+			seen[f[4]+":"+f[5]] = true
 		}
 	}
-	if n == 0 {
+	if len(seen) == 0 {
 		t.Fatal("no local IPv4 UDP candidate")
 	}
-	return n
+	return len(seen)
 }
 
 // The reflection amplifier of a 9,000-candidate trickle: the connectivity checks strata really
