@@ -37,6 +37,8 @@ type General struct {
 	Tokens                []string      `yaml:"tokens"`
 	MaxMessageBytes       int64         `yaml:"max_message_bytes"`
 	LogLevel              string        `yaml:"log_level"`
+	// Limits bound what clients can make the server hold.
+	Limits Limits `yaml:"limits"`
 }
 
 // Transports configures the Janus API listeners.
@@ -143,6 +145,8 @@ type VideoRoom struct {
 	Allocation LayerAllocation `yaml:"allocation"`
 	// NetCtl connects the videoroom to a network controller (strata netctl).
 	NetCtl VideoRoomNetCtl `yaml:"netctl"`
+	// Limits bound rooms, participants and subscriptions.
+	Limits VideoRoomLimits `yaml:"limits"`
 }
 
 // VideoRoomNetCtl connects the videoroom to a network controller: streams and subscriptions are
@@ -273,6 +277,7 @@ func (c *Config) Validate() error {
 	if ice.UDPMuxPort < 0 || ice.UDPMuxPort > 65535 || ice.TCPPort < 0 || ice.TCPPort > 65535 {
 		errs = append(errs, errors.New("media.ice: udp_mux_port and tcp_port must be 0-65535"))
 	}
+	errs = append(errs, c.General.Limits.validate()...)
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
@@ -334,6 +339,10 @@ func (v VideoRoom) validate() []error {
 	}
 	if v.Allocation.Tick <= 0 || v.Allocation.PaddingTick <= 0 {
 		errs = append(errs, errors.New("plugins.videoroom.allocation: tick and padding_tick must be positive"))
+	}
+	errs = append(errs, v.Limits.validate()...)
+	if v.Limits.Rooms > 0 && len(v.Rooms) > v.Limits.Rooms {
+		errs = append(errs, fmt.Errorf("plugins.videoroom.limits.rooms: %d rooms are configured, more than the limit of %d", len(v.Rooms), v.Limits.Rooms))
 	}
 	return errs
 }

@@ -40,6 +40,7 @@ type Gateway struct {
 	dropped atomic.Uint64
 
 	mu         sync.RWMutex
+	limits     limits // its per-address counts are guarded by mu
 	sessions   map[uint64]*session
 	handles    map[uint64]*handle
 	transports map[string]plugin.Info
@@ -85,6 +86,10 @@ func New(cfg *config.Config, peers PeerFactory, plugins []plugin.Plugin, log *sl
 		transports:    make(map[string]plugin.Info),
 		watchdogEvery: time.Second,
 		watchdogDone:  make(chan struct{}),
+		limits:        newLimits(cfg.General.Limits),
+	}
+	if n := cfg.General.Limits.PeerConnections; peers != nil && n > 0 {
+		g.peers = &countedPeers{PeerFactory: peers, limit: int64(n)}
 	}
 	for _, p := range plugins {
 		g.plugins[p.Package()] = p

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ type session struct {
 	id      uint64
 	gw      *Gateway
 	created time.Time
+	addr    netip.Addr // counted against general.limits.sessions_per_address (zero: not counted)
 	// last is the time of the last request or long-poll, in Unix nanoseconds.
 	last atomic.Int64
 
@@ -22,6 +24,7 @@ type session struct {
 	sink       Sink
 	orphanedAt time.Time // non-zero while the session waits to be reclaimed
 	handles    map[uint64]*handle
+	attaching  int // handles whose plugin Attach is running
 	destroyed  bool
 }
 
@@ -114,6 +117,24 @@ func (s *session) addHandle(h *handle) bool {
 	return true
 }
 
+// reserveHandle takes a slot for a handle about to attach, within general.limits.handles_per_session
+// (0: unlimited); endAttach gives the reservation back once the handle is added or has failed.
+func (s *session) reserveHandle(limit int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if limit > 0 && len(s.handles)+s.attaching >= limit {
+		return false
+	}
+	s.attaching++
+	return true
+}
+
+func (s *session) endAttach() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attaching--
+}
+
 func (s *session) removeHandle(id uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -162,6 +183,7 @@ func (g *Gateway) destroySession(s *session, notify bool) {
 	g.mu.Lock()
 	if g.sessions[s.id] == s {
 		delete(g.sessions, s.id)
+		g.limits.releaseSession(s.addr)
 	}
 	g.mu.Unlock()
 	handles, first := s.markDestroyed()

@@ -31,4 +31,7 @@ type Origin struct {
 	// over the body, and a body that disagrees gets 457.
 	PathSession uint64
 	PathHandle  uint64
+	// RemoteAddr is the client's address as the transport sees it ("ip:port"), for the
+	// per-address session limit; empty when unknown.
+	RemoteAddr string
 }

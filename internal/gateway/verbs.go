@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/janus"
+	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 )
 
@@ -28,7 +30,14 @@ func (g *Gateway) create(req *janus.Request, from Origin) janus.Message {
 	} else {
 		id = newID(func(x uint64) bool { _, ok := g.sessions[x]; return ok })
 	}
+	addr, jerr := g.limits.admitSession(len(g.sessions), from.RemoteAddr)
+	if jerr != nil {
+		g.mu.Unlock()
+		g.log.Debug("session refused", "remote", from.RemoteAddr, "reason", jerr.Reason)
+		return janus.ErrorReply(0, req.Transaction, jerr)
+	}
 	s := newSession(g, id)
+	s.addr = addr
 	g.sessions[id] = s
 	g.mu.Unlock()
 	s.claim(from.Sink)
@@ -47,6 +56,11 @@ func (g *Gateway) attach(ctx context.Context, s *session, req *janus.Request) ja
 	if !ok {
 		return fail(janus.Errorf(janus.ErrPluginNotFound, "No such plugin '%s'", req.Plugin))
 	}
+	if limit := g.limits.HandlesPerSession; !s.reserveHandle(limit) {
+		return fail(janus.Errorf(janus.ErrPluginAttach,
+			"Couldn't attach to plugin: the session has its limit of %d handles (general.limits.handles_per_session)", limit))
+	}
+	defer s.endAttach()
 	g.mu.Lock()
 	id := newID(func(x uint64) bool { _, ok := g.handles[x]; return ok })
 	g.handles[id] = nil // reserved: lookups still answer 459
@@ -93,7 +107,7 @@ func (g *Gateway) message(h *handle, req *janus.Request, reply func(janus.Messag
 	var jsep *plugin.JSEP
 	if req.JSEP != nil {
 		var jerr *janus.Error
-		if jsep, jerr = parseJSEP(req.JSEP); jerr != nil {
+		if jsep, jerr = g.parseJSEP(req.JSEP); jerr != nil {
 			fail(jerr)
 			return
 		}
@@ -106,8 +120,8 @@ func (g *Gateway) message(h *handle, req *janus.Request, reply func(janus.Messag
 }
 
 // parseJSEP checks a client's JSEP: type and sdp are mandatory strings, the type is offer or answer
-// (464), and the SDP parses (465).
-func parseJSEP(raw json.RawMessage) (*plugin.JSEP, *janus.Error) {
+// (464), the SDP parses and an offer has no more m-lines than general.limits.offer_media (465).
+func (g *Gateway) parseJSEP(raw json.RawMessage) (*plugin.JSEP, *janus.Error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, janus.WrongType("jsep", "an object")
@@ -128,6 +142,9 @@ func parseJSEP(raw json.RawMessage) (*plugin.JSEP, *janus.Error) {
 	}
 	if j.Type != "offer" && j.Type != "answer" {
 		return nil, janus.Errorf(janus.ErrJSEPUnknownType, "JSEP error: unknown message type '%s'", j.Type)
+	}
+	if jerr := g.limits.checkOffer(j.Type, j.SDP); jerr != nil {
+		return nil, jerr
 	}
 	if err := checkSDP(j.SDP); err != nil {
 		return nil, janus.Errorf(janus.ErrJSEPInvalidSDP, "Invalid SDP (%v)", err)
@@ -170,10 +187,15 @@ func (h *handle) noteRemoteJSEP(j *plugin.JSEP) *janus.Error {
 }
 
 // trickle passes the client's candidates to the handle's PeerConnection, creating it if the offer
-// has not arrived yet (the peer queues candidates until it has a remote description).
+// has not arrived yet (the peer queues candidates until it has a remote description). A request
+// with more candidates than general.limits.trickle_candidates is refused whole.
 func (g *Gateway) trickle(h *handle, req *janus.Request) janus.Message {
 	sid, tx := h.sess.id, req.Transaction
 	fail := func(e *janus.Error) janus.Message { return janus.ErrorReply(sid, tx, e) }
+	if limit := g.limits.TrickleCandidates; limit > 0 && len(req.Candidates) > limit {
+		return fail(janus.Errorf(janus.ErrWebRTCState, "Cannot trickle: %d candidates in one request, the limit is %d (general.limits.trickle_candidates)",
+			len(req.Candidates), limit))
+	}
 	cands, done, jerr := parseTrickle(req, h)
 	if jerr != nil {
 		return fail(jerr)
@@ -185,11 +207,10 @@ func (g *Gateway) trickle(h *handle, req *janus.Request) janus.Message {
 	case err != nil && len(cands) > 0:
 		return fail(janus.Errorf(janus.ErrWebRTCState, "Cannot trickle: %v", err))
 	}
+	var hint string
 	if p != nil {
-		for _, c := range cands {
-			if err := p.AddRemoteCandidate(c); err != nil {
-				h.log.Debug("remote candidate refused", "candidate", c.Candidate, "err", err)
-			}
+		if hint, jerr = addCandidates(h, p, cands); jerr != nil {
+			return fail(jerr)
 		}
 		if done {
 			p.RemoteCandidatesDone()
@@ -199,7 +220,44 @@ func (g *Gateway) trickle(h *handle, req *janus.Request) janus.Message {
 	h.flags.Trickle = true
 	h.flags.AllTrickles = h.flags.AllTrickles || done
 	h.mu.Unlock()
-	return janus.Message{Janus: "ack", SessionID: sid, Transaction: tx}
+	return janus.Message{Janus: "ack", SessionID: sid, Transaction: tx, Hint: hint}
+}
+
+// addCandidates gives trickled candidates to the PeerConnection. Candidates over the
+// PeerConnection's limit make the reply an error (471) saying how many were not used; candidates
+// that can no longer matter (ICE connected, an earlier ICE generation) are ignored, and the ack's
+// hint says so. Unparseable ones are skipped, as Janus skips them.
+func addCandidates(h *handle, p *peer.Peer, cands []webrtc.ICECandidateInit) (string, *janus.Error) {
+	var limited, late, stale int
+	var limitErr error
+	for _, c := range cands {
+		err := p.AddRemoteCandidate(c)
+		switch {
+		case err == nil:
+		case errors.Is(err, peer.ErrCandidateLimit):
+			limited++
+			limitErr = err
+		case errors.Is(err, peer.ErrICECompleted):
+			late++
+		case errors.Is(err, peer.ErrStaleCandidate):
+			stale++
+		default:
+			h.log.Debug("remote candidate refused", "candidate", c.Candidate, "err", err)
+		}
+	}
+	if limited > 0 {
+		h.log.Debug("remote candidates over the limit", "refused", limited, "of", len(cands))
+		return "", janus.Errorf(janus.ErrWebRTCState, "Cannot trickle: %d of %d candidates not used, %v (general.limits.remote_candidates)",
+			limited, len(cands), limitErr)
+	}
+	var hints []string
+	if late > 0 {
+		hints = append(hints, fmt.Sprintf("%d candidates ignored: ICE is already connected", late))
+	}
+	if stale > 0 {
+		hints = append(hints, fmt.Sprintf("%d candidates ignored: their ufrag is not the current ICE generation's", stale))
+	}
+	return strings.Join(hints, "; "), nil
 }
 
 // parseTrickle reads candidate (one object) or candidates (an array). A bad single candidate is an

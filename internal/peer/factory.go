@@ -52,6 +52,7 @@ type factoryOptions struct {
 	interceptors []func(*Peer) (interceptor.Factory, error)
 	// stampsTWCC: an added interceptor stamps transport-wide sequence numbers itself.
 	stampsTWCC bool
+	limits     Limits
 }
 
 // WithMonitor replaces the timing of `media` and `slowlink` events (DefaultMonitorConfig).
@@ -79,12 +80,15 @@ func NewFactory(m config.Media, log *slog.Logger, opts ...Option) (*Factory, err
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := factoryOptions{monitor: DefaultMonitorConfig()}
+	o := factoryOptions{monitor: DefaultMonitorConfig(), limits: DefaultLimits()}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.monitor.Tick <= 0 || o.monitor.Window <= 0 {
 		return nil, errors.New("peer: monitor tick and window must be positive")
+	}
+	if o.limits.RemoteCandidates <= 0 {
+		return nil, errors.New("peer: the remote candidate limit must be positive")
 	}
 	s, err := buildSettings(m, log)
 	if err != nil {
@@ -153,6 +157,7 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 		counters:    newCounterSet(),
 		batcher:     f.s.batcher,
 		monitor:     newMonitor(f.opts.monitor),
+		cands:       newRemoteCandidates(f.opts.limits.RemoteCandidates),
 		closed:      make(chan struct{}),
 	}
 	engine := f.s.engine // a copy: the DTLS hook and the buffers below belong to this Peer only

@@ -93,22 +93,27 @@ func (p *Peer) SetAnswer(answer webrtc.SessionDescription) error {
 	return p.setRemote(answer)
 }
 
-// setRemote applies a remote description and then the candidates queued before it.
+// setRemote applies a remote description and then the candidates queued before it. A description
+// with more remote candidates than the limit is refused before Pion sees it.
 func (p *Peer) setRemote(desc webrtc.SessionDescription) error {
 	if p.isClosed() {
 		return ErrClosed
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	next, err := p.cands.admitDescription(desc.SDP)
+	if err != nil {
+		return err
+	}
 	if err := p.PC.SetRemoteDescription(desc); err != nil {
 		return fmt.Errorf("set remote description: %w", err)
 	}
+	p.cands = next
 	p.remoteSet = true
-	pending := p.pending
-	p.pending = nil
-	for _, c := range pending {
-		if err := p.PC.AddICECandidate(c); err != nil {
-			p.log.Debug("queued remote candidate rejected", "candidate", c.Candidate, "err", err)
+	for _, c := range p.cands.takePending() {
+		key, ufrag, _ := parseCandidate(c.Candidate) // parsed when queued
+		if err := p.addLocked(c, key, ufrag); err != nil {
+			p.log.Debug("queued remote candidate not used", "candidate", c.Candidate, "err", err)
 		}
 	}
 	p.remap.Store(true)

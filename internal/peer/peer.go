@@ -9,7 +9,6 @@ package peer
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -46,9 +45,6 @@ const (
 	ReasonClosed    = "Close PC"
 )
 
-// maxPendingCandidates bounds the remote candidates queued before the remote description is set.
-const maxPendingCandidates = 256
-
 // ErrClosed is returned by operations on a Peer that has been closed.
 var ErrClosed = errors.New("peer: PeerConnection closed")
 
@@ -66,7 +62,7 @@ type Peer struct {
 
 	mu             sync.Mutex
 	remoteSet      bool
-	pending        []webrtc.ICECandidateInit
+	cands          remoteCandidates
 	candidatesDone bool
 
 	onTrack   atomic.Pointer[func(*webrtc.TrackRemote, *webrtc.RTPReceiver)]
@@ -139,7 +135,10 @@ func (p *Peer) FullTrickle() bool { return p.fullTrickle }
 
 // AddRemoteCandidate adds a trickled candidate from the client. Candidates that arrive before the
 // remote description (Janus clients trickle while the offer is still with the plugin) are queued and
-// applied once it is set. An empty candidate string means end of candidates.
+// applied once it is set. An empty candidate string means end of candidates. Within the limits
+// (see Limits) a candidate is refused with ErrCandidateLimit; once ICE is connected it is ignored
+// with ErrICECompleted, and one of an earlier ICE generation with ErrStaleCandidate. A candidate
+// whose transport address ICE already has is accepted and not added again.
 func (p *Peer) AddRemoteCandidate(c webrtc.ICECandidateInit) error {
 	if p.isClosed() {
 		return ErrClosed
@@ -148,16 +147,16 @@ func (p *Peer) AddRemoteCandidate(c webrtc.ICECandidateInit) error {
 		p.RemoteCandidatesDone()
 		return nil
 	}
+	key, ufrag, err := parseCandidate(c.Candidate)
+	if err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.remoteSet {
-		if len(p.pending) >= maxPendingCandidates {
-			return fmt.Errorf("peer: more than %d candidates before the remote description", maxPendingCandidates)
-		}
-		p.pending = append(p.pending, c)
-		return nil
+		return p.cands.queue(c, key)
 	}
-	return p.PC.AddICECandidate(c)
+	return p.addLocked(c, key, ufrag)
 }
 
 // RemoteCandidatesDone records that the client finished trickling ({"completed": true}).

@@ -328,7 +328,7 @@ func TestCandidatesWaitForTheAnswerToAServerOffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.mu.Lock()
-	queued := len(srv.pending)
+	queued := len(srv.cands.pending)
 	srv.mu.Unlock()
 	if queued != 1 {
 		t.Fatalf("%d candidates queued before the answer, want 1", queued)
@@ -347,7 +347,7 @@ func TestCandidatesWaitForTheAnswerToAServerOffer(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.mu.Lock()
-	queued = len(srv.pending)
+	queued = len(srv.cands.pending)
 	srv.mu.Unlock()
 	if queued != 0 {
 		t.Fatalf("%d candidates still queued after the answer", queued)

@@ -64,7 +64,8 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	if err != nil {
 		return nil, fmt.Errorf("congestion control: %w", err)
 	}
-	peers, err := peer.NewFactory(cfg.Media, log.With("component", "peer"), ccOpts...)
+	limits := peer.WithLimits(peer.Limits{RemoteCandidates: cfg.General.Limits.RemoteCandidates})
+	peers, err := peer.NewFactory(cfg.Media, log.With("component", "peer"), append(ccOpts, limits)...)
 	if err != nil {
 		return nil, fmt.Errorf("media configuration: %w", err)
 	}

@@ -86,6 +86,9 @@ func (p *Plugin) create(b body) (map[string]any, *requestError) {
 	if p.rooms[id] != nil {
 		return nil, errorf(ErrRoomExists, "Room %d already exists", id)
 	}
+	if limit := p.cfg.Limits.Rooms; limit > 0 && len(p.rooms) >= limit {
+		return nil, errorf(ErrUnknown, "Maximum number of rooms (%d) reached (plugins.videoroom.limits.rooms)", limit)
+	}
 	p.rooms[id] = newRoom(id, o)
 	return map[string]any{short: "created", "room": id, "permanent": false}, nil
 }

@@ -199,6 +199,10 @@ func (s *session) joinPublisher(ctx context.Context, tx string, b body, jsep *pl
 		r.mu.Unlock()
 		return errorf(ErrNoSuchRoom, "No such room (%d)", id)
 	}
+	if limit := s.p.cfg.Limits.ParticipantsPerRoom; limit > 0 && len(r.participants) >= limit {
+		r.mu.Unlock()
+		return errorf(ErrPublishersFull, "Maximum number of participants (%d) reached (plugins.videoroom.limits.participants_per_room)", limit)
+	}
 	if given {
 		if r.participants[userID] != nil || userID == 0 {
 			r.mu.Unlock()

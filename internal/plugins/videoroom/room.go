@@ -73,7 +73,9 @@ type room struct {
 	mu           sync.Mutex
 	opts         roomOptions
 	participants map[uint64]*publisher
-	destroyed    bool
+	// subscriptions counts the subscriber handles joined (plugins.videoroom.limits).
+	subscriptions int
+	destroyed     bool
 }
 
 func newRoom(id uint64, o roomOptions) *room {
@@ -126,6 +128,27 @@ func (r *room) byPrivateID(pvt uint32) *publisher {
 		}
 	}
 	return nil
+}
+
+// addSubscription takes one of the room's subscription slots (limit 0: unlimited); the
+// subscriber gives it back with removeSubscription when it closes.
+func (r *room) addSubscription(limit int) *requestError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.destroyed {
+		return errorf(ErrNoSuchRoom, "No such room (%d)", r.id)
+	}
+	if limit > 0 && r.subscriptions >= limit {
+		return errorf(ErrPublishersFull, "Maximum number of subscriptions (%d) reached (plugins.videoroom.limits.subscriptions_per_room)", limit)
+	}
+	r.subscriptions++
+	return nil
+}
+
+func (r *room) removeSubscription() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.subscriptions--
 }
 
 // activePublishers counts participants that publish media.

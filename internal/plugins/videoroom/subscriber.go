@@ -29,6 +29,8 @@ type subscriber struct {
 	paused  bool
 	up      bool
 	closed  bool
+	// counted: the subscriber holds one of the room's subscription slots until it closes.
+	counted bool
 	// queued: a renegotiation waits for the answer to the offer in flight (Janus's "updating").
 	queued bool
 }
@@ -91,11 +93,17 @@ func (s *session) joinSubscriber(ctx context.Context, tx string, b body) *reques
 	if err != nil {
 		return err
 	}
+	if err := r.addSubscription(s.p.cfg.Limits.SubscriptionsPerRoom); err != nil {
+		return err
+	}
+	sub.counted = true
 	p, perr := s.h.Peer(s.p.subscriberPeerOptions()...)
 	if perr != nil {
+		sub.close()
 		return errorf(ErrUnknown, "No PeerConnection: %v", perr)
 	}
 	if err := sub.attach(p); err != nil {
+		sub.close()
 		return err
 	}
 	s.setSubscriber(sub)
@@ -377,9 +385,14 @@ func (sub *subscriber) close() {
 	sub.mu.Lock()
 	already := sub.closed
 	sub.closed = true
+	counted := sub.counted
+	sub.counted = false
 	sub.mu.Unlock()
 	if !already {
 		sub.mediaClosed()
+	}
+	if counted {
+		sub.room.removeSubscription()
 	}
 }
 

@@ -162,7 +162,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request, p transport.Path)
 			janus.Errorf(janus.ErrTransportSpecific, "Cannot read request: %v", err))
 		return
 	}
-	m := h.gw.Handle(r.Context(), body, gateway.Origin{Sink: h, PathSession: p.Session, PathHandle: p.Handle})
+	m := h.gw.Handle(r.Context(), body, gateway.Origin{Sink: h, PathSession: p.Session, PathHandle: p.Handle, RemoteAddr: r.RemoteAddr})
 	// Errors too (an unknown session: 458): Janus answers a POST with 200 and keeps 404 for the
 	// long-poll GET of a session that is gone.
 	transport.WriteJSON(w, http.StatusOK, janus.Encode(m))

@@ -199,7 +199,7 @@ func (c *conn) reply(m janus.Message) { c.send(janus.Encode(m)) }
 func (c *conn) readLoop() {
 	max := c.h.maxBytes
 	c.ws.SetReadLimit(max * hardLimitFactor)
-	origin := gateway.Origin{Sink: c}
+	origin := gateway.Origin{Sink: c, RemoteAddr: c.ws.RemoteAddr().String()}
 	for {
 		_, r, err := c.ws.NextReader()
 		if err != nil {
