@@ -219,3 +219,37 @@ func TestSlowLinkIsRateLimited(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocatorsDoNotPauseAServerWideStall: four subscribers of one server whose paths all
+// collapse at the same moment (what a stall of the server looks like to their estimators) go down
+// to the base layer, but their video is not paused; TestAllocatorPausesAndResumesVideo pauses the
+// same collapse on one subscriber alone.
+func TestAllocatorsDoNotPauseAServerWideStall(t *testing.T) {
+	census := NewCensus()
+	var tracks []*DownTrack
+	var ests []*fakeEstimator
+	for range censusMin {
+		est := &fakeEstimator{}
+		est.rate.Store(int64(10 * cc.Mbps))
+		d, _, _, stop := allocatorRig(t, est, WithCensus(census))
+		defer stop()
+		tracks, ests = append(tracks, d), append(ests, est)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	for _, est := range ests {
+		est.rate.Store(int64(3 * cc.Kbps))
+		est.loss.Store(300)
+	}
+	base := false
+	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for i, d := range tracks {
+			if l := d.Target(); l == policy.NoLayer {
+				t.Fatalf("subscriber %d paused though all %d collapsed at once", i, len(tracks))
+			}
+		}
+		base = base || tracks[0].Target().Spatial == 0
+	}
+	if !base {
+		t.Errorf("the layers did not go down: target %v", tracks[0].Target())
+	}
+}
