@@ -125,8 +125,18 @@ func TestSecureListenersServeTheAPI(t *testing.T) {
 	var info map[string]any
 	_ = json.NewDecoder(res.Body).Decode(&info)
 	res.Body.Close()
-	if info["janus"] != "server_info" {
-		t.Fatalf("info over HTTPS: %v", info)
+	if info["janus"] != "server_info" || res.ProtoMajor != 2 {
+		t.Fatalf("info over HTTPS: %s %v, want server_info over HTTP/2", res.Proto, info)
+	}
+	// The WSS listener does not offer HTTP/2: a client must not try WebSocket over it.
+	alpn := trusting(a.leaf)
+	alpn.NextProtos = []string{"h2", "http/1.1"}
+	if c, err := tls.Dial("tcp", s.Addr(WSS), alpn); err != nil {
+		t.Fatal(err)
+	} else if p := c.ConnectionState().NegotiatedProtocol; p == "h2" {
+		t.Fatalf("the WSS listener negotiated %q", p)
+	} else {
+		c.Close()
 	}
 	res, err = client.Get("https://" + s.Addr(HTTPS) + "/strata-config.json")
 	if err != nil {
