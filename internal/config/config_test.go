@@ -122,6 +122,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("general:\n  session_timeout: 5s\n"))
 	f.Add(configs.Reference)
 	f.Add([]byte("{"))
+	f.Add([]byte("transports:\n  timeouts: {read: 1s}\n  admin:\n    listen: \":7088\"\n    admin_secret: janusoverlord\n    https: {enabled: true, self_signed: true}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data, "fuzz.yaml")
 		if err == nil && c.Validate() != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,25 +63,37 @@ func TestSlowClientsAreCut(t *testing.T) {
 }
 
 // TestTimeoutsSpareLongPollsAndWebSockets: a long-poll held longer than the read timeout answers
-// normally (twice on the same connection), and a WebSocket idle for longer than every timeout still
-// answers: only the reading of a request is timed, not what the server does with it.
+// normally (twice on the same connection, over HTTP/1.1 and over HTTPS with HTTP/2), and a WebSocket
+// idle for longer than every timeout still answers: only the reading of a request is timed, not what
+// the server does with it.
 func TestTimeoutsSpareLongPollsAndWebSockets(t *testing.T) {
-	s := startServer(t, shortTimeouts(t))
+	cfg := shortTimeouts(t)
+	cfg.Transports.SelfSignedHosts = []string{"127.0.0.1"}
+	cfg.Transports.HTTP.HTTPS = config.TLSListener{Enabled: true, Listen: "127.0.0.1:0", SelfSigned: true}
+	s := startServer(t, cfg)
 	created := post(t, "http://"+s.HTTPAddr()+"/janus", `{"janus":"create","transaction":"c"}`)
 	sid := uint64(created["data"].(map[string]any)["id"].(float64))
 
-	client := &http.Client{Timeout: 10 * time.Second}
-	for i := range 2 {
-		start := time.Now()
-		res, err := client.Get(fmt.Sprintf("http://%s/janus/%d?maxev=1", s.HTTPAddr(), sid))
-		if err != nil {
-			t.Fatalf("long-poll %d: %v", i, err)
+	plain := &http.Client{Timeout: 10 * time.Second}
+	leaf := servedCert(t, s.Addr(HTTPS), &tls.Config{InsecureSkipVerify: true})
+	h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: trusting(leaf), ForceAttemptHTTP2: true}}
+	for _, url := range []string{"http://" + s.HTTPAddr(), "https://" + s.Addr(HTTPS)} {
+		client := plain
+		if strings.HasPrefix(url, "https:") {
+			client = h2
 		}
-		var m map[string]any
-		_ = json.NewDecoder(res.Body).Decode(&m)
-		res.Body.Close()
-		if m["janus"] != "keepalive" || time.Since(start) < time.Second {
-			t.Fatalf("long-poll %d: %v after %v, want a keepalive after the 1.5 s hold", i, m, time.Since(start))
+		for i := range 2 {
+			start := time.Now()
+			res, err := client.Get(fmt.Sprintf("%s/janus/%d?maxev=1", url, sid))
+			if err != nil {
+				t.Fatalf("%s long-poll %d: %v", url, i, err)
+			}
+			var m map[string]any
+			_ = json.NewDecoder(res.Body).Decode(&m)
+			res.Body.Close()
+			if m["janus"] != "keepalive" || time.Since(start) < time.Second {
+				t.Fatalf("%s long-poll %d (%s): %v after %v, want a keepalive after the 1.5 s hold", url, i, res.Proto, m, time.Since(start))
+			}
 		}
 	}
 
