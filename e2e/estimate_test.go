@@ -8,14 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/server"
 )
 
 // adminCall posts one admin API request and decodes the reply.
 func adminCall(t *testing.T, srv *server.Server, body string, into any) {
 	t.Helper()
-	body = strings.Replace(body, "{", fmt.Sprintf(`{"transaction":"e2e","admin_secret":%q,`, config.Default().Transports.Admin.AdminSecret), 1)
+	body = strings.Replace(body, "{", fmt.Sprintf(`{"transaction":"e2e","admin_secret":%q,`, srv.AdminSecret()), 1)
 	res, err := http.Post("http://"+srv.AdminAddr()+"/admin", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("admin %s: %v", body, err)

@@ -14,13 +14,15 @@ import (
 
 // TestJanusAdminDemo loads Janus's own admin page (admin.html and admin.js from Debian's
 // janus-demos, unmodified; only adminconfig.js, the file the page expects its users to edit, points
-// it at strata's admin API with strata's admin secret). The page asks for the server info with a GET
+// it at strata's admin API with the secret strata generated). The page is served from another origin
+// than the admin API, so the admin API answers it with CORS, which is off unless configured: this is
+// the configuration an operator would write for such a page. The page asks for the server info with a GET
 // first and shows nothing else unless that works; then it shows the settings (get_status) and the
 // sessions (list_sessions). The test opens a session with a handle on the echotest from Go, then
 // clicks through the page as a user would: the session shows its handles (list_handles), the handle
 // its info (handle_info).
 func TestJanusAdminDemo(t *testing.T) {
-	srv := startStrata(t)
+	srv := startStrata(t, func(c *config.Config) { c.Transports.Admin.CORSOrigin = "*" })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	client, err := janusclient.Dial(ctx, "http://"+srv.HTTPAddr()+"/janus")
@@ -38,7 +40,7 @@ func TestJanusAdminDemo(t *testing.T) {
 	}
 
 	adminConfig := fmt.Sprintf("var server = %q;\nvar secret = %q;\nvar session = null;\nvar handle = null;\n",
-		"http://"+srv.AdminAddr()+"/admin", config.Default().Transports.Admin.AdminSecret)
+		"http://"+srv.AdminAddr()+"/admin", srv.AdminSecret())
 	pages := serveJanusDemos(t, "http://"+srv.HTTPAddr()+"/janus", map[string]string{"/adminconfig.js": adminConfig})
 	b := newBrowser(t)
 	// Debian's admin.js runs $('a[href=#tokens]') when token auth is off, as it is in strata and

@@ -16,15 +16,19 @@ import (
 )
 
 // startStrata runs a strata server with its default configuration, except that every listener binds
-// a free port on 127.0.0.1. Media still gathers host candidates on every interface: Chromium ignores
-// loopback candidates, so the call runs over the machine's own non-loopback address. The server's log
-// is kept and printed if the test fails.
-func startStrata(t *testing.T) *server.Server {
+// a free port on 127.0.0.1 and mods apply. Media still gathers host candidates on every interface:
+// Chromium ignores loopback candidates, so the call runs over the machine's own non-loopback address.
+// The admin secret is the one the server generates (srv.AdminSecret()). The server's log is kept and
+// printed if the test fails.
+func startStrata(t *testing.T, mods ...func(*config.Config)) *server.Server {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
 	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
 	cfg.Transports.Admin.Listen = "127.0.0.1:0"
+	for _, m := range mods {
+		m(cfg)
+	}
 
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -74,7 +78,7 @@ func (s *syncBuffer) tail(n int) string {
 // adminSessions asks the admin API for the list of live sessions.
 func adminSessions(t *testing.T, srv *server.Server) []json.Number {
 	t.Helper()
-	req := fmt.Sprintf(`{"janus":"list_sessions","transaction":"e2e","admin_secret":%q}`, config.Default().Transports.Admin.AdminSecret)
+	req := fmt.Sprintf(`{"janus":"list_sessions","transaction":"e2e","admin_secret":%q}`, srv.AdminSecret())
 	res, err := http.Post("http://"+srv.AdminAddr()+"/admin", "application/json", strings.NewReader(req))
 	if err != nil {
 		t.Fatalf("admin list_sessions: %v", err)

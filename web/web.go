@@ -35,6 +35,12 @@ type ClientConfig struct {
 	JanusPath string `json:"janus_path,omitempty"`
 	// WebSocketPort is the port of the `janus-protocol` WebSocket transport; 0 when it is off.
 	WebSocketPort int `json:"ws_port,omitempty"`
+	// WSSPort is the port of the secure WebSocket (wss://), used by pages served over https://; 0
+	// when it is off.
+	WSSPort int `json:"wss_port,omitempty"`
+	// HTTPSPort is the port of the HTTPS listener (API and pages); a page opened over plain http from
+	// another machine points the user there. 0 when it is off.
+	HTTPSPort int `json:"https_port,omitempty"`
 }
 
 // HandlerWithConfig serves the embedded files and, at ConfigPath, the configuration get returns. get

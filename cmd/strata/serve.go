@@ -44,12 +44,35 @@ func serve(args []string, _, stderr io.Writer) int {
 	if addr := srv.HTTPAddr(); addr != "" {
 		log.Info("strata is up", "demos", "http://"+displayHost(addr)+"/", "janus_api", "http://"+displayHost(addr)+cfg.Transports.HTTP.BasePath)
 	}
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	sig := <-stop
+	if addr := srv.Addr(server.HTTPS); addr != "" {
+		// Browsers give the camera only to secure pages: from another machine, the demos need this one.
+		log.Info("strata is up over HTTPS", "demos", "https://"+displayHost(addr)+"/", "janus_api", "https://"+displayHost(addr)+cfg.Transports.HTTP.BasePath)
+	}
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	sig := waitForStop(signals, srv, log)
 	log.Info("shutting down", "signal", sig.String())
 	srv.Close()
 	return 0
+}
+
+// reloader is what SIGHUP acts on.
+type reloader interface{ ReloadCertificates() error }
+
+// waitForStop handles signals until one asks strata to stop, and returns it. SIGHUP reads the TLS
+// certificates again (a renewal): new connections get them, open connections and calls carry on.
+func waitForStop(signals <-chan os.Signal, srv reloader, log *slog.Logger) os.Signal {
+	for sig := range signals {
+		if sig != syscall.SIGHUP {
+			return sig
+		}
+		if err := srv.ReloadCertificates(); err != nil {
+			log.Error("SIGHUP: certificates not reloaded; the ones in use stay", "err", err)
+		} else {
+			log.Info("SIGHUP: certificates reloaded")
+		}
+	}
+	return nil
 }
 
 func printConfig(_ []string, stdout, _ io.Writer) int {

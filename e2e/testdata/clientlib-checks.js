@@ -24,13 +24,28 @@ async (httpURL, wsURL) => {
     ['http://h:8088/e.html?server=http://x:2/janus', null, 'http://x:2/janus', 'http'],
     ['http://h:8088/e.html?transport=ws', null, 'ws://h:8188', 'ws'],
     ['http://h:8088/e.html?transport=ws', { ws_port: 9999 }, 'ws://h:9999', 'ws'],
-    ['https://h/e.html?transport=ws', null, 'wss://h:8188', 'ws'],
+    ['https://h/e.html?transport=ws', null, 'wss://h:8989', 'ws'],
+    ['https://h:8089/e.html?transport=ws', { ws_port: 8188, wss_port: 9443 }, 'wss://h:9443', 'ws'],
     ['http://h:8088/e.html?transport=ws&ws=ws://a:1', { ws_port: 9999 }, 'ws://a:1', 'ws'],
   ];
   for (const [href, cfg, url, transport] of cases) {
     const got = await resolve(href, cfg);
     check(`resolveServer ${href} cfg=${JSON.stringify(cfg)}`, got.url === url && got.transport === transport, got);
   }
+
+  // The demos' notice for pages without a secure context (demos/insecure.js): what to open instead.
+  const insecure = await import('/demos/insecure.js');
+  check('mediaBlocked on this page (a secure context)', !insecure.mediaBlocked(), window.isSecureContext);
+  const page = new URL('http://192.0.2.9:8088/echotest.html?transport=ws');
+  const withHTTPS = insecure.secureAdvice(page, { ws_port: 8188, https_port: 8089 });
+  check('secureAdvice with HTTPS: the https URL first', withHTTPS[0].href === 'https://192.0.2.9:8089/echotest.html?transport=ws', withHTTPS);
+  check('secureAdvice: an SSH tunnel of the page and WebSocket ports',
+    withHTTPS.some((s) => s.code === 'ssh -L 8088:localhost:8088 -L 8188:localhost:8188 you@192.0.2.9' &&
+      s.href === 'http://localhost:8088/echotest.html?transport=ws'), withHTTPS);
+  check('secureAdvice with HTTPS: no advice to turn it on', !withHTTPS.some((s) => /self_signed/.test(s.code ?? '')), withHTTPS);
+  const noHTTPS = insecure.secureAdvice(new URL('http://192.0.2.9:8088/'), { ws_port: 8188 });
+  check('secureAdvice without HTTPS: tunnel, then turning HTTPS on',
+    noHTTPS[0].code === 'ssh -L 8088:localhost:8088 you@192.0.2.9' && /self_signed: true/.test(noHTTPS.at(-1).code ?? ''), noHTTPS);
 
   // summarizeStats on two hand-made reports one second apart.
   const prev = new Map([

@@ -43,9 +43,33 @@ type General struct {
 
 // Transports configures the Janus API listeners.
 type Transports struct {
+	// Timeouts apply to every HTTP listener, plain and secure.
+	Timeouts  ListenerTimeouts   `yaml:"timeouts"`
 	HTTP      HTTPTransport      `yaml:"http"`
 	WebSocket WebSocketTransport `yaml:"websocket"`
 	Admin     AdminTransport     `yaml:"admin"`
+	// SelfSignedHosts are the names and addresses put in the certificate generated for the secure
+	// listeners with self_signed; empty: localhost, the host name and every interface address.
+	SelfSignedHosts []string `yaml:"self_signed_hosts"`
+}
+
+// ListenerTimeouts bound how long a client may take to send a request, and to send the next one on a
+// kept-alive connection (http.Server's ReadHeaderTimeout, ReadTimeout and IdleTimeout; 0: none).
+// There is no write timeout: a long-poll is held for long_poll_timeout on purpose.
+type ListenerTimeouts struct {
+	ReadHeader time.Duration `yaml:"read_header"`
+	Read       time.Duration `yaml:"read"`
+	Idle       time.Duration `yaml:"idle"`
+}
+
+// TLSListener is a transport's secure listener (Janus's secure ports): the same handler as the
+// plain listener, over TLS, with a certificate from files (reloaded on SIGHUP) or generated at start.
+type TLSListener struct {
+	Enabled    bool   `yaml:"enabled"`
+	Listen     string `yaml:"listen"`
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	SelfSigned bool   `yaml:"self_signed"`
 }
 
 // HTTPTransport is the REST/long-poll transport (and the demo web server).
@@ -56,21 +80,29 @@ type HTTPTransport struct {
 	LongPollTimeout time.Duration `yaml:"long_poll_timeout"`
 	CORSOrigin      string        `yaml:"cors_origin"`
 	Demos           bool          `yaml:"demos"`
+	HTTPS           TLSListener   `yaml:"https"`
 }
 
 // WebSocketTransport is the `janus-protocol` WebSocket transport.
 type WebSocketTransport struct {
-	Enabled bool   `yaml:"enabled"`
-	Listen  string `yaml:"listen"`
+	Enabled bool        `yaml:"enabled"`
+	Listen  string      `yaml:"listen"`
+	WSS     TLSListener `yaml:"wss"`
 }
 
 // AdminTransport is the admin API over HTTP.
 type AdminTransport struct {
-	Enabled     bool   `yaml:"enabled"`
-	Listen      string `yaml:"listen"`
-	BasePath    string `yaml:"base_path"`
-	AdminSecret string `yaml:"admin_secret"`
+	Enabled  bool   `yaml:"enabled"`
+	Listen   string `yaml:"listen"`
+	BasePath string `yaml:"base_path"`
+	// AdminSecret "" means a random secret generated at start (internal/server).
+	AdminSecret string      `yaml:"admin_secret"`
+	CORSOrigin  string      `yaml:"cors_origin"`
+	HTTPS       TLSListener `yaml:"https"`
 }
+
+// Running reports whether the admin API listens at all (plain or secure).
+func (a AdminTransport) Running() bool { return a.Enabled || a.HTTPS.Enabled }
 
 // Media configures every PeerConnection strata creates.
 type Media struct {
@@ -270,6 +302,8 @@ func (c *Config) Validate() error {
 	if c.Transports.HTTP.LongPollTimeout <= 0 {
 		errs = append(errs, errors.New("transports.http.long_poll_timeout: must be positive"))
 	}
+	errs = append(errs, c.Transports.validate()...)
+	errs = append(errs, c.checkSampleSecrets()...)
 	ice := c.Media.ICE
 	if (ice.PortMin == 0) != (ice.PortMax == 0) || ice.PortMin > ice.PortMax {
 		errs = append(errs, fmt.Errorf("media.ice: port range %d-%d is invalid", ice.PortMin, ice.PortMax))

@@ -17,8 +17,8 @@ func TestDefaultsNeedNoFile(t *testing.T) {
 	if c.General.SessionTimeout != 60*time.Second {
 		t.Errorf("session_timeout = %v, want Janus's 60s", c.General.SessionTimeout)
 	}
-	if c.Transports.HTTP.Listen != ":8088" || c.Transports.WebSocket.Listen != ":8188" || c.Transports.Admin.Listen != ":7088" {
-		t.Errorf("listeners = %q %q %q, want Janus's default ports", c.Transports.HTTP.Listen, c.Transports.WebSocket.Listen, c.Transports.Admin.Listen)
+	if c.Transports.HTTP.Listen != ":8088" || c.Transports.WebSocket.Listen != ":8188" || c.Transports.Admin.Listen != "127.0.0.1:7088" {
+		t.Errorf("listeners = %q %q %q, want Janus's default ports (admin on loopback)", c.Transports.HTTP.Listen, c.Transports.WebSocket.Listen, c.Transports.Admin.Listen)
 	}
 	if c.Transports.HTTP.LongPollTimeout != 30*time.Second {
 		t.Errorf("long_poll_timeout = %v, want 30s", c.Transports.HTTP.LongPollTimeout)
@@ -122,6 +122,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("general:\n  session_timeout: 5s\n"))
 	f.Add(configs.Reference)
 	f.Add([]byte("{"))
+	f.Add([]byte("transports:\n  timeouts: {read: 1s}\n  admin:\n    listen: \":7088\"\n    admin_secret: janusoverlord\n    https: {enabled: true, self_signed: true}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data, "fuzz.yaml")
 		if err == nil && c.Validate() != nil {

@@ -29,6 +29,9 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 func newEnv(t *testing.T, mutate func(*config.Config), opts ...Option) *testEnv {
 	t.Helper()
 	cfg := config.Default()
+	// The reference configuration leaves the admin secret to the server, which generates one; the
+	// gateway is tested with Janus's sample secret (no listener here).
+	cfg.Transports.Admin.AdminSecret = "janusoverlord"
 	if mutate != nil {
 		mutate(cfg)
 	}

@@ -27,6 +27,7 @@ func startEchoServer(t *testing.T) *Server {
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
 	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
 	cfg.Transports.Admin.Listen = "127.0.0.1:0"
+	cfg.Transports.Admin.AdminSecret = testAdminSecret
 	cfg.Media.ICE.Loopback = true
 	cfg.Media.ICE.Interfaces = []string{"lo"}
 	s, err := New(cfg, slog.New(slog.DiscardHandler), nil)
@@ -151,7 +152,7 @@ func checkEstimateInHandleInfo(t *testing.T, admin string, sid, hid uint64) {
 	t.Helper()
 	var last string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		body := fmt.Sprintf(`{"janus":"handle_info","transaction":"hi","admin_secret":"janusoverlord","session_id":%d,"handle_id":%d}`, sid, hid)
+		body := fmt.Sprintf(`{"janus":"handle_info","transaction":"hi","admin_secret":%q,"session_id":%d,"handle_id":%d}`, testAdminSecret, sid, hid)
 		resp, err := http.Post(admin, "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)

@@ -174,7 +174,7 @@ func TestEchotestMultiopusUnsupportedLayout(t *testing.T) {
 // handleInfoCodec reads, from the admin API's handle_info, the codec of an m-line of a kind.
 func handleInfoCodec(t *testing.T, admin string, sid, hid uint64, kind string) string {
 	t.Helper()
-	body := fmt.Sprintf(`{"janus":"handle_info","transaction":"hi","admin_secret":"janusoverlord","session_id":%d,"handle_id":%d}`, sid, hid)
+	body := fmt.Sprintf(`{"janus":"handle_info","transaction":"hi","admin_secret":%q,"session_id":%d,"handle_id":%d}`, testAdminSecret, sid, hid)
 	resp, err := http.Post(admin, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,11 @@
 // Package server assembles a running strata: it builds the PeerConnection factory and the plugins from
-// the configuration, starts the gateway, and binds the HTTP, WebSocket and admin listeners. It holds no
-// logic of its own beyond wiring, so tests can start a complete server in-process on free ports.
+// the configuration, starts the gateway, and binds the HTTP, WebSocket and admin listeners, plain and
+// secure. It holds no logic of its own beyond wiring (and filling in the secrets the configuration
+// leaves to it), so tests can start a complete server in-process on free ports.
 package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/bwe"
+	"github.com/strata-rtc/strata/internal/certs"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/peer"
@@ -37,19 +38,19 @@ type Server struct {
 	ws      *wsapi.Handler
 	http    *httpapi.Handler
 
-	listeners map[string]*listener
-}
-
-type listener struct {
-	ln  net.Listener
-	srv *http.Server
+	listeners  map[string]*listener
+	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
+	certFiles  []*certs.Source // the certificates read from files, read again by ReloadCertificates
 }
 
 // Listener names, as used by Addr.
 const (
-	HTTP      = "http"
-	WebSocket = "websocket"
-	Admin     = "admin"
+	HTTP       = "http"
+	HTTPS      = "https"
+	WebSocket  = "websocket"
+	WSS        = "wss"
+	Admin      = "admin"
+	AdminHTTPS = "admin_https"
 )
 
 // New builds a server from cfg. Nothing listens until Start.
@@ -57,6 +58,11 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	if log == nil {
 		log = slog.Default()
 	}
+	// A configuration built in code is held to the same rules as a file (sample secrets included).
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = withGeneratedSecrets(cfg, log)
 	if level == nil {
 		level = new(slog.LevelVar)
 	}
@@ -89,8 +95,16 @@ func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
 
 // Start binds every enabled listener and serves in the background.
 func (s *Server) Start() error {
+	err := s.start()
+	if err != nil {
+		s.Close()
+	}
+	return err
+}
+
+func (s *Server) start() error {
 	t := s.cfg.Transports
-	if t.HTTP.Enabled {
+	if t.HTTP.Enabled || t.HTTP.HTTPS.Enabled {
 		mux := http.NewServeMux()
 		s.http = httpapi.New(s.gw, s.cfg)
 		base := t.HTTP.BasePath
@@ -99,55 +113,51 @@ func (s *Server) Start() error {
 		if t.HTTP.Demos {
 			mux.Handle("/", web.HandlerWithConfig(s.clientConfig))
 		}
-		if err := s.listen(HTTP, t.HTTP.Listen, mux); err != nil {
+		if err := s.listenPair(HTTP, t.HTTP.Enabled, t.HTTP.Listen, HTTPS, t.HTTP.HTTPS, mux); err != nil {
 			return err
 		}
 	}
-	if t.WebSocket.Enabled {
+	if t.WebSocket.Enabled || t.WebSocket.WSS.Enabled {
 		s.ws = wsapi.New(s.gw, s.cfg)
-		if err := s.listen(WebSocket, t.WebSocket.Listen, s.ws); err != nil {
+		if err := s.listenPair(WebSocket, t.WebSocket.Enabled, t.WebSocket.Listen, WSS, t.WebSocket.WSS, s.ws); err != nil {
 			return err
 		}
 	}
-	if t.Admin.Enabled {
+	if t.Admin.Running() {
 		mux := http.NewServeMux()
 		admin := adminapi.New(s.gw, s.cfg)
 		mux.Handle(t.Admin.BasePath, admin)
 		mux.Handle(t.Admin.BasePath+"/", admin)
-		if err := s.listen(Admin, t.Admin.Listen, mux); err != nil {
+		if err := s.listenPair(Admin, t.Admin.Enabled, t.Admin.Listen, AdminHTTPS, t.Admin.HTTPS, mux); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Server) listen(name, addr string, h http.Handler) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		s.Close()
-		return fmt.Errorf("%s transport: %w", name, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	s.listeners[name] = &listener{ln: ln, srv: srv}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("listener stopped", "transport", name, "err", err)
-		}
-	}()
-	s.log.Info("listening", "transport", name, "addr", ln.Addr().String())
-	return nil
-}
-
-// clientConfig tells the demo pages where the Janus API is, with the ports actually bound.
+// clientConfig tells the demo pages where the Janus API is, with the ports actually bound: the
+// WebSocket's, and the secure ports a page opened without a secure context should point to.
 func (s *Server) clientConfig() web.ClientConfig {
-	c := web.ClientConfig{JanusPath: s.cfg.Transports.HTTP.BasePath}
-	if _, port, err := net.SplitHostPort(s.WSAddr()); err == nil {
-		c.WebSocketPort, _ = strconv.Atoi(port)
+	return web.ClientConfig{
+		JanusPath:     s.cfg.Transports.HTTP.BasePath,
+		WebSocketPort: s.port(WebSocket),
+		WSSPort:       s.port(WSS),
+		HTTPSPort:     s.port(HTTPS),
 	}
-	return c
 }
 
-// Addr is the bound address of a listener (HTTP, WebSocket or Admin), or "" if it is not running.
+// port is the bound port of a listener, 0 if it is not running.
+func (s *Server) port(name string) int {
+	_, port, err := net.SplitHostPort(s.Addr(name))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+// Addr is the bound address of a listener (HTTP, HTTPS, WebSocket, WSS, Admin or AdminHTTPS), or ""
+// if it is not running.
 func (s *Server) Addr(name string) string {
 	if l, ok := s.listeners[name]; ok {
 		return l.ln.Addr().String()

@@ -11,13 +11,17 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 )
 
-// testConfig binds every listener to a free loopback port.
+// testAdminSecret is the admin secret the tests configure (by default strata generates one).
+const testAdminSecret = "test-admin-secret"
+
+// testConfig binds every listener to a free loopback port, with testAdminSecret.
 func testConfig(t *testing.T) *config.Config {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
 	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
 	cfg.Transports.Admin.Listen = "127.0.0.1:0"
+	cfg.Transports.Admin.AdminSecret = testAdminSecret
 	cfg.Media.ICE.Loopback = true
 	return cfg
 }
@@ -55,7 +59,7 @@ func TestServerServesAPIAdminAndDemos(t *testing.T) {
 	if e, _ := denied["error"].(map[string]any); e == nil || e["code"] != float64(403) {
 		t.Fatalf("admin without secret = %v, want error 403", denied)
 	}
-	ok := post(t, "http://"+adminAddr+"/admin", `{"janus":"list_sessions","transaction":"a","admin_secret":"janusoverlord"}`)
+	ok := post(t, "http://"+adminAddr+"/admin", `{"janus":"list_sessions","transaction":"a","admin_secret":"`+testAdminSecret+`"}`)
 	if ok["janus"] != "success" {
 		t.Fatalf("admin with secret = %v", ok)
 	}

@@ -1,8 +1,9 @@
 // Decides which Janus API URL a page talks to. In order:
 //
 //   ?server=URL           used as it is (http(s)://… for long-poll, ws(s)://… for WebSocket)
-//   ?transport=ws         WebSocket: ?ws=URL if given, else ws(s)://<page host>:<ws_port>, where
-//                         ws_port comes from /strata-config.json (served by strata) or is 8188
+//   ?transport=ws         WebSocket: ?ws=URL if given, else ws://<page host>:<ws_port> (or, on a
+//                         page served over https, wss://<page host>:<wss_port>), the ports from
+//                         /strata-config.json (served by strata) or 8188 and 8989
 //   otherwise             HTTP long-poll at <page origin><janus_path>, janus_path from
 //                         /strata-config.json or "/janus"
 //
@@ -10,6 +11,7 @@
 // own port (:8188), which is why the WebSocket case needs a port from somewhere.
 
 const DEFAULT_WS_PORT = 8188;
+const DEFAULT_WSS_PORT = 8989;
 const DEFAULT_JANUS_PATH = '/janus';
 
 /**
@@ -26,17 +28,22 @@ export async function resolveServer(loc = window.location, { fetchConfig = fetch
   const wsParam = params.get('ws');
   if (wantWS && wsParam) return { url: wsParam, transport: 'ws' };
 
-  const cfg = (await fetchConfig(new URL('/strata-config.json', loc.origin).href)) ?? {};
+  const cfg = (await fetchConfig(configURL(loc))) ?? {};
   if (wantWS) {
-    const scheme = loc.protocol === 'https:' ? 'wss' : 'ws';
-    const port = cfg.ws_port || DEFAULT_WS_PORT;
-    return { url: `${scheme}://${loc.hostname}:${port}`, transport: 'ws' };
+    // A page served over https may only open wss:// (mixed content), which has a port of its own.
+    if (loc.protocol === 'https:') return { url: `wss://${loc.hostname}:${cfg.wss_port || DEFAULT_WSS_PORT}`, transport: 'ws' };
+    return { url: `ws://${loc.hostname}:${cfg.ws_port || DEFAULT_WS_PORT}`, transport: 'ws' };
   }
   return { url: loc.origin + (cfg.janus_path || DEFAULT_JANUS_PATH), transport: 'http' };
 }
 
+/** The address of strata's client config for a page. */
+export function configURL(loc = window.location) {
+  return new URL('/strata-config.json', loc.origin).href;
+}
+
 /** Fetches strata's client config; null when the page is served by something else. */
-async function fetchStrataConfig(url) {
+export async function fetchStrataConfig(url) {
   try {
     const res = await fetch(url, { cache: 'no-store', signal: AbortSignal.timeout(3000) });
     return res.ok ? await res.json() : null;

@@ -93,7 +93,10 @@ func TestRoomManagement(t *testing.T) {
 }
 
 func TestBadRequestsGetVideoRoomErrors(t *testing.T) {
-	c := startServer(t, func(cfg *config.Config) { cfg.Plugins.VideoRoom.AdminKey = "key" })
+	c := startServer(t, func(cfg *config.Config) {
+		cfg.Plugins.VideoRoom.AdminKey = "key"
+		cfg.Plugins.VideoRoom.Rooms[0].Secret = "room-secret" // room 1234
+	})
 	h := attach(t, c)
 	cases := []struct {
 		name string
@@ -112,8 +115,8 @@ func TestBadRequestsGetVideoRoomErrors(t *testing.T) {
 		{"subscribe to a missing feed", map[string]any{"request": "join", "ptype": "subscriber", "room": 1234, "streams": []map[string]any{{"feed": 42}}}, videoroom.ErrNoSuchFeed},
 		{"subscribe without streams", map[string]any{"request": "join", "ptype": "subscriber", "room": 1234}, videoroom.ErrMissingElement},
 		{"destroy with a wrong secret", map[string]any{"request": "destroy", "room": 1234, "secret": "no"}, videoroom.ErrUnauthorized},
-		{"kick a stranger", map[string]any{"request": "kick", "room": 1234, "secret": "adminpwd", "id": 5}, videoroom.ErrNoSuchFeed},
-		{"forward a missing publisher", map[string]any{"request": "rtp_forward", "room": 1234, "secret": "adminpwd", "publisher_id": 5, "host": "127.0.0.1", "streams": []any{}}, videoroom.ErrNoSuchFeed},
+		{"kick a stranger", map[string]any{"request": "kick", "room": 1234, "secret": "room-secret", "id": 5}, videoroom.ErrNoSuchFeed},
+		{"forward a missing publisher", map[string]any{"request": "rtp_forward", "room": 1234, "secret": "room-secret", "publisher_id": 5, "host": "127.0.0.1", "streams": []any{}}, videoroom.ErrNoSuchFeed},
 	}
 	for _, tc := range cases {
 		_, _, err := request(t, h, tc.body, nil)

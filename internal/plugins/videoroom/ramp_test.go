@@ -25,6 +25,7 @@ func TestEstimateRampsByProbing(t *testing.T) {
 	c := startServer(t, func(cfg *config.Config) {
 		cfg.Transports.Admin.Enabled = true
 		cfg.Transports.Admin.Listen = strings.TrimSuffix(strings.TrimPrefix(admin, "http://"), "/admin")
+		cfg.Transports.Admin.AdminSecret = adminSecret
 	})
 	h := attach(t, c)
 	const room = 4345
@@ -83,6 +84,9 @@ func subscriberEstimate(t *testing.T, admin string) (float64, bool) {
 	return est, found
 }
 
+// adminSecret is the admin secret of the tests that enable the admin API.
+const adminSecret = "test-admin-secret"
+
 // forEachHandleInfo calls f with the handle_info of every handle of every session (through the
 // admin API) until f returns true; it reports whether one did.
 func forEachHandleInfo(admin string, f func(info map[string]any) bool) bool {
@@ -98,21 +102,21 @@ func forEachHandleInfo(admin string, f func(info map[string]any) bool) bool {
 	var sessions struct {
 		Sessions []uint64 `json:"sessions"`
 	}
-	if !call(`{"janus":"list_sessions","transaction":"l","admin_secret":"janusoverlord"}`, &sessions) {
+	if !call(`{"janus":"list_sessions","transaction":"l","admin_secret":"`+adminSecret+`"}`, &sessions) {
 		return false
 	}
 	for _, sid := range sessions.Sessions {
 		var handles struct {
 			Handles []uint64 `json:"handles"`
 		}
-		if !call(fmt.Sprintf(`{"janus":"list_handles","transaction":"l","admin_secret":"janusoverlord","session_id":%d}`, sid), &handles) {
+		if !call(fmt.Sprintf(`{"janus":"list_handles","transaction":"l","admin_secret":"`+adminSecret+`","session_id":%d}`, sid), &handles) {
 			continue
 		}
 		for _, hid := range handles.Handles {
 			var reply struct {
 				Info map[string]any `json:"info"`
 			}
-			body := fmt.Sprintf(`{"janus":"handle_info","transaction":"i","admin_secret":"janusoverlord","session_id":%d,"handle_id":%d}`, sid, hid)
+			body := fmt.Sprintf(`{"janus":"handle_info","transaction":"i","admin_secret":"`+adminSecret+`","session_id":%d,"handle_id":%d}`, sid, hid)
 			if call(body, &reply) && reply.Info != nil && f(reply.Info) {
 				return true
 			}

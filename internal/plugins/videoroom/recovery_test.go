@@ -38,6 +38,7 @@ func linkCollapse(t *testing.T, rate int64, length time.Duration, wantPaused boo
 	c := startServer(t, func(cfg *config.Config) {
 		cfg.Transports.Admin.Enabled = true
 		cfg.Transports.Admin.Listen = strings.TrimSuffix(strings.TrimPrefix(admin, "http://"), "/admin")
+		cfg.Transports.Admin.AdminSecret = adminSecret
 	})
 	h := attach(t, c)
 	const room = 4343

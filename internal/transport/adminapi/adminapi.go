@@ -21,10 +21,12 @@ type Handler struct {
 }
 
 // New returns the admin API handler for gw, at cfg.Transports.Admin.BasePath (default /admin), with
-// cfg.General.MaxMessageBytes as the body limit and the HTTP transport's CORS origin. The admin
-// secret is the gateway's (cfg.Transports.Admin.AdminSecret).
+// cfg.General.MaxMessageBytes as the body limit and the admin API's own CORS origin
+// (cfg.Transports.Admin.CORSOrigin; empty, the default, sends no CORS headers, so a web page on
+// another origin cannot read admin replies). The admin secret is the gateway's
+// (cfg.Transports.Admin.AdminSecret).
 func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
-	h := &Handler{gw: gw, base: cfg.Transports.Admin.BasePath, cors: cfg.Transports.HTTP.CORSOrigin,
+	h := &Handler{gw: gw, base: cfg.Transports.Admin.BasePath, cors: cfg.Transports.Admin.CORSOrigin,
 		maxBody: cfg.General.MaxMessageBytes}
 	if h.base == "" {
 		h.base = "/admin"

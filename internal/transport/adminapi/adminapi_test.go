@@ -27,9 +27,17 @@ type env struct {
 	url  string
 }
 
-func newEnv(t *testing.T) *env {
+// testSecret is the admin secret of the tests' gateway (strata's own default is a random one).
+const testSecret = "test-admin-secret"
+
+// newEnv serves the admin API of a gateway with an echo plugin; mods adjust the configuration.
+func newEnv(t *testing.T, mods ...func(*config.Config)) *env {
 	t.Helper()
 	cfg := config.Default()
+	cfg.Transports.Admin.AdminSecret = testSecret
+	for _, m := range mods {
+		m(cfg)
+	}
 	echo := gatewaytest.NewEcho()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	gw := gateway.New(cfg, nil, []plugin.Plugin{echo, gatewaytest.Failing{}}, log, nil)
@@ -46,7 +54,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) post(path, body string) (int, map[string]any) {
 	e.t.Helper()
-	body = strings.ReplaceAll(body, "SECRET", `"admin_secret":"janusoverlord"`)
+	body = strings.ReplaceAll(body, "SECRET", `"admin_secret":"`+testSecret+`"`)
 	resp, err := http.Post(e.url+path, "application/json", strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
@@ -167,7 +175,9 @@ func (e *env) get(path string) (int, http.Header, map[string]any) {
 // else (jQuery's cache:false adds ?_=<time>); there is no long-poll, so any other GET is 454 with
 // HTTP 200; a POST to base/info is 450.
 func TestAdminGETAsJanus(t *testing.T) {
-	e := newEnv(t)
+	// Janus's admin page is served from another origin than the admin API: it needs CORS, which the
+	// operator turns on for it.
+	e := newEnv(t, func(c *config.Config) { c.Transports.Admin.CORSOrigin = "*" })
 	sid, hid := e.session()
 	for _, path := range []string{"/info", "/info?_=1717171717171"} {
 		status, hdr, m := e.get(path)
@@ -211,5 +221,40 @@ func TestAdminGETAsJanus(t *testing.T) {
 	// Still serving POSTs.
 	if status, m := e.post("", `{"janus":"list_sessions","transaction":"l",SECRET}`); status != 200 || m["janus"] != "success" {
 		t.Fatalf("after the GETs: %d %v", status, m)
+	}
+}
+
+// TestAdminNoCORSByDefault: a web page on another origin can send a "simple" request (a text/plain
+// POST needs no preflight) but must not be able to read the reply; with the default configuration the
+// admin API sends no CORS headers, on a POST, a GET or a preflight.
+func TestAdminNoCORSByDefault(t *testing.T) {
+	if o := config.Default().Transports.Admin.CORSOrigin; o != "" {
+		t.Fatalf("default transports.admin.cors_origin = %q, want none", o)
+	}
+	e := newEnv(t)
+	for _, r := range []struct{ method, path, body, contentType string }{
+		{http.MethodPost, "", `{"janus":"list_sessions","transaction":"l","admin_secret":"` + testSecret + `"}`, "text/plain"},
+		{http.MethodGet, "/info", "", ""},
+		{http.MethodOptions, "", "", ""},
+	} {
+		req, _ := http.NewRequest(r.method, e.url+r.path, strings.NewReader(r.body))
+		req.Header.Set("Origin", "http://evil.example")
+		if r.contentType != "" {
+			req.Header.Set("Content-Type", r.contentType)
+		}
+		if r.method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "content-type")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		for _, h := range []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers"} {
+			if v := resp.Header.Get(h); v != "" {
+				t.Errorf("%s %s from another origin: %s: %q, want none", r.method, r.path, h, v)
+			}
+		}
 	}
 }

@@ -1,0 +1,40 @@
+package server
+
+import (
+	"crypto/rand"
+	"log/slog"
+	"slices"
+
+	"github.com/strata-rtc/strata/internal/config"
+)
+
+// withGeneratedSecrets returns a copy of cfg in which the secrets the configuration leaves empty for
+// strata to choose are filled with random ones, each written once to the log so the operator can copy
+// it: the admin secret when the admin API listens (an admin API without a secret would answer anyone
+// who reaches it), and the secret of each room of the configuration (a room without one can be
+// destroyed by anyone; the sample rooms must not share a published password either). Rooms created
+// through the API keep Janus's meaning of no secret. cfg itself is not changed.
+func withGeneratedSecrets(cfg *config.Config, log *slog.Logger) *config.Config {
+	c := *cfg
+	if c.Transports.Admin.Running() && c.Transports.Admin.AdminSecret == "" {
+		c.Transports.Admin.AdminSecret = rand.Text()
+		log.Warn("admin API secret generated for this run (set transports.admin.admin_secret to choose one)",
+			"admin_secret", c.Transports.Admin.AdminSecret)
+	}
+	vr := &c.Plugins.VideoRoom
+	vr.Rooms = slices.Clone(vr.Rooms)
+	for i := range vr.Rooms {
+		if r := &vr.Rooms[i]; vr.Enabled && r.Secret == "" {
+			r.Secret = rand.Text()
+			log.Info("videoroom room secret generated for this run (needed to edit or destroy the room, not to join it)",
+				"room", r.ID, "secret", r.Secret)
+		}
+	}
+	return &c
+}
+
+// AdminSecret is the admin API's secret: the configured one, or the one generated at New.
+func (s *Server) AdminSecret() string { return s.cfg.Transports.Admin.AdminSecret }
+
+// Config is the configuration the server runs with: the one given to New, with generated secrets.
+func (s *Server) Config() *config.Config { return s.cfg }
