@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -115,12 +116,29 @@ func JanusTarget(bin, libDir string) Target {
 // loaded. Everything else, media settings included, is Janus's default. An empty ip listens on
 // every address.
 func JanusPluginTarget(bin, libDir, plugin string) Target {
+	return janusTarget(bin, libDir, plugin, false)
+}
+
+// WSPort is the Janus API WebSocket port of the targets that have one (Janus's and strata's
+// default).
+const WSPort = 8188
+
+// JanusAPITarget is JanusPluginTarget with the WebSocket transport too, on WSPort.
+func JanusAPITarget(bin, libDir, plugin string) Target {
+	return janusTarget(bin, libDir, plugin, true)
+}
+
+func janusTarget(bin, libDir, plugin string, ws bool) Target {
+	transports := []string{"libjanus_http.so"}
+	if ws {
+		transports = append(transports, "libjanus_websockets.so")
+	}
 	return Target{Name: "janus", Write: func(dir, ip, nsIf string, port int) ([]string, error) {
-		disabled := func(sub, keep string) string {
+		disabled := func(sub string, keep ...string) string {
 			libs, _ := filepath.Glob(filepath.Join(libDir, sub, "libjanus_*.so"))
 			var names []string
 			for _, l := range libs {
-				if base := filepath.Base(l); base != keep {
+				if base := filepath.Base(l); !slices.Contains(keep, base) {
 					names = append(names, base)
 				}
 			}
@@ -155,7 +173,7 @@ loggers: {
 events: {
 	broadcast = false
 }
-`, dir, libDir, nsIf, disabled("plugins", "libjanus_"+plugin+".so"), disabled("transports", "libjanus_http.so")),
+`, dir, libDir, nsIf, disabled("plugins", "libjanus_"+plugin+".so"), disabled("transports", transports...)),
 			"janus.plugin." + plugin + ".jcfg": "general: {\n}\n",
 			"janus.transport.http.jcfg": fmt.Sprintf(`general: {
 	json = "compact"
@@ -169,6 +187,19 @@ admin: {
 	admin_https = false
 }
 `, port, janusIPLine(ip)),
+		}
+		if ws {
+			files["janus.transport.websockets.jcfg"] = fmt.Sprintf(`general: {
+	json = "compact"
+	ws = true
+	ws_port = %d
+%s	wss = false
+}
+admin: {
+	admin_ws = false
+	admin_wss = false
+}
+`, WSPort, strings.Replace(janusIPLine(ip), "ip =", "ws_ip =", 1))
 		}
 		for name, body := range files {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
