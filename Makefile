@@ -49,7 +49,7 @@ bench: deps-test build
 
 ## chaos: the abuse probes (bad input, bursts, session cycles, floods, oversized offers, slow clients,
 ## SIGTERM with live calls, fan-outs under a CPU hog, loss and congestion) against strata, and Janus
-## beside it, each in a network namespace (root, janus, nftables; ~10 min); a table on stdout,
+## beside it, each in a network namespace (root, janus, nftables; ~15 min); a table on stdout,
 ## results in chaos-out/ (docs/SECURITY.md). CHAOS_FLAGS passes flags to ./chaos (e.g. --only battery,burst).
 CHAOS_FLAGS ?=
 chaos: deps-test build
