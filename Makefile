@@ -6,7 +6,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages with concurrency run under the race detector.
 RACE_PKGS   := ./internal/sfu/... ./internal/media/... ./internal/bwe/... ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/... ./internal/load/... ./e2e/...
 
-.PHONY: all build run deps-run deps-test test lint unit bench microbench lab fuzz clean
+.PHONY: all build run deps-run deps-test test lint unit bench chaos microbench lab fuzz clean
 
 all: build
 
@@ -47,6 +47,16 @@ bench: deps-test build
 	@command -v janus >/dev/null 2>&1 || apt-get install -y -o DPkg::Lock::Timeout=600 janus
 	$(GO) run ./bench --strata $(BIN) --out bench-out $(BENCH_FLAGS)
 
+## chaos: the abuse probes (bad input, bursts, session cycles, floods, oversized offers, slow clients,
+## SIGTERM with live calls, fan-outs under a CPU hog, loss and congestion) against strata, and Janus
+## beside it, each in a network namespace (root, janus, nftables; ~15 min); a table on stdout,
+## results in chaos-out/ (docs/SECURITY.md). CHAOS_FLAGS passes flags to ./chaos (e.g. --only battery,burst).
+CHAOS_FLAGS ?=
+chaos: deps-test build
+	@command -v janus >/dev/null 2>&1 || apt-get install -y -o DPkg::Lock::Timeout=600 janus
+	@command -v nft >/dev/null 2>&1 || apt-get install -y -o DPkg::Lock::Timeout=600 nftables
+	$(GO) run ./chaos --strata $(BIN) --out chaos-out $(CHAOS_FLAGS)
+
 ## microbench: Go benchmarks of the hot paths and controllers.
 microbench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -65,4 +75,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin lab-out bench-out
+	rm -rf bin lab-out bench-out chaos-out

@@ -8,13 +8,14 @@ import (
 
 	strataconfig "github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/load/report"
+	"github.com/strata-rtc/strata/internal/rig"
 )
 
 // TestStrataConfigLoads checks the generated configuration, with a merged change, is one strata
 // accepts and means what the benchmark intends.
 func TestStrataConfigLoads(t *testing.T) {
 	dir := t.TempDir()
-	path, err := writeStrataConfig(dir, "10.0.0.2", "veth9", 8088, "media: {nack: false}\nplugins: {videoroom: {allocation: {respond_nack: true}}}")
+	path, err := rig.WriteStrataConfig(dir, "10.0.0.2", "veth9", 8088, "media: {nack: false}\nplugins: {videoroom: {allocation: {respond_nack: true}}}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestStrataConfigLoads(t *testing.T) {
 	if cfg.Media.NACK || !cfg.Plugins.VideoRoom.Allocation.RespondNACK {
 		t.Error("--strata-yaml was not merged")
 	}
-	if _, err := writeStrataConfig(dir, "10.0.0.2", "veth9", 8088, "media: ["); err == nil {
+	if _, err := rig.WriteStrataConfig(dir, "10.0.0.2", "veth9", 8088, "media: ["); err == nil {
 		t.Error("malformed --strata-yaml accepted")
 	}
 }
@@ -45,7 +46,7 @@ func TestJanusConfigDisablesWhatIsUnused(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	argv, err := janusTarget("/usr/bin/janus", lib).write(dir, "10.0.0.2", "veth9", 8088)
+	argv, err := rig.JanusTarget("/usr/bin/janus", lib).Write(dir, "10.0.0.2", "veth9", 8088)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
 	"github.com/strata-rtc/strata/internal/load/plan"
 	"github.com/strata-rtc/strata/internal/load/report"
+	"github.com/strata-rtc/strata/internal/rig"
 )
 
 // scale sizes the scenarios. Full is seed 001's size; small fits a 2-core machine that also runs
@@ -202,17 +203,17 @@ type outcome struct {
 }
 
 func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
-	ns := newNetns()
-	if err := ns.up(); err != nil {
-		_ = ns.down()
+	ns := rig.NewNetns("bench")
+	if err := ns.Up(); err != nil {
+		_ = ns.Down()
 		return nil, err
 	}
 	defer func() {
-		if err := ns.down(); err != nil {
+		if err := ns.Down(); err != nil {
 			fmt.Fprintf(log, "bench: %v\n", err)
 		}
 	}()
-	server := fmt.Sprintf("http://%s:%d/janus", ns.serverIP, apiPort)
+	server := fmt.Sprintf("http://%s:%d/janus", ns.ServerIP, rig.APIPort)
 	var all []*outcome
 	var errs []error
 	for _, sc := range scenarios(c.scale, server) {
@@ -243,13 +244,13 @@ func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
 
 // runScenario runs the scenario's plans against the target, each on a freshly started server, so
 // every run's memory baseline is an idle server's.
-func runScenario(ctx context.Context, c config, ns *netns, sc scenario, tname string, o *outcome, log io.Writer) error {
-	t := strataTarget(c.strata, c.extra)
+func runScenario(ctx context.Context, c config, ns *rig.Netns, sc scenario, tname string, o *outcome, log io.Writer) error {
+	t := rig.StrataTarget(c.strata, c.extra)
 	if c.profile {
 		t = profiledStrataTarget(c.extra)
 	}
 	if tname == "janus" {
-		t = janusTarget(c.janus, c.janusLib)
+		t = rig.JanusTarget(c.janus, c.janusLib)
 	}
 	for _, p := range sc.plans {
 		if ctx.Err() != nil {
@@ -271,27 +272,27 @@ func runScenario(ctx context.Context, c config, ns *netns, sc scenario, tname st
 }
 
 // runOnce starts the server, runs one plan against it, writes the report and stops the server.
-func runOnce(ctx context.Context, c config, ns *netns, t target, p plan.Plan, dir string, log io.Writer) (*report.Result, error) {
-	proc, err := start(t, ns, dir)
+func runOnce(ctx context.Context, c config, ns *rig.Netns, t rig.Target, p plan.Plan, dir string, log io.Writer) (*report.Result, error) {
+	proc, err := rig.Start(t, ns, dir)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
-		if err := proc.stop(); err != nil {
-			fmt.Fprintf(log, "bench: %s: %v\n", t.name, err)
+		if err := proc.Stop(); err != nil {
+			fmt.Fprintf(log, "bench: %s: %v\n", t.Name, err)
 		}
 	}()
-	p.ICEInterfaces = []string{ns.hostIf}
-	fmt.Fprintf(log, "== %s: %s\n", t.name, p.Name)
-	res, err := load.Run(ctx, p, load.Options{MediaDir: c.mediaDir, ServerPID: proc.pid(), Progress: log})
+	p.ICEInterfaces = []string{ns.HostIf}
+	fmt.Fprintf(log, "== %s: %s\n", t.Name, p.Name)
+	res, err := load.Run(ctx, p, load.Options{MediaDir: c.mediaDir, ServerPID: proc.PID(), Progress: log})
 	if err != nil {
 		return nil, err
 	}
 	if err := report.Write(dir, res); err != nil {
 		return nil, err
 	}
-	if !proc.alive() {
-		return res, fmt.Errorf("%s died during %s: %s", t.name, p.Name, tail(proc.log))
+	if !proc.Alive() {
+		return res, fmt.Errorf("%s died during %s: %s", t.Name, p.Name, rig.Tail(proc.Log))
 	}
 	return res, nil
 }

@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"syscall"
 	"time"
 
 	strataconfig "github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/rig"
 	"github.com/strata-rtc/strata/internal/server"
 )
 
@@ -93,4 +95,20 @@ func keepPeakHeap(path string, done <-chan struct{}) {
 			f.Close()
 		}
 	}
+}
+
+// profiledStrataTarget runs strata inside this benchmark binary (see serveProfiled).
+func profiledStrataTarget(extras ...string) rig.Target {
+	return rig.Target{Name: "strata", Write: func(dir, ip, nsIf string, port int) ([]string, error) {
+		path, err := rig.WriteStrataConfig(dir, ip, nsIf, port, extras...)
+		if err != nil {
+			return nil, err
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		return []string{self, serveProfiledCmd, "-config", path, "-cpuprofile", filepath.Join(dir, "cpu.pprof"),
+			"-memprofile", filepath.Join(dir, "heap.pprof")}, nil
+	}}
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/strata-rtc/strata/internal/rig"
 )
 
 // The uplink scenario measures how well Chromium's send-side congestion control (GCC, driven by
@@ -165,9 +167,9 @@ func summarize(st *pageState, capKbps int, warmup, window time.Duration) (uplink
 }
 
 // summarizeQueue adds the queueing delay and drops of the rate limit over the window.
-func summarizeQueue(s *uplinkSummary, qs []queueSample, from, to time.Time) {
+func summarizeQueue(s *uplinkSummary, qs []rig.QueueSample, from, to time.Time) {
 	var delays []float64
-	var first, last *queueSample
+	var first, last *rig.QueueSample
 	for i := range qs {
 		q := &qs[i]
 		if q.At.Before(from) || q.At.After(to) || q.Rate <= 0 {
@@ -215,29 +217,29 @@ func percentile(xs []float64, p float64) float64 {
 
 // runUplink runs every (repetition, cap, server) call, each with a freshly started server and
 // Chromium, and returns them in that order.
-func runUplink(ctx context.Context, c config, ns *netns, log io.Writer) ([]*uplinkRun, error) {
-	if err := ns.addBrowser(); err != nil {
-		_ = ns.browser.down()
-		ns.browser = nil
+func runUplink(ctx context.Context, c config, ns *rig.Netns, log io.Writer) ([]*uplinkRun, error) {
+	if err := ns.AddBrowser(); err != nil {
+		_ = ns.Browser.Down()
+		ns.Browser = nil
 		return nil, err
 	}
 	defer func() {
-		if err := ns.browser.down(); err != nil {
+		if err := ns.Browser.Down(); err != nil {
 			fmt.Fprintf(log, "bench: %v\n", err)
 		}
-		ns.browser = nil
+		ns.Browser = nil
 	}()
-	pages, err := servePages(ns.browser.name)
+	pages, err := servePages(ns.Browser.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer pages.close()
-	serverPages, err := servePages(ns.name) // the reference receiver's
+	serverPages, err := servePages(ns.Name) // the reference receiver's
 	if err != nil {
 		return nil, err
 	}
 	defer serverPages.close()
-	api := fmt.Sprintf("http://%s:%d/janus", ns.browser.serverIP, apiPort)
+	api := fmt.Sprintf("http://%s:%d/janus", ns.Browser.ServerIP, rig.APIPort)
 	u := c.uplink
 	var runs []*uplinkRun
 	for rep := 1; rep <= u.runs; rep++ {
@@ -287,15 +289,15 @@ func uplinkTargets(c config) []string {
 
 // uplinkCall runs one call: rate limit, server (or the receiving Chromium), Chromium, the call,
 // the figures.
-func uplinkCall(ctx context.Context, c config, ns *netns, pages, serverPages *pageServer, api string, r *uplinkRun) error {
+func uplinkCall(ctx context.Context, c config, ns *rig.Netns, pages, serverPages *pageServer, api string, r *uplinkRun) error {
 	u := c.uplink
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 		return err
 	}
-	if err := ns.browser.limitUplink(r.CapKbps, u.burst, u.queue); err != nil {
+	if err := ns.Browser.LimitUplink(r.CapKbps, u.burst, u.queue); err != nil {
 		return err
 	}
-	var proc *process
+	var proc *rig.Process
 	var recv *chromium
 	if r.Target == referenceTarget {
 		profile, err := os.MkdirTemp("", "strata-bench-chromium-")
@@ -305,24 +307,24 @@ func uplinkCall(ctx context.Context, c config, ns *netns, pages, serverPages *pa
 		defer os.RemoveAll(profile)
 		// The receiver captures nothing, so Chromium would hide its addresses behind mDNS names
 		// that the sender's namespace cannot resolve.
-		recv, err = startChromium(ns.name, profile, filepath.Join(r.Dir, "receiver-console.log"),
+		recv, err = startChromium(ns.Name, profile, filepath.Join(r.Dir, "receiver-console.log"),
 			filepath.Join(r.Dir, "receiver-chromium.log"), u.vmodule, chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"))
 		if err != nil {
 			return err
 		}
 		defer recv.close()
 	} else {
-		t := strataTarget(c.strata, uplinkStrataYAML, c.extra)
+		t := rig.StrataTarget(c.strata, uplinkStrataYAML, c.extra)
 		if r.Target == "janus" {
-			t = janusPluginTarget(c.janus, c.janusLib, "echotest")
+			t = rig.JanusPluginTarget(c.janus, c.janusLib, "echotest")
 		}
 		var err error
-		if proc, err = start(t, ns, r.Dir); err != nil {
+		if proc, err = rig.Start(t, ns, r.Dir); err != nil {
 			return err
 		}
 		defer func() {
-			if err := proc.stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", t.name, err)
+			if err := proc.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", t.Name, err)
 			}
 		}()
 	}
@@ -331,14 +333,14 @@ func uplinkCall(ctx context.Context, c config, ns *netns, pages, serverPages *pa
 		return err
 	}
 	defer os.RemoveAll(profile)
-	br, err := startChromium(ns.browser.name, profile, filepath.Join(r.Dir, "console.log"),
+	br, err := startChromium(ns.Browser.Name, profile, filepath.Join(r.Dir, "console.log"),
 		filepath.Join(r.Dir, "chromium.log"), u.vmodule)
 	if err != nil {
 		return err
 	}
 	defer br.close()
 	load := sampleLoad(ctx)
-	queue := sampleQueue(ctx, ns.browser)
+	queue := sampleQueue(ctx, ns.Browser)
 	hold := u.warmup + u.window + time.Second
 	var st *pageState
 	if recv != nil {
@@ -349,15 +351,15 @@ func uplinkCall(ctx context.Context, c config, ns *netns, pages, serverPages *pa
 	r.Summary.LoadMax = load()
 	qs := queue()
 	_ = writeJSON(filepath.Join(r.Dir, "queue.json"), qs)
-	_ = os.WriteFile(filepath.Join(r.Dir, "tc.txt"), []byte(ns.browser.uplinkStats()+"\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(r.Dir, "tc.txt"), []byte(ns.Browser.UplinkStats()+"\n"), 0o644)
 	if st != nil {
 		_ = writeJSON(filepath.Join(r.Dir, "samples.json"), st)
 	}
 	if err != nil {
 		return err
 	}
-	if proc != nil && !proc.alive() {
-		return fmt.Errorf("%s died during the call: %s", r.Target, tail(proc.log))
+	if proc != nil && !proc.Alive() {
+		return fmt.Errorf("%s died during the call: %s", r.Target, rig.Tail(proc.Log))
 	}
 	loadMax := r.Summary.LoadMax
 	r.Summary, err = summarize(st, r.CapKbps, u.warmup, u.window)
@@ -369,15 +371,15 @@ func uplinkCall(ctx context.Context, c config, ns *netns, pages, serverPages *pa
 
 // sampleQueue reads the rate limit's queue every 200 ms until the returned function is called,
 // which returns the samples.
-func sampleQueue(ctx context.Context, b *browserLink) func() []queueSample {
+func sampleQueue(ctx context.Context, b *rig.BrowserLink) func() []rig.QueueSample {
 	done := make(chan struct{})
-	res := make(chan []queueSample, 1)
+	res := make(chan []rig.QueueSample, 1)
 	go func() {
-		var qs []queueSample
+		var qs []rig.QueueSample
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if q, err := b.queue(); err == nil {
+			if q, err := b.Queue(); err == nil {
 				qs = append(qs, q)
 			}
 			select {
@@ -390,7 +392,7 @@ func sampleQueue(ctx context.Context, b *browserLink) func() []queueSample {
 			return
 		}
 	}()
-	return func() []queueSample { close(done); return <-res }
+	return func() []rig.QueueSample { close(done); return <-res }
 }
 
 // uplinkStrataYAML turns the benchmark's strata configuration into the echotest's.

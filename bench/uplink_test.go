@@ -10,6 +10,7 @@ import (
 	"time"
 
 	strataconfig "github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/rig"
 )
 
 // samplesAt builds a call sampled every 250 ms for dur, up at 1000 ms of page time: video at
@@ -92,7 +93,7 @@ func TestRTTMeasurementsFromCounters(t *testing.T) {
 }
 
 func TestQueueDelayAndDrops(t *testing.T) {
-	q, err := parseQueue([]byte(`[{"kind":"tbf","handle":"8002:","root":true,"options":{"rate":62500,"burst":2999,"lat":500001},` +
+	q, err := rig.ParseQueue([]byte(`[{"kind":"tbf","handle":"8002:","root":true,"options":{"rate":62500,"burst":2999,"lat":500001},` +
 		`"bytes":100,"packets":1000,"drops":10,"overlimits":5,"requeues":0,"backlog":6250,"qlen":5}]`))
 	if err != nil {
 		t.Fatal(err)
@@ -100,13 +101,13 @@ func TestQueueDelayAndDrops(t *testing.T) {
 	if q.Rate != 62500 || q.Backlog != 6250 || q.Packets != 1000 || q.Drops != 10 {
 		t.Fatalf("parsed %+v", q)
 	}
-	if _, err := parseQueue([]byte(`[{"kind":"noqueue"}]`)); err == nil {
+	if _, err := rig.ParseQueue([]byte(`[{"kind":"noqueue"}]`)); err == nil {
 		t.Error("no tbf, no error")
 	}
 	t0 := time.Now()
-	var qs []queueSample
+	var qs []rig.QueueSample
 	for i := range 20 {
-		qs = append(qs, queueSample{At: t0.Add(time.Duration(i) * 100 * time.Millisecond), Backlog: float64(i) * 625,
+		qs = append(qs, rig.QueueSample{At: t0.Add(time.Duration(i) * 100 * time.Millisecond), Backlog: float64(i) * 625,
 			Packets: float64(100 * i), Drops: float64(i), Rate: 62500})
 	}
 	var s uplinkSummary
@@ -128,7 +129,7 @@ func TestUplinkSettings(t *testing.T) {
 			t.Errorf("caps %q accepted", bad)
 		}
 	}
-	if got := strings.Join(tbfArgs(250, 3000, 500*time.Millisecond), " "); got != "tbf rate 250kbit burst 3000 latency 500ms" {
+	if got := strings.Join(rig.TBFArgs(250, 3000, 500*time.Millisecond), " "); got != "tbf rate 250kbit burst 3000 latency 500ms" {
 		t.Errorf("tbf %q", got)
 	}
 }
@@ -137,7 +138,7 @@ func TestUplinkSettings(t *testing.T) {
 // echotest, both on every address (the browser's link is a second interface), ICE on the browser's.
 func TestUplinkServersListenEverywhere(t *testing.T) {
 	dir := t.TempDir()
-	path, err := writeStrataConfig(dir, "", "sb1s", 8088, uplinkStrataYAML, "media: {twcc_interval: 50ms}")
+	path, err := rig.WriteStrataConfig(dir, "", "sb1s", 8088, uplinkStrataYAML, "media: {twcc_interval: 50ms}")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestUplinkServersListenEverywhere(t *testing.T) {
 		}
 	}
 	jdir := t.TempDir()
-	if _, err := janusPluginTarget("/usr/bin/janus", lib, "echotest").write(jdir, "", "sb1s", 8088); err != nil {
+	if _, err := rig.JanusPluginTarget("/usr/bin/janus", lib, "echotest").Write(jdir, "", "sb1s", 8088); err != nil {
 		t.Fatal(err)
 	}
 	main, _ := os.ReadFile(filepath.Join(jdir, "janus.jcfg"))

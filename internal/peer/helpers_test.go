@@ -38,7 +38,7 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-func newTestFactory(t *testing.T, m config.Media, opts ...Option) *Factory {
+func newTestFactory(t testing.TB, m config.Media, opts ...Option) *Factory {
 	t.Helper()
 	f, err := NewFactory(m, testLogger(), append([]Option{fastMonitor}, opts...)...)
 	if err != nil {
@@ -66,7 +66,7 @@ type client struct {
 	dc    *webrtc.DataChannel
 }
 
-func newClient(t *testing.T) *client {
+func newClient(t testing.TB) *client {
 	t.Helper()
 	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
@@ -77,7 +77,7 @@ func newClient(t *testing.T) *client {
 }
 
 // addMedia adds a VP8 and an Opus send track and a data channel, as the echotest page does.
-func (c *client) addMedia(t *testing.T) {
+func (c *client) addMedia(t testing.TB) {
 	t.Helper()
 	var err error
 	c.audio, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "audio", "client")

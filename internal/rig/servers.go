@@ -1,0 +1,327 @@
+package rig
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Target is a server under test.
+type Target struct {
+	Name string
+	// write generates its configuration into dir for a server on ip:port inside the namespace
+	// interface nsIf, and returns the command line that runs it.
+	Write func(dir, ip, nsIf string, port int) ([]string, error)
+}
+
+const APIPort = 8088
+
+// StrataTarget runs the strata binary; extras are YAML merged, in order, over the generated
+// configuration (a scenario's own settings, then --strata-yaml).
+func StrataTarget(bin string, extras ...string) Target {
+	return Target{Name: "strata", Write: func(dir, ip, nsIf string, port int) ([]string, error) {
+		path, err := WriteStrataConfig(dir, ip, nsIf, port, extras...)
+		if err != nil {
+			return nil, err
+		}
+		return []string{bin, "serve", "-config", path}, nil
+	}}
+}
+
+// WriteStrataConfig writes what differs from the embedded defaults: the HTTP transport alone, no
+// demos, ICE on the namespace's interface, the videoroom without sample rooms, quiet logs. extras
+// are YAML merged over it in order (a scenario's or probe's settings). An empty ip listens on
+// every address.
+func WriteStrataConfig(dir, ip, nsIf string, port int, extras ...string) (string, error) {
+	cfg := fmt.Sprintf(`# generated for a server under test: HTTP transport only
+general:
+  log_level: warn
+transports:
+  http:
+    listen: "%s:%d"
+    demos: false
+  websocket:
+    enabled: false
+  admin:
+    enabled: false
+media:
+  ice:
+    interfaces: [%s]
+    # One shared UDP port: each fan-out leaves in one sendmmsg (batch_writes, on by default).
+    udp_mux_port: 20000
+plugins:
+  echotest:
+    enabled: false
+  videoroom:
+    enabled: true
+    rooms: []
+`, ip, port, nsIf)
+	for _, extra := range extras {
+		if extra == "" {
+			continue
+		}
+		merged, err := MergeYAML(cfg, extra)
+		if err != nil {
+			return "", fmt.Errorf("--strata-yaml: %w", err)
+		}
+		cfg = "# generated for a server under test, with scenario settings merged in\n" + merged
+	}
+	path := filepath.Join(dir, "strata.yaml")
+	return path, os.WriteFile(path, []byte(cfg), 0o644)
+}
+
+// MergeYAML merges the mappings of over into base, recursively.
+func MergeYAML(base, over string) (string, error) {
+	var b, o map[string]any
+	if err := yaml.Unmarshal([]byte(base), &b); err != nil {
+		return "", err
+	}
+	if err := yaml.Unmarshal([]byte(over), &o); err != nil {
+		return "", err
+	}
+	merge(b, o)
+	out, err := yaml.Marshal(b)
+	return string(out), err
+}
+
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				merge(dm, sm)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// JanusTarget runs Debian's Janus with a generated configuration: the videoroom plugin and HTTP
+// transport only (a second Janus with the stock configuration can crash on the shared nanomsg
+// socket; see test-tooling notes), no sample rooms, logs at warnings.
+func JanusTarget(bin, libDir string) Target {
+	return JanusPluginTarget(bin, libDir, "videoroom")
+}
+
+// JanusPluginTarget is JanusTarget with another plugin (libjanus_<plugin>.so) as the only one
+// loaded. Everything else, media settings included, is Janus's default. An empty ip listens on
+// every address.
+func JanusPluginTarget(bin, libDir, plugin string) Target {
+	return janusTarget(bin, libDir, plugin, false)
+}
+
+// WSPort is the Janus API WebSocket port of the targets that have one (Janus's and strata's
+// default).
+const WSPort = 8188
+
+// JanusAPITarget is JanusPluginTarget with the WebSocket transport too, on WSPort.
+func JanusAPITarget(bin, libDir, plugin string) Target {
+	return janusTarget(bin, libDir, plugin, true)
+}
+
+func janusTarget(bin, libDir, plugin string, ws bool) Target {
+	transports := []string{"libjanus_http.so"}
+	if ws {
+		transports = append(transports, "libjanus_websockets.so")
+	}
+	return Target{Name: "janus", Write: func(dir, ip, nsIf string, port int) ([]string, error) {
+		disabled := func(sub string, keep ...string) string {
+			libs, _ := filepath.Glob(filepath.Join(libDir, sub, "libjanus_*.so"))
+			var names []string
+			for _, l := range libs {
+				if base := filepath.Base(l); !slices.Contains(keep, base) {
+					names = append(names, base)
+				}
+			}
+			return strings.Join(names, ",")
+		}
+		files := map[string]string{
+			"janus.jcfg": fmt.Sprintf(`general: {
+	configs_folder = "%[1]s"
+	plugins_folder = "%[2]s/plugins"
+	transports_folder = "%[2]s/transports"
+	events_folder = "%[2]s/events"
+	loggers_folder = "%[2]s/loggers"
+	debug_level = 3
+	admin_secret = "janusoverlord"
+}
+media: {
+}
+nat: {
+	nice_debug = false
+	ignore_mdns = true
+	ice_enforce_list = "%[3]s"
+}
+plugins: {
+	disable = "%[4]s"
+}
+transports: {
+	disable = "%[5]s"
+}
+loggers: {
+	disable = "libjanus_jsonlog.so"
+}
+events: {
+	broadcast = false
+}
+`, dir, libDir, nsIf, disabled("plugins", "libjanus_"+plugin+".so"), disabled("transports", transports...)),
+			"janus.plugin." + plugin + ".jcfg": "general: {\n}\n",
+			"janus.transport.http.jcfg": fmt.Sprintf(`general: {
+	json = "compact"
+	base_path = "/janus"
+	http = true
+	port = %d
+%s	https = false
+}
+admin: {
+	admin_http = false
+	admin_https = false
+}
+`, port, janusIPLine(ip)),
+		}
+		if ws {
+			files["janus.transport.websockets.jcfg"] = fmt.Sprintf(`general: {
+	json = "compact"
+	ws = true
+	ws_port = %d
+%s	wss = false
+}
+admin: {
+	admin_ws = false
+	admin_wss = false
+}
+`, WSPort, strings.Replace(janusIPLine(ip), "ip =", "ws_ip =", 1))
+		}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		return []string{bin, "-C", filepath.Join(dir, "janus.jcfg"), "-F", dir, "-o"}, nil
+	}}
+}
+
+func janusIPLine(ip string) string {
+	if ip == "" {
+		return ""
+	}
+	return fmt.Sprintf("\tip = %q\n", ip)
+}
+
+// Process is a server we started, by PID.
+type Process struct {
+	cmd  *exec.Cmd
+	Log  string
+	done chan error
+}
+
+// Start runs the target in the namespace and waits until its API answers.
+func Start(t Target, ns *Netns, dir string) (*Process, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	argv, err := t.Write(dir, ns.ListenIP(), ns.ICEIf(), APIPort)
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, t.Name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	// `ip netns exec` execs the server in place, so the PID we hold is the server's.
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, argv...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	p := &Process{cmd: cmd, Log: logPath, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait(); logf.Close() }()
+	url := fmt.Sprintf("http://%s:%d/janus/info", ns.ServerIP, APIPort)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return nil, fmt.Errorf("%s exited at start-up (%v): %s", t.Name, err, Tail(logPath))
+		default:
+		}
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	p.Stop()
+	return nil, fmt.Errorf("%s did not answer %s within 20 s: %s", t.Name, url, Tail(logPath))
+}
+
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Alive reports whether the server is still running.
+func (p *Process) Alive() bool {
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return false
+	default:
+		return true
+	}
+}
+
+// Stop ends the server: SIGTERM, then SIGKILL if it has not exited within 10 s.
+func (p *Process) Stop() error {
+	if !p.Alive() {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return nil
+	case <-time.After(10 * time.Second):
+	}
+	_ = p.cmd.Process.Kill()
+	err := <-p.done
+	p.done <- err
+	return errors.New("did not exit on SIGTERM within 10 s; killed")
+}
+
+// Terminate sends SIGTERM and waits up to limit for the server to exit: how long it took and its
+// exit status (nil for status 0). A server still running after limit is killed, and ok is false.
+func (p *Process) Terminate(limit time.Duration) (took time.Duration, status error, ok bool) {
+	t0 := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return time.Since(t0), err, true
+	case <-time.After(limit):
+	}
+	_ = p.cmd.Process.Kill()
+	err := <-p.done
+	p.done <- err
+	return time.Since(t0), err, false
+}
+
+// Tail is the end of a log file, for error messages.
+func Tail(path string) string {
+	b, _ := os.ReadFile(path)
+	s := strings.TrimSpace(string(b))
+	if len(s) > 800 {
+		s = "…" + s[len(s)-800:]
+	}
+	return s
+}
