@@ -54,12 +54,20 @@ type HTTPTransport struct {
 	LongPollTimeout time.Duration `yaml:"long_poll_timeout"`
 	CORSOrigin      string        `yaml:"cors_origin"`
 	Demos           bool          `yaml:"demos"`
+	// EventQueue bounds the events kept for a session between long-polls; beyond it the oldest go
+	// and the next poll starts with an events_dropped notice.
+	EventQueue int `yaml:"event_queue"`
 }
 
 // WebSocketTransport is the `janus-protocol` WebSocket transport.
 type WebSocketTransport struct {
 	Enabled bool   `yaml:"enabled"`
 	Listen  string `yaml:"listen"`
+	// SendQueue is how many replies and events a connection holds for its client before the server
+	// stops reading the client's requests.
+	SendQueue int `yaml:"send_queue"`
+	// SendTimeout is how long a client may take no message at all before it is disconnected.
+	SendTimeout time.Duration `yaml:"send_timeout"`
 }
 
 // AdminTransport is the admin API over HTTP.
@@ -265,6 +273,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Transports.HTTP.LongPollTimeout <= 0 {
 		errs = append(errs, errors.New("transports.http.long_poll_timeout: must be positive"))
+	}
+	if c.Transports.HTTP.EventQueue <= 0 {
+		errs = append(errs, errors.New("transports.http.event_queue: must be positive"))
+	}
+	if c.Transports.WebSocket.SendQueue <= 0 || c.Transports.WebSocket.SendTimeout <= 0 {
+		errs = append(errs, errors.New("transports.websocket: send_queue and send_timeout must be positive"))
 	}
 	ice := c.Media.ICE
 	if (ice.PortMin == 0) != (ice.PortMax == 0) || ice.PortMin > ice.PortMax {
