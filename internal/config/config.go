@@ -81,6 +81,9 @@ type HTTPTransport struct {
 	CORSOrigin      string        `yaml:"cors_origin"`
 	Demos           bool          `yaml:"demos"`
 	HTTPS           TLSListener   `yaml:"https"`
+	// EventQueue bounds the events kept for a session between long-polls; beyond it the oldest go
+	// and the next poll starts with an events_dropped notice.
+	EventQueue int `yaml:"event_queue"`
 }
 
 // WebSocketTransport is the `janus-protocol` WebSocket transport.
@@ -88,6 +91,11 @@ type WebSocketTransport struct {
 	Enabled bool        `yaml:"enabled"`
 	Listen  string      `yaml:"listen"`
 	WSS     TLSListener `yaml:"wss"`
+	// SendQueue is how many replies and events a connection holds for its client before the server
+	// stops reading the client's requests.
+	SendQueue int `yaml:"send_queue"`
+	// SendTimeout is how long a client may take no message at all before it is disconnected.
+	SendTimeout time.Duration `yaml:"send_timeout"`
 }
 
 // AdminTransport is the admin API over HTTP.
@@ -304,6 +312,12 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Transports.validate()...)
 	errs = append(errs, c.checkSampleSecrets()...)
+	if c.Transports.HTTP.EventQueue <= 0 {
+		errs = append(errs, errors.New("transports.http.event_queue: must be positive"))
+	}
+	if c.Transports.WebSocket.SendQueue <= 0 || c.Transports.WebSocket.SendTimeout <= 0 {
+		errs = append(errs, errors.New("transports.websocket: send_queue and send_timeout must be positive"))
+	}
 	ice := c.Media.ICE
 	if (ice.PortMin == 0) != (ice.PortMax == 0) || ice.PortMin > ice.PortMax {
 		errs = append(errs, fmt.Errorf("media.ice: port range %d-%d is invalid", ice.PortMin, ice.PortMax))

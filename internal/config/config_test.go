@@ -104,6 +104,9 @@ func TestBadFilesAreRejectedWithTheirName(t *testing.T) {
 		"estimator w/o twcc": "media:\n  twcc: false\n",
 		"min above max":      "media:\n  congestion_control:\n    min_bitrate: 20000000\n",
 		"not yaml":           "general: [\n",
+		"no event queue":     "transports:\n  http:\n    event_queue: 0\n",
+		"no send queue":      "transports:\n  websocket:\n    send_queue: 0\n",
+		"no send timeout":    "transports:\n  websocket:\n    send_timeout: 0s\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -14,8 +14,9 @@ type Sink interface {
 	Transport() string
 	// Bind announces that the session's events are sent to this sink from now on (create, claim).
 	Bind(sessionID uint64)
-	// Deliver hands over one message for a bound session. A sink that cannot keep up drops (and
-	// counts) rather than block.
+	// Deliver hands over one message for a bound session. A sink that cannot keep up must not
+	// block: it drops and tells the client (HTTP's events_dropped notice) or disconnects a client
+	// that does not read (WebSocket), never losing a message without a trace.
 	Deliver(sessionID uint64, m janus.Message)
 	// Unbind announces that the session left this sink: destroyed, timed out, or claimed elsewhere.
 	// Messages delivered before Unbind should still reach the client if they can (a `timeout` event

@@ -17,6 +17,7 @@ import (
 	"github.com/strata-rtc/strata/internal/certs"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
+	"github.com/strata-rtc/strata/internal/logagg"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
@@ -31,6 +32,7 @@ import (
 type Server struct {
 	cfg     *config.Config
 	log     *slog.Logger
+	logs    *logagg.Handler // log's handler, holding back repeated warnings
 	level   *slog.LevelVar
 	peers   *peer.Factory
 	gw      *gateway.Gateway
@@ -66,6 +68,10 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	if level == nil {
 		level = new(slog.LevelVar)
 	}
+	// Warnings and errors that remote input can repeat at will (bad candidates, unknown SSRCs, a
+	// plugin failing on the same request) are written once per window with a count.
+	logs := logagg.NewHandler(log.Handler(), slog.LevelWarn, logagg.DefaultWindow, nil)
+	log = slog.New(logs)
 	ccOpts, err := bwe.PeerOptions(cfg.Media)
 	if err != nil {
 		return nil, fmt.Errorf("congestion control: %w", err)
@@ -75,7 +81,7 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	if err != nil {
 		return nil, fmt.Errorf("media configuration: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, level: level, peers: peers, listeners: map[string]*listener{}}
+	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, listeners: map[string]*listener{}}
 	s.plugins = loadPlugins(cfg, log)
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level)
 	return s, nil
@@ -191,4 +197,5 @@ func (s *Server) Close() {
 		delete(s.listeners, name)
 	}
 	s.peers.Close() // the gateway has already destroyed the plugins
+	s.logs.Drain()  // the counts of warnings still held back
 }

@@ -154,6 +154,9 @@ func (s *EchoSession) push(tx string, data any, jsep *plugin.JSEP) {
 	}
 }
 
+// Push sends an event to the client as the plugin would on its own (not in answer to a message).
+func (s *EchoSession) Push(data any) error { return s.h.PushEvent("", data, nil) }
+
 // MediaReady implements plugin.Session.
 func (s *EchoSession) MediaReady() {
 	s.mu.Lock()

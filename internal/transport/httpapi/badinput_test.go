@@ -114,8 +114,8 @@ func TestLongPollAuth(t *testing.T) {
 	}
 }
 
-func TestQueueDropsOldest(t *testing.T) {
-	q := newQueue(2)
+func TestQueueDropsOldestAndSaysSo(t *testing.T) {
+	q := newQueue(7, 2)
 	dropped := 0
 	for i := 0; i < 5; i++ {
 		if q.push(janus.Message{Janus: "event", Transaction: fmt.Sprint(i)}) {
@@ -123,15 +123,34 @@ func TestQueueDropsOldest(t *testing.T) {
 		}
 	}
 	msgs, closed, _ := q.take(10)
-	if dropped != 3 || closed || len(msgs) != 2 || msgs[0].Transaction != "3" || msgs[1].Transaction != "4" {
+	if dropped != 3 || closed || len(msgs) != 3 || msgs[1].Transaction != "3" || msgs[2].Transaction != "4" {
 		t.Fatalf("dropped %d, kept %+v", dropped, msgs)
+	}
+	if n := msgs[0]; n.Janus != EventsDropped || n.SessionID != 7 || n.Get("dropped") != uint64(3) {
+		t.Fatalf("first message is not the drop notice: %+v", n)
 	}
 	q.push(janus.Message{Janus: "timeout"})
 	q.close()
 	if q.drained() {
 		t.Fatal("closed queue with an event reports drained")
 	}
-	if msgs, closed, _ := q.take(1); len(msgs) != 1 || !closed || !q.drained() {
+	if msgs, closed, _ := q.take(1); len(msgs) != 1 || msgs[0].Janus != "timeout" || !closed || !q.drained() {
 		t.Fatalf("last take: %+v %v", msgs, closed)
+	}
+}
+
+// TestDropNoticeCountsAgainstMaxev: with maxev=1 the notice comes alone, the events after it.
+func TestDropNoticeCountsAgainstMaxev(t *testing.T) {
+	q := newQueue(7, 1)
+	q.push(janus.Message{Janus: "event", Transaction: "a"})
+	q.push(janus.Message{Janus: "event", Transaction: "b"})
+	if msgs, _, _ := q.take(1); len(msgs) != 1 || msgs[0].Janus != EventsDropped {
+		t.Fatalf("first poll: %+v", msgs)
+	}
+	if msgs, _, _ := q.take(1); len(msgs) != 1 || msgs[0].Transaction != "b" {
+		t.Fatalf("second poll: %+v", msgs)
+	}
+	if msgs, _, _ := q.take(1); len(msgs) != 0 {
+		t.Fatalf("third poll: %+v", msgs)
 	}
 }

@@ -23,13 +23,8 @@ import (
 // TransportName is the Janus package name of this transport.
 const TransportName = "janus.transport.http"
 
-// Defaults for the event queues.
-const (
-	// DefaultQueueLimit bounds the events kept for a session nobody polls.
-	DefaultQueueLimit = 1000
-	// maxEvents caps maxev, so one long-poll reply stays a reasonable size.
-	maxEvents = 1000
-)
+// maxEvents caps maxev, so one long-poll reply stays a reasonable size.
+const maxEvents = 1000
 
 // Handler serves the REST transport. Create it with New.
 type Handler struct {
@@ -58,21 +53,10 @@ type retiredQueue struct {
 	until time.Time
 }
 
-// Option adjusts a Handler.
-type Option func(*Handler)
-
-// WithQueueLimit sets how many events are kept per session before the oldest are dropped.
-func WithQueueLimit(n int) Option {
-	return func(h *Handler) {
-		if n > 0 {
-			h.queueLimit = n
-		}
-	}
-}
-
 // New returns the REST transport for gw, configured from cfg.Transports.HTTP (base_path,
-// long_poll_timeout, cors_origin) and cfg.General.MaxMessageBytes, and lists it in gw's `info`.
-func New(gw *gateway.Gateway, cfg *config.Config, opts ...Option) *Handler {
+// long_poll_timeout, cors_origin, event_queue) and cfg.General.MaxMessageBytes, and lists it in
+// gw's `info`.
+func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
 	hc := cfg.Transports.HTTP
 	h := &Handler{
 		gw:         gw,
@@ -80,16 +64,13 @@ func New(gw *gateway.Gateway, cfg *config.Config, opts ...Option) *Handler {
 		longPoll:   hc.LongPollTimeout,
 		cors:       hc.CORSOrigin,
 		maxBody:    cfg.General.MaxMessageBytes,
-		queueLimit: DefaultQueueLimit,
+		queueLimit: hc.EventQueue,
 		log:        gw.Logger().With("transport", "http"),
 		queues:     make(map[uint64]*queue),
 		closing:    make(chan struct{}),
 	}
 	if h.base == "" {
 		h.base = "/janus"
-	}
-	for _, o := range opts {
-		o(h)
 	}
 	gw.RegisterTransport(TransportName, plugin.Info{
 		Name: "strata REST (HTTP) transport", Author: gateway.Author, VersionString: gateway.VersionString,

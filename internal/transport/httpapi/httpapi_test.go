@@ -26,7 +26,7 @@ type env struct {
 	h    *Handler
 }
 
-func newEnv(t *testing.T, mutate func(*config.Config), opts ...Option) *env {
+func newEnv(t *testing.T, mutate func(*config.Config)) *env {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Transports.HTTP.LongPollTimeout = 300 * time.Millisecond
@@ -37,7 +37,7 @@ func newEnv(t *testing.T, mutate func(*config.Config), opts ...Option) *env {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	gw := gateway.New(cfg, nil, []plugin.Plugin{echo, gatewaytest.Failing{}}, log, nil,
 		gateway.WithWatchdogInterval(50*time.Millisecond))
-	h := New(gw, cfg, opts...)
+	h := New(gw, cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

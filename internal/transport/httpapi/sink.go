@@ -19,10 +19,11 @@ func (h *Handler) Bind(sid uint64) {
 	if old := h.queues[sid]; old != nil {
 		old.close()
 	}
-	h.queues[sid] = newQueue(h.queueLimit)
+	h.queues[sid] = newQueue(sid, h.queueLimit)
 }
 
-// Deliver implements gateway.Sink. It never blocks: a full queue drops its oldest event.
+// Deliver implements gateway.Sink. It never blocks: a full queue drops its oldest event, and the
+// session's next long-poll says so.
 func (h *Handler) Deliver(sid uint64, m janus.Message) {
 	q := h.queue(sid)
 	if q == nil {

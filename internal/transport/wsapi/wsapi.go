@@ -2,16 +2,23 @@
 // a gateway.Sink: replies and the events of the sessions it created or claimed are written by one
 // writer goroutine per connection, in order. Closing the connection destroys its sessions (or
 // orphans them for reclaim_session_timeout).
+//
+// Every request is answered: the reader stops reading while send_queue replies and events wait for
+// the client (TCP flow control then slows the client down), and a client that does not read at all
+// — nothing written for send_timeout, or events piling up far past send_queue — is disconnected
+// with close code 1008 and a log line (see outbox).
 package wsapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -30,56 +37,46 @@ const TransportName = "janus.transport.websockets"
 const Subprotocol = "janus-protocol"
 
 const (
-	// DefaultSendQueue is how many outgoing messages a connection buffers before dropping the oldest.
-	DefaultSendQueue = 1024
-	writeTimeout     = 10 * time.Second
-	pingInterval     = 30 * time.Second
+	pingInterval = 30 * time.Second
+	// closeTimeout bounds the write of a close frame to a client that is being cut off.
+	closeTimeout = time.Second
 	// hardLimitFactor: messages up to this many times max_message_bytes are read and refused with an
 	// error, keeping the connection; larger ones close it (the reader must stop somewhere).
 	hardLimitFactor = 4
 )
 
+// CloseNotReading is the close code (1008, policy violation) sent to a client that does not take
+// the messages sent to it: its outbox stayed full, or nothing could be written for send_timeout.
+const CloseNotReading = websocket.ClosePolicyViolation
+
 // Handler upgrades requests to Janus API WebSocket connections. Create it with New.
 type Handler struct {
-	gw        *gateway.Gateway
-	maxBytes  int64
-	sendQueue int
-	upgrader  websocket.Upgrader
-	log       *slog.Logger
+	gw          *gateway.Gateway
+	maxBytes    int64
+	sendQueue   int
+	sendTimeout time.Duration
+	upgrader    websocket.Upgrader
+	log         *slog.Logger
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 }
 
-// Option adjusts a Handler.
-type Option func(*Handler)
-
-// WithSendQueue sets how many outgoing messages a connection buffers.
-func WithSendQueue(n int) Option {
-	return func(h *Handler) {
-		if n > 0 {
-			h.sendQueue = n
-		}
-	}
-}
-
-// New returns the WebSocket transport for gw (message size limit from cfg.General.MaxMessageBytes)
-// and lists it in gw's `info`.
-func New(gw *gateway.Gateway, cfg *config.Config, opts ...Option) *Handler {
+// New returns the WebSocket transport for gw (message size limit from cfg.General.MaxMessageBytes,
+// send_queue and send_timeout from cfg.Transports.WebSocket) and lists it in gw's `info`.
+func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
 	h := &Handler{
-		gw:        gw,
-		maxBytes:  cfg.General.MaxMessageBytes,
-		sendQueue: DefaultSendQueue,
-		log:       gw.Logger().With("transport", "websocket"),
-		conns:     make(map[*conn]struct{}),
+		gw:          gw,
+		maxBytes:    cfg.General.MaxMessageBytes,
+		sendQueue:   cfg.Transports.WebSocket.SendQueue,
+		sendTimeout: cfg.Transports.WebSocket.SendTimeout,
+		log:         gw.Logger().With("transport", "websocket"),
+		conns:       make(map[*conn]struct{}),
 	}
 	h.upgrader = websocket.Upgrader{
 		Subprotocols: []string{Subprotocol},
 		// Janus accepts any origin; browsers on other origins are how the demos are used.
 		CheckOrigin: func(*http.Request) bool { return true },
-	}
-	for _, o := range opts {
-		o(h)
 	}
 	gw.RegisterTransport(TransportName, plugin.Info{
 		Name: "strata WebSocket transport", Author: gateway.Author, VersionString: gateway.VersionString,
@@ -108,7 +105,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.track(c, false)
 	go c.writeLoop()
 	c.readLoop()
-	c.shutdown()
+	c.abort()
 	h.gw.SinkClosed(c)
 }
 
@@ -121,8 +118,15 @@ func (h *Handler) Close() {
 	}
 	h.mu.Unlock()
 	for _, c := range conns {
-		_ = c.ws.Close()
+		c.abort()
 	}
+}
+
+// Conns is the number of open connections.
+func (h *Handler) Conns() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
 }
 
 func (h *Handler) track(c *conn, open bool) {
@@ -135,22 +139,25 @@ func (h *Handler) track(c *conn, open bool) {
 	}
 }
 
-// conn is one WebSocket connection and the gateway.Sink of its sessions.
+// conn is one WebSocket connection and the gateway.Sink of its sessions. Its reader hands requests
+// to the gateway, its writer sends replies and events from the outbox; either side ending, or the
+// handler closing, aborts both.
 type conn struct {
 	h      *Handler
 	ws     *websocket.Conn
-	out    chan []byte
-	done   chan struct{}
-	once   sync.Once
-	ctx    context.Context
+	out    *outbox
+	ctx    context.Context // cancelled on abort: requests still running see the client gone
 	cancel context.CancelFunc
 	log    *slog.Logger
 
-	dropped atomic.Uint64
+	gone     chan struct{} // closed by abort
+	goneOnce sync.Once
+	cut      chan struct{} // closed when an event found the outbox overfull
+	cutOnce  sync.Once
 }
 
 func (h *Handler) newConn(ws *websocket.Conn) *conn {
-	c := &conn{h: h, ws: ws, out: make(chan []byte, h.sendQueue), done: make(chan struct{}),
+	c := &conn{h: h, ws: ws, out: newOutbox(h.sendQueue), gone: make(chan struct{}), cut: make(chan struct{}),
 		log: h.log.With("remote", ws.RemoteAddr().String())}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
@@ -165,42 +172,24 @@ func (c *conn) Bind(uint64) {}
 // Unbind implements gateway.Sink.
 func (c *conn) Unbind(uint64) {}
 
-// Deliver implements gateway.Sink.
-func (c *conn) Deliver(_ uint64, m janus.Message) { c.send(janus.Encode(m)) }
-
-// send queues a message for the writer without blocking: when the queue is full (a client that
-// stopped reading) the oldest message goes.
-func (c *conn) send(b []byte) {
-	select {
-	case <-c.done:
-		return
-	default:
-	}
-	for {
-		select {
-		case c.out <- b:
-			return
-		default:
-		}
-		select {
-		case <-c.out:
-			if n := c.dropped.Add(1); n&(n-1) == 0 {
-				c.log.Warn("WebSocket send queue full, dropping oldest messages", "dropped", n)
-			}
-		default:
-		}
+// Deliver implements gateway.Sink. It never blocks: an event that finds the client far behind has
+// the connection cut off (by the writer) rather than wait or vanish.
+func (c *conn) Deliver(_ uint64, m janus.Message) {
+	if !c.out.event(janus.Encode(m)) {
+		c.cutOnce.Do(func() { close(c.cut) })
 	}
 }
 
-func (c *conn) reply(m janus.Message) { c.send(janus.Encode(m)) }
+// reply is the gateway's answer to a request that holds an outbox slot.
+func (c *conn) reply(m janus.Message) { c.out.reply(janus.Encode(m)) }
 
 // readLoop hands every message to the gateway in arrival order; a malformed message gets its error
-// reply and the connection goes on.
+// reply and the connection goes on. It reads a message only when the outbox has room for its reply.
 func (c *conn) readLoop() {
 	max := c.h.maxBytes
 	c.ws.SetReadLimit(max * hardLimitFactor)
 	origin := gateway.Origin{Sink: c, RemoteAddr: c.ws.RemoteAddr().String()}
-	for {
+	for c.out.acquire(c.gone) {
 		_, r, err := c.ws.NextReader()
 		if err != nil {
 			return
@@ -220,35 +209,77 @@ func (c *conn) readLoop() {
 	}
 }
 
-// writeLoop is the connection's only writer: replies, events and pings.
+// writeLoop is the connection's only writer: replies, events, pings and the close frame.
 func (c *conn) writeLoop() {
+	defer c.abort()
 	ping := time.NewTicker(pingInterval)
 	defer ping.Stop()
-	for {
-		select {
-		case b := <-c.out:
-			_ = c.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-				c.log.Debug("WebSocket write failed", "err", err)
-				_ = c.ws.Close() // ends readLoop
-				return
-			}
-		case <-ping.C:
-			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeTimeout)); err != nil {
-				_ = c.ws.Close()
-				return
-			}
-		case <-c.done:
-			return
-		}
+	for c.writeNext(ping.C) {
 	}
 }
 
-// shutdown stops the writer and closes the socket.
-func (c *conn) shutdown() {
-	c.once.Do(func() {
-		close(c.done)
+// writeNext writes the next message, or waits for one and pings an idle client; false ends the
+// connection.
+func (c *conn) writeNext(ping <-chan time.Time) bool {
+	select {
+	case <-c.cut:
+		c.cutOff(fmt.Sprintf("not reading: %d messages waiting", c.out.waiting()))
+		return false
+	case <-c.gone:
+		return false
+	default:
+	}
+	if b, ok := c.out.next(); ok {
+		// A write blocks only while the client takes nothing (its TCP window is closed), so the
+		// deadline is how long a client may stop reading.
+		_ = c.ws.SetWriteDeadline(time.Now().Add(c.h.sendTimeout))
+		err := c.ws.WriteMessage(websocket.TextMessage, b)
+		c.out.written()
+		return c.wrote(err)
+	}
+	select {
+	case <-c.out.more:
+	case <-c.cut:
+	case <-ping:
+		return c.wrote(c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.h.sendTimeout)))
+	case <-c.gone:
+		return false
+	}
+	return true
+}
+
+// wrote reports whether the writer goes on after a write that returned err. A write that timed
+// out is a client that took nothing for send_timeout: it is cut off.
+func (c *conn) wrote(err error) bool {
+	if err == nil {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.cutOff(fmt.Sprintf("took nothing for %s", c.h.sendTimeout))
+	} else {
+		c.log.Debug("WebSocket write failed", "err", err)
+	}
+	return false
+}
+
+// cutOff closes the connection of a client that does not read, with CloseNotReading and a log line.
+// The close frame reaches the client only if its socket still has room; the TCP connection closes
+// either way.
+func (c *conn) cutOff(reason string) {
+	c.log.Warn("closing WebSocket: client not reading its messages", "reason", reason,
+		"code", CloseNotReading, "send_queue", c.h.sendQueue, "send_timeout", c.h.sendTimeout)
+	msg := websocket.FormatCloseMessage(CloseNotReading, reason)
+	_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeTimeout))
+}
+
+// abort ends the connection: the socket closes (ending the reader), the writer and a reader waiting
+// for room stop, and what was waiting is discarded.
+func (c *conn) abort() {
+	c.goneOnce.Do(func() {
+		close(c.gone)
 		c.cancel()
+		c.out.close()
 		_ = c.ws.Close()
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,8 +23,10 @@ import (
 type env struct {
 	t    *testing.T
 	gw   *gateway.Gateway
+	h    *Handler
 	echo *gatewaytest.Echo
 	url  string
+	logs *logBuffer
 }
 
 func newEnv(t *testing.T, mutate func(*config.Config)) *env {
@@ -35,7 +36,8 @@ func newEnv(t *testing.T, mutate func(*config.Config)) *env {
 		mutate(cfg)
 	}
 	echo := gatewaytest.NewEcho()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &logBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
 	gw := gateway.New(cfg, nil, []plugin.Plugin{echo}, log, nil, gateway.WithWatchdogInterval(50*time.Millisecond))
 	h := New(gw, cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -46,7 +48,7 @@ func newEnv(t *testing.T, mutate func(*config.Config)) *env {
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(func() { h.Close(); srv.Close(); gw.Close() })
-	return &env{t: t, gw: gw, echo: echo, url: "ws" + strings.TrimPrefix(srv.URL, "http")}
+	return &env{t: t, gw: gw, h: h, echo: echo, url: "ws" + strings.TrimPrefix(srv.URL, "http"), logs: logs}
 }
 
 // client is a test WebSocket client speaking janus-protocol.
