@@ -66,7 +66,6 @@ type pauseState struct {
 	audioStarved bool
 	clean        bool
 	cleanSince   time.Duration
-	dbgAt        time.Duration
 }
 
 const (
