@@ -52,7 +52,9 @@ func apiTarget(c config, ns *rig.Netns, name string) rig.Target {
 	if name == "janus" {
 		return rig.JanusAPITarget(c.janus, c.janusLib, "echotest")
 	}
-	return rig.StrataTarget(c.strata, fmt.Sprintf(`general: {session_timeout: %s}
+	// The probes are many clients from one address: the per-address session limit (probed by the
+	// tests) would refuse them.
+	return rig.StrataTarget(c.strata, fmt.Sprintf(`general: {session_timeout: %s, limits: {sessions_per_address: 0}}
 transports: {websocket: {enabled: true, listen: "%s:%d"}}
 plugins: {echotest: {enabled: true}}
 `, sessionTimeout, ns.ServerIP, rig.WSPort))

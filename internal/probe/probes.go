@@ -258,7 +258,7 @@ func WSNonReader(ctx context.Context, url, plugin string, n int, pause time.Dura
 	}
 	time.Sleep(time.Until(end))
 	for {
-		_ = ws.SetReadDeadline(time.Now().Add(3 * time.Second))
+		_ = ws.SetReadDeadline(time.Now().Add(nonReaderReadTimeout))
 		_, b, err := ws.ReadMessage()
 		if err != nil {
 			if ce, ok := err.(*websocket.CloseError); ok {
@@ -273,6 +273,10 @@ func WSNonReader(ctx context.Context, url, plugin string, n int, pause time.Dura
 		}
 	}
 }
+
+// nonReaderReadTimeout: once a non-reader reads again, TCP may take this long to resume sending
+// (after a long zero window the sender's persist timer probes the window seconds apart).
+const nonReaderReadTimeout = 30 * time.Second
 
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)

@@ -122,8 +122,8 @@ func sendBurst(ws *websocket.Conn, sid, hid uint64, body string) error {
 // TestClientThatDoesNotReadIsCutOff: a client stops reading while its plugin pushes large events.
 // Its socket fills, the events pile up past the bound, and within send_timeout the server closes
 // the connection with a log line; the session goes as on any close, nothing is left running, and
-// other clients are served. The close frame (1008) reaches the client only if its socket still had
-// room when the server gave up; otherwise the client sees the TCP connection end.
+// other clients are served. Reading at last, the client finds the close frame (1008) after what
+// was in flight: the writer left room for it (Linux; elsewhere it may see the TCP connection end).
 func TestClientThatDoesNotReadIsCutOff(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) {
 		c.Transports.WebSocket.SendQueue = 4
@@ -139,7 +139,7 @@ func TestClientThatDoesNotReadIsCutOff(t *testing.T) {
 			break // the connection was cut off and the handle detached
 		}
 	}
-	waitGone(t, e, sid, baseline)
+	waitGone(t, e, sid, -1) // its socket lingers until the client reads (sockroom.go)
 	if !strings.Contains(e.logs.String(), "closing WebSocket: client not reading its messages") {
 		t.Fatalf("no log line for the cut-off:\n%s", e.logs.String())
 	}
@@ -148,10 +148,13 @@ func TestClientThatDoesNotReadIsCutOff(t *testing.T) {
 	if code == CloseNotReading && !strings.HasPrefix(text, "not reading") && !strings.HasPrefix(text, "took nothing") {
 		t.Fatalf("close 1008 with reason %q", text)
 	}
-	if code >= 0 && code != CloseNotReading && code != websocket.CloseAbnormalClosure {
-		t.Fatalf("closed with %d %q, want %d or no close frame", code, text, CloseNotReading)
+	if code != CloseNotReading && (runtime.GOOS == "linux" || code >= 0 && code != websocket.CloseAbnormalClosure) {
+		// On Linux the writer keeps room for the close frame in the socket (sockroom.go).
+		t.Fatalf("closed with %d %q, want %d", code, text, CloseNotReading)
 	}
 	t.Logf("the client saw: %d %q", code, text)
+	_ = c.ws.Close()
+	waitGone(t, e, sid, baseline)
 	other := e.dial()
 	if m := other.call(`{"janus":"ping","transaction":"p"}`); m["janus"] != "pong" {
 		t.Fatalf("server stopped serving: %v", m)
@@ -171,6 +174,7 @@ func TestCutOffSendsTheCloseCode(t *testing.T) {
 	if code != CloseNotReading || text != "not reading: 0 messages waiting" {
 		t.Fatalf("closed with %d %q, want %d", code, text, CloseNotReading)
 	}
+	_ = c.ws.Close()
 	waitGone(t, e, sid, baseline)
 	if !strings.Contains(e.logs.String(), `msg="closing WebSocket: client not reading its messages" transport=websocket remote=`) {
 		t.Fatalf("no log line for the cut-off:\n%s", e.logs.String())
@@ -214,11 +218,12 @@ func readUntilClosed(t *testing.T, ws *websocket.Conn) (int, string) {
 }
 
 // waitGone waits until the server has let go of the connection: its session destroyed, the
-// connection untracked, and the goroutines back to what they were before it.
+// connection untracked, and the goroutines back to what they were before it (not checked when
+// goroutines is negative).
 func waitGone(t *testing.T, e *env, sid uint64, goroutines int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for e.gw.HasSession(sid) || e.h.Conns() > 0 || runtime.NumGoroutine() > goroutines {
+	for e.gw.HasSession(sid) || e.h.Conns() > 0 || (goroutines >= 0 && runtime.NumGoroutine() > goroutines) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 10 s: session alive %v, %d connections, %d goroutines (%d before)",
 				e.gw.HasSession(sid), e.h.Conns(), runtime.NumGoroutine(), goroutines)

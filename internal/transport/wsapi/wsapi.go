@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -106,6 +107,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	go c.writeLoop()
 	c.readLoop()
 	c.abort()
+	if c.cutOffDone.Load() {
+		lingerClose(c.tcp)
+	}
 	h.gw.SinkClosed(c)
 }
 
@@ -154,12 +158,19 @@ type conn struct {
 	goneOnce sync.Once
 	cut      chan struct{} // closed when an event found the outbox overfull
 	cutOnce  sync.Once
+	// tcp is the socket whose unacknowledged bytes the writer bounds (nil: it cannot, sockroom.go).
+	tcp *net.TCPConn
+	// cutOffDone: the close frame of a cut-off went out, and the socket must linger (sockroom.go).
+	cutOffDone atomic.Bool
 }
 
 func (h *Handler) newConn(ws *websocket.Conn) *conn {
 	c := &conn{h: h, ws: ws, out: newOutbox(h.sendQueue), gone: make(chan struct{}), cut: make(chan struct{}),
 		log: h.log.With("remote", ws.RemoteAddr().String())}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if tc := tcpOf(ws.UnderlyingConn()); fixSendBuffer(tc) {
+		c.tcp = tc
+	}
 	return c
 }
 
@@ -230,6 +241,17 @@ func (c *conn) writeNext(ping <-chan time.Time) bool {
 	default:
 	}
 	if b, ok := c.out.next(); ok {
+		if c.tcp != nil && !waitRoom(c.tcp, len(b), c.h.sendTimeout, c.cut, c.gone) {
+			c.out.written()
+			reason := fmt.Sprintf("took nothing for %s", c.h.sendTimeout)
+			select {
+			case <-c.cut:
+				reason = fmt.Sprintf("not reading: %d messages waiting", c.out.waiting())
+			default:
+			}
+			c.cutOff(reason)
+			return false
+		}
 		// A write blocks only while the client takes nothing (its TCP window is closed), so the
 		// deadline is how long a client may stop reading.
 		_ = c.ws.SetWriteDeadline(time.Now().Add(c.h.sendTimeout))
@@ -264,13 +286,14 @@ func (c *conn) wrote(err error) bool {
 }
 
 // cutOff closes the connection of a client that does not read, with CloseNotReading and a log line.
-// The close frame reaches the client only if its socket still has room; the TCP connection closes
-// either way.
+// The writer leaves room for the close frame in the socket (sockroom.go; Linux), so a client that
+// reads again finds it after its replies; the TCP connection closes either way.
 func (c *conn) cutOff(reason string) {
 	c.log.Warn("closing WebSocket: client not reading its messages", "reason", reason,
 		"code", CloseNotReading, "send_queue", c.h.sendQueue, "send_timeout", c.h.sendTimeout)
 	msg := websocket.FormatCloseMessage(CloseNotReading, reason)
 	_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(closeTimeout))
+	c.cutOffDone.Store(c.tcp != nil)
 }
 
 // abort ends the connection: the socket closes (ending the reader), the writer and a reader waiting
@@ -280,6 +303,11 @@ func (c *conn) abort() {
 		close(c.gone)
 		c.cancel()
 		c.out.close()
+		if c.cutOffDone.Load() {
+			// The reader stops now; the socket lingers once it has (ServeHTTP).
+			_ = c.tcp.SetReadDeadline(time.Now())
+			return
+		}
 		_ = c.ws.Close()
 	})
 }
