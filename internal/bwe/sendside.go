@@ -83,10 +83,10 @@ func (e *Estimator) OnUpdate(f func()) {
 // Overload is the fast congestion signal (see queueTrend), with the rate at which the latest
 // packets arrived; a verdict older than overloadTTL has expired: when nothing arrives any more
 // (the sender stopped, or the path is dead) there is nothing to judge by. FeedbackLoss is the
-// fraction of packets the feedback of the last 500 ms reported lost (0, and LossKnown false, when it
-// reported fewer than ten), not the controller's last loss fraction, which can be seconds old when little is sent (a
-// paused video being probed for). FeedbackAge is since the last feedback message (since the
-// interceptor started, when none came).
+// fraction lost of the packets sent in the last 750 ms that the feedback of the last 500 ms
+// reported (0, and LossKnown false, when it reported fewer than ten), not the controller's last
+// loss fraction, which can be seconds old when little is sent (a paused video being probed for).
+// FeedbackAge is since the last feedback message (since the interceptor started, when none came).
 func (e *Estimator) Path() policy.Path {
 	e.mu.Lock()
 	defer e.mu.Unlock()
