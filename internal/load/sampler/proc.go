@@ -56,8 +56,8 @@ func ParseStat(b []byte) (ProcStat, error) {
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return st, err
 	}
-	if utime < 0 || stime < 0 {
-		return st, errors.New("sampler: negative CPU time in stat")
+	if utime < 0 || stime < 0 || utime > maxTicks || stime > maxTicks {
+		return st, errors.New("sampler: CPU time in stat out of range")
 	}
 	st.User = ticks(utime)
 	st.System = ticks(stime)
@@ -67,7 +67,11 @@ func ParseStat(b []byte) (ProcStat, error) {
 	return st, nil
 }
 
-func ticks(n int64) time.Duration { return time.Duration(n) * time.Second / clockTicks }
+func ticks(n int64) time.Duration { return time.Duration(n) * (time.Second / clockTicks) }
+
+// maxTicks is the most CPU time a stat field may hold: a century, far beyond any process, and far
+// within a time.Duration for the sum of two fields.
+const maxTicks = 100 * 365 * 24 * 3600 * clockTicks
 
 // ReadStat reads /proc/PID/stat.
 func ReadStat(pid int) (ProcStat, error) {
