@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/strata-rtc/strata/internal/peer/peertest"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -30,15 +29,7 @@ func startEchoServer(t *testing.T) *Server {
 	cfg.Transports.Admin.AdminSecret = testAdminSecret
 	cfg.Media.ICE.Loopback = true
 	cfg.Media.ICE.Interfaces = []string{"lo"}
-	s, err := New(cfg, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
+	return startServer(t, cfg)
 }
 
 // TestEchotestOverHTTPAndWebSocket does a whole echotest call with the Go client, once over HTTP

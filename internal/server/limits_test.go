@@ -17,14 +17,7 @@ func TestSessionsPerAddressOverBothTransports(t *testing.T) {
 	cfg.Transports.Admin.Enabled = false
 	cfg.General.Limits.SessionsPerAddress = 2
 	cfg.General.Limits.UnlimitedAddresses = nil // the test client is on loopback
-	s, err := New(cfg, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := startServer(t, cfg)
 	api := "http://" + s.HTTPAddr() + "/janus"
 	first := post(t, api, `{"janus":"create","transaction":"c"}`)
 	if first["janus"] != "success" {

@@ -9,27 +9,11 @@ import (
 	"github.com/strata-rtc/strata/internal/probe"
 )
 
-// startProbed starts a whole server on loopback ports for the probes.
-func startProbed(t *testing.T) *Server {
-	t.Helper()
-	cfg := testConfig(t)
-	cfg.General.LogLevel = "error"
-	s, err := New(cfg, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
-
 // TestBadInputBattery sends the probe battery (several hundred malformed requests: bad JSON, wrong
 // types, huge ids, unknown verbs, bad SDP, bad paths) over both transports to a whole server with
 // the real plugins: every request is answered, and the server serves after.
 func TestBadInputBattery(t *testing.T) {
-	s := startProbed(t)
+	s := startServer(t, testConfig(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for name, run := range map[string]func() probe.BatteryResult{
@@ -53,7 +37,7 @@ func TestBadInputBattery(t *testing.T) {
 // echotest: afterwards the server runs as many goroutines as before (within a small margin for
 // timers and idle HTTP connections that close on their own).
 func TestSessionCyclesLeaveNothing(t *testing.T) {
-	s := startProbed(t)
+	s := startServer(t, testConfig(t))
 	base := "http://" + s.HTTPAddr() + "/janus"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -88,7 +72,7 @@ func settledGoroutines() int {
 // TestWebSocketBurstAnswered sends 10,000 requests on one socket as fast as they can be written,
 // reading all the while: every one gets its reply (issue 12: replies must never be dropped).
 func TestWebSocketBurstAnswered(t *testing.T) {
-	s := startProbed(t)
+	s := startServer(t, testConfig(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, err := probe.WSBurst(ctx, "ws://"+s.WSAddr()+"/", "janus.plugin.echotest", 10000, 10*time.Second)

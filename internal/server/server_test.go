@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -24,6 +25,20 @@ func testConfig(t *testing.T) *config.Config {
 	cfg.Transports.Admin.AdminSecret = testAdminSecret
 	cfg.Media.ICE.Loopback = true
 	return cfg
+}
+
+// startServer starts cfg's server, closed when the test ends.
+func startServer(t *testing.T, cfg *config.Config) *Server {
+	t.Helper()
+	s, err := New(cfg, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
 }
 
 func post(t *testing.T, url, body string) map[string]any {

@@ -60,19 +60,6 @@ func secureConfig(t *testing.T, certFile, keyFile string) *config.Config {
 	return cfg
 }
 
-func startServer(t *testing.T, cfg *config.Config) *Server {
-	t.Helper()
-	s, err := New(cfg, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
-}
-
 func trusting(certs ...*x509.Certificate) *tls.Config {
 	pool := x509.NewCertPool()
 	for _, c := range certs {
