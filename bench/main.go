@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/load"
-	"github.com/strata-rtc/strata/internal/load/mediasrc"
 	"github.com/strata-rtc/strata/internal/load/plan"
 	"github.com/strata-rtc/strata/internal/load/report"
 	"github.com/strata-rtc/strata/internal/rig"
@@ -53,15 +52,12 @@ var scales = map[string]scale{
 }
 
 type config struct {
+	rig.Binaries
 	out      string
-	strata   string
-	janus    string
-	janusLib string
 	only     map[string]bool
 	targets  []string
 	scale    scale
 	scaleStr string
-	mediaDir string
 	profile  bool
 	extra    string
 	uplink   uplinkConfig
@@ -80,13 +76,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var c config
 	var only, targets string
 	fs.StringVar(&c.out, "out", "bench-out", "output directory")
-	fs.StringVar(&c.strata, "strata", "bin/strata", "strata binary")
-	fs.StringVar(&c.janus, "janus", "janus", "janus binary")
-	fs.StringVar(&c.janusLib, "janus-lib", "/usr/lib/x86_64-linux-gnu/janus", "Janus plugin and transport directory")
+	c.AddFlags(fs)
 	fs.StringVar(&only, "only", "fanout,videoroom,audio,uplink", "scenarios to run")
 	fs.StringVar(&targets, "targets", "strata,janus", "servers to run, in order")
 	fs.StringVar(&c.scaleStr, "scale", "small", "small (fits a 2-core machine with the generator) or full (seed 001's size)")
-	fs.StringVar(&c.mediaDir, "media-dir", mediasrc.DefaultDir(), "cache of the generated test media")
 	fs.BoolVar(&c.profile, "profile", false, "run strata from this binary with CPU and peak-heap profiles (cpu.pprof, heap.pprof in each scenario's strata directory)")
 	fs.StringVar(&c.extra, "strata-yaml", "", "YAML merged over strata's generated configuration, e.g. 'media: {nack: false}'")
 	fanMin := fs.Int("fanout-min", 1, "smallest fan-out: the sweep doubles from here")
@@ -166,15 +159,15 @@ func preflight(c *config) error {
 	for _, t := range c.targets {
 		switch t {
 		case "strata":
-			if _, err := os.Stat(c.strata); err != nil && !c.profile {
+			if _, err := os.Stat(c.Strata); err != nil && !c.profile {
 				errs = append(errs, fmt.Errorf("strata binary: %w (run make build)", err))
 			}
 		case "janus":
-			p, err := exec.LookPath(c.janus)
+			p, err := exec.LookPath(c.Janus)
 			if err != nil {
 				errs = append(errs, errors.New("janus not found (apt-get install -y janus), or run with --targets strata"))
 			}
-			c.janus = p
+			c.Janus = p
 		default:
 			errs = append(errs, fmt.Errorf("unknown target %q", t))
 		}
@@ -245,12 +238,12 @@ func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
 // runScenario runs the scenario's plans against the target, each on a freshly started server, so
 // every run's memory baseline is an idle server's.
 func runScenario(ctx context.Context, c config, ns *rig.Netns, sc scenario, tname string, o *outcome, log io.Writer) error {
-	t := rig.StrataTarget(c.strata, c.extra)
+	t := rig.StrataTarget(c.Strata, c.extra)
 	if c.profile {
 		t = profiledStrataTarget(c.extra)
 	}
 	if tname == "janus" {
-		t = rig.JanusTarget(c.janus, c.janusLib)
+		t = rig.JanusTarget(c.Janus, c.JanusLib)
 	}
 	for _, p := range sc.plans {
 		if ctx.Err() != nil {
@@ -284,7 +277,7 @@ func runOnce(ctx context.Context, c config, ns *rig.Netns, t rig.Target, p plan.
 	}()
 	p.ICEInterfaces = []string{ns.HostIf}
 	fmt.Fprintf(log, "== %s: %s\n", t.Name, p.Name)
-	res, err := load.Run(ctx, p, load.Options{MediaDir: c.mediaDir, ServerPID: proc.PID(), Progress: log})
+	res, err := load.Run(ctx, p, load.Options{MediaDir: c.MediaDir, ServerPID: proc.PID(), Progress: log})
 	if err != nil {
 		return nil, err
 	}

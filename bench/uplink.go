@@ -314,9 +314,9 @@ func uplinkCall(ctx context.Context, c config, ns *rig.Netns, pages, serverPages
 		}
 		defer recv.close()
 	} else {
-		t := rig.StrataTarget(c.strata, uplinkStrataYAML, c.extra)
+		t := rig.StrataTarget(c.Strata, uplinkStrataYAML, c.extra)
 		if r.Target == "janus" {
-			t = rig.JanusPluginTarget(c.janus, c.janusLib, "echotest")
+			t = rig.JanusPluginTarget(c.Janus, c.JanusLib, "echotest")
 		}
 		var err error
 		if proc, err = rig.Start(t, ns, r.Dir); err != nil {

@@ -19,9 +19,9 @@ import (
 // mediaTarget is a server for the media probes: the benchmark's (videoroom, HTTP).
 func mediaTarget(c config, name string) rig.Target {
 	if name == "janus" {
-		return rig.JanusTarget(c.janus, c.janusLib)
+		return rig.JanusTarget(c.Janus, c.JanusLib)
 	}
-	return rig.StrataTarget(c.strata)
+	return rig.StrataTarget(c.Strata)
 }
 
 // sigtermProbe holds a fan-out of 4 live subscribers on strata, sends SIGTERM 15 s in and times
@@ -38,7 +38,7 @@ func sigtermProbe(ctx context.Context, c config, ns *rig.Netns, log io.Writer) (
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = load.Run(lctx, p, load.Options{MediaDir: c.mediaDir, ServerPID: proc.PID()})
+		_, _ = load.Run(lctx, p, load.Options{MediaDir: c.MediaDir, ServerPID: proc.PID()})
 	}()
 	time.Sleep(15 * time.Second)
 	took, status, ok := proc.Terminate(15 * time.Second)
@@ -170,7 +170,7 @@ func fanoutOnce(ctx context.Context, c config, ns *rig.Netns, t string, d disrup
 	p.Duration, p.Warmup, p.ICEInterfaces = c.hold, c.hold/3, []string{ns.HostIf}
 	stop := disrupt(ctx, ns, d, c.hold, log)
 	fmt.Fprintf(log, "== %s on %s\n", d.name, t)
-	res, err := load.Run(ctx, p, load.Options{MediaDir: c.mediaDir, ServerPID: proc.PID(), Progress: log})
+	res, err := load.Run(ctx, p, load.Options{MediaDir: c.MediaDir, ServerPID: proc.PID(), Progress: log})
 	stop()
 	if err == nil {
 		err = report.Write(dir, res)

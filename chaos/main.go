@@ -24,17 +24,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/load/mediasrc"
 	"github.com/strata-rtc/strata/internal/rig"
 )
 
 type config struct {
-	out, strata, janus, janusLib, mediaDir string
-	only                                   map[string]bool
-	targets                                []string
-	fanout                                 int
-	hold                                   time.Duration
-	floodBound                             int
+	rig.Binaries
+	out        string
+	only       map[string]bool
+	targets    []string
+	fanout     int
+	hold       time.Duration
+	floodBound int
 }
 
 func main() {
@@ -50,12 +50,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var c config
 	var only, targets string
 	fs.StringVar(&c.out, "out", "chaos-out", "output directory")
-	fs.StringVar(&c.strata, "strata", "bin/strata", "strata binary")
-	fs.StringVar(&c.janus, "janus", "janus", "janus binary")
-	fs.StringVar(&c.janusLib, "janus-lib", "/usr/lib/x86_64-linux-gnu/janus", "Janus plugin and transport directory")
+	c.AddFlags(fs)
 	fs.StringVar(&only, "only", strings.Join(allProbes, ","), "probes to run")
 	fs.StringVar(&targets, "targets", "strata,janus", "servers to probe")
-	fs.StringVar(&c.mediaDir, "media-dir", mediasrc.DefaultDir(), "cache of the generated test media")
 	fs.IntVar(&c.fanout, "fanout", 16, "subscribers of the fan-out probes")
 	fs.DurationVar(&c.hold, "hold", 30*time.Second, "how long each fan-out holds its load")
 	fs.IntVar(&c.floodBound, "flood-bound", 1000, "most connectivity checks the candidate flood may draw in its window")
@@ -97,7 +94,7 @@ func preflight(c *config) error {
 	if os.Geteuid() != 0 {
 		return errors.New("needs root to create network namespaces")
 	}
-	if _, err := os.Stat(c.strata); err != nil {
+	if _, err := os.Stat(c.Strata); err != nil {
 		return fmt.Errorf("strata binary: %w (run make build)", err)
 	}
 	var keep []string
@@ -106,12 +103,12 @@ func preflight(c *config) error {
 			keep = append(keep, t)
 			continue
 		}
-		p, err := exec.LookPath(c.janus)
+		p, err := exec.LookPath(c.Janus)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "chaos: janus not found (apt-get install -y janus): probing strata alone")
 			continue
 		}
-		c.janus = p
+		c.Janus = p
 		keep = append(keep, t)
 	}
 	c.targets = keep

@@ -50,11 +50,11 @@ const sessionTimeout = 5 * time.Second
 // apiTarget is strata with both API transports and the echotest, or Janus with the same.
 func apiTarget(c config, ns *rig.Netns, name string) rig.Target {
 	if name == "janus" {
-		return rig.JanusAPITarget(c.janus, c.janusLib, "echotest")
+		return rig.JanusAPITarget(c.Janus, c.JanusLib, "echotest")
 	}
 	// The probes are many clients from one address: the per-address session limit (probed by the
 	// tests) would refuse them.
-	return rig.StrataTarget(c.strata, fmt.Sprintf(`general: {session_timeout: %s, limits: {sessions_per_address: 0}}
+	return rig.StrataTarget(c.Strata, fmt.Sprintf(`general: {session_timeout: %s, limits: {sessions_per_address: 0}}
 transports: {websocket: {enabled: true, listen: "%s:%d"}}
 plugins: {echotest: {enabled: true}}
 `, sessionTimeout, ns.ServerIP, rig.WSPort))
