@@ -182,11 +182,7 @@ func TestPendingCandidatesAreBounded(t *testing.T) {
 
 // Once ICE is connected, trickled candidates are ignored: no checks go to their addresses.
 func TestCandidatesAfterICEConnectedAreIgnored(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 	connect(t, srv, rec, c)
 	target := newSTUNCounter(t)
 	for _, cand := range floodCandidates(8, target.port()) {

@@ -66,6 +66,18 @@ type client struct {
 	dc    *webrtc.DataChannel
 }
 
+// newPair is a peer on the test media, recorded, and a client with audio, video and data to offer
+// it (not yet connected).
+func newPair(t *testing.T) (*Peer, *recorder, *client) {
+	t.Helper()
+	f := newTestFactory(t, testMedia())
+	rec := newRecorder()
+	srv := newTestPeer(t, f, rec.hooks())
+	c := newClient(t)
+	c.addMedia(t)
+	return srv, rec, c
+}
+
 func newClient(t testing.TB) *client {
 	t.Helper()
 	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})

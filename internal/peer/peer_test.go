@@ -11,11 +11,7 @@ import (
 )
 
 func TestAnswerHalfTrickleCarriesCandidates(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 	answer := connect(t, srv, rec, c)
 
 	if n := countLines(answer.SDP, "a=candidate:"); n == 0 {
@@ -69,11 +65,7 @@ func TestAnswerFullTrickleReportsCandidatesThroughHook(t *testing.T) {
 }
 
 func TestDTLSServerRoleNegotiatesAEADGCM(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 	connect(t, srv, rec, c)
 
 	info := srv.Info()
@@ -93,11 +85,7 @@ func TestDTLSServerRoleNegotiatesAEADGCM(t *testing.T) {
 }
 
 func TestOnUpFiresOnce(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 	connect(t, srv, rec, c)
 	select {
 	case <-rec.up:
@@ -107,11 +95,7 @@ func TestOnUpFiresOnce(t *testing.T) {
 }
 
 func TestRemoteCandidatesBeforeRemoteDescriptionAreQueued(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 
 	var mu sync.Mutex
 	var trickled []webrtc.ICECandidateInit
@@ -166,11 +150,7 @@ func TestRemoteCandidatesBeforeRemoteDescriptionAreQueued(t *testing.T) {
 }
 
 func TestCloseFiresHangupOnce(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 	connect(t, srv, rec, c)
 
 	var wg sync.WaitGroup
@@ -195,11 +175,7 @@ func TestCloseFiresHangupOnce(t *testing.T) {
 }
 
 func TestRemoteCloseHangsUpWithDTLSAlert(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 	opened := make(chan struct{})
 	c.dc.OnOpen(func() { close(opened) })
 	connect(t, srv, rec, c)
@@ -221,11 +197,7 @@ func TestRemoteCloseHangsUpWithDTLSAlert(t *testing.T) {
 }
 
 func TestInfoAndMediaEventsAfterMediaFlows(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 
 	// The server sends VP8 back, so Out statistics have something to count.
 	var back *webrtc.TrackLocalStaticRTP
@@ -313,11 +285,7 @@ func TestUDPMuxPortCarriesEveryPeer(t *testing.T) {
 // After strata offers (a renegotiation, an ICE restart), candidates the client trickles before its
 // answer arrives wait for the answer instead of going to the previous session's description.
 func TestCandidatesWaitForTheAnswerToAServerOffer(t *testing.T) {
-	f := newTestFactory(t, testMedia())
-	rec := newRecorder()
-	srv := newTestPeer(t, f, rec.hooks())
-	c := newClient(t)
-	c.addMedia(t)
+	srv, rec, c := newPair(t)
 	connect(t, srv, rec, c)
 	offer, err := srv.Offer(testContext(t))
 	if err != nil {
