@@ -90,7 +90,7 @@ type Body struct {
 // ParseBody splits a message body into its elements: no body (or null) is codes.NoMessage, anything
 // but an object codes.InvalidJSON, with Janus's reasons.
 func ParseBody(raw json.RawMessage, codes *Codes) (Body, *RequestError) {
-	trimmed := bytes.TrimSpace(raw)
+	trimmed := bytes.Trim(raw, " \t\r\n") // JSON's whitespace only (not \v, which TrimSpace takes)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return Body{}, Errorf(codes.NoMessage, "No message??")
 	}

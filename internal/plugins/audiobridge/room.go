@@ -90,7 +90,9 @@ func OptionsFromConfig(r config.AudioBridgeRoom) RoomOptions {
 	o.Record, o.RecordFile, o.RecordDir = r.Record, r.RecordFile, r.RecordDir
 	o.MJRs, o.MJRsDir = r.MJRs, r.MJRsDir
 	o.AllowRTPParticipants = r.AllowRTPParticipants
-	o.Groups = slices.Clone(r.Groups)
+	if len(r.Groups) > 0 {
+		o.Groups = slices.Clone(r.Groups)
+	}
 	return o
 }
 
@@ -129,7 +131,9 @@ func optionsFromCreate(b plugin.Body, allowed, groups []string) RoomOptions {
 	o.Record, o.RecordFile, o.RecordDir = b.Bool("record"), b.Str("record_file"), b.Str("record_dir")
 	o.MJRs, o.MJRsDir = b.Bool("mjrs"), b.Str("mjrs_dir")
 	o.AllowRTPParticipants = b.Bool("allow_rtp_participants")
-	o.Groups = groups
+	if len(groups) > 0 { // an empty list is no groups
+		o.Groups = groups
+	}
 	o.SamplingRate = 0 // Create.Check sets it
 	return o
 }
