@@ -63,8 +63,8 @@ func TestParseErrors(t *testing.T) {
 		{`{"request":"destroy","permanent":"no","room":1}`, failure{484, "Invalid element type (permanent should be a boolean)"}},
 		{`{"request":"allowed","room":1}`, failure{483, "Missing mandatory element (action)"}},
 		{`{"request":"allowed","room":1,"action":"ban"}`, failure{484, "Unsupported action 'ban' (allowed)"}},
-		{`{"request":"allowed","room":1,"action":"add","allowed":[3]}`, failure{484, "Invalid element in the allowed array (not a string)"}},
-		{`{"request":"allowed","room":1,"action":"add"}`, failure{483, "Missing mandatory element (allowed)"}},
+		{`{"request":"allowed","room":1,"action":"Ban"}`, failure{484, "Unsupported action 'Ban' (allowed)"}},
+		{`{"request":"allowed","room":1,"action":"add","allowed":{}}`, failure{484, "Invalid element type (allowed should be an array)"}},
 		// rtp_forward and friends.
 		{`{"request":"rtp_forward","room":1,"host":"127.0.0.1"}`, failure{483, "Missing mandatory element (port)"}},
 		{`{"request":"rtp_forward","room":1,"port":5000}`, failure{483, "Missing mandatory element (host)"}},
@@ -129,6 +129,8 @@ func TestParseValid(t *testing.T) {
 		{`{"request":"destroy","room":5,"secret":"s","permanent":true}`, &Destroy{Room: 5, Secret: ptr("s"), Permanent: true}},
 		{`{"request":"edit","room":5,"new_pin":"","new_is_private":true}`, &Edit{Room: 5, NewPIN: ptr(""), NewIsPrivate: ptr(true)}},
 		{`{"request":"allowed","room":5,"action":"enable"}`, &Allowed{Room: 5, Action: "enable"}},
+		{`{"request":"allowed","room":5,"action":"ENABLE","allowed":[1]}`, &Allowed{Room: 5, Action: "enable"}},
+		{`{"request":"allowed","room":5,"action":"add"}`, &Allowed{Room: 5, Action: "add"}},
 		{`{"request":"allowed","room":5,"action":"remove","allowed":["a"],"secret":"s"}`, &Allowed{Room: 5, Secret: ptr("s"), Action: "remove", Tokens: []string{"a"}}},
 		{`{"request":"kick","room":5,"id":9,"secret":"s"}`, &ParticipantAdmin{Op: "kick", Room: 5, ID: 9, Secret: ptr("s")}},
 		{`{"request":"Mute","room":5,"id":9}`, &ParticipantAdmin{Op: "mute", Room: 5, ID: 9}},
@@ -198,5 +200,21 @@ func TestEveryRequestOfJanus112(t *testing.T) {
 		if _, ok := parsers[n]; !ok {
 			t.Errorf("request %q has no parser", n)
 		}
+	}
+}
+
+// TestAllowedTokensCheckedLast: a bad token list of add or remove is Janus's 484, reported by Check
+// (after the room and secret); enable and disable ignore the list, as Janus does.
+func TestAllowedTokensCheckedLast(t *testing.T) {
+	r, err := Parse(json.RawMessage(`{"request":"allowed","room":1,"action":"add","allowed":["a",3]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.(*Allowed).Check(); err == nil || err.Code != ErrInvalid || err.Reason != "Invalid element in the allowed array (not a string)" {
+		t.Errorf("Check: %v", err)
+	}
+	r, _ = Parse(json.RawMessage(`{"request":"allowed","room":1,"action":"remove","allowed":["a"]}`))
+	if err := r.(*Allowed).Check(); err != nil || !reflect.DeepEqual(r.(*Allowed).Tokens, []string{"a"}) {
+		t.Errorf("remove: %v %+v", err, r)
 	}
 }

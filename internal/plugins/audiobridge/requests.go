@@ -2,6 +2,7 @@ package audiobridge
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/strata-rtc/strata/internal/plugin"
 )
@@ -50,12 +51,16 @@ type ListParticipants struct{ Room uint64 }
 // List is `list`. Private rooms are listed only with the right admin_key.
 type List struct{ AdminKey *string }
 
-// Allowed is `allowed`: Action is enable, disable, add or remove; Tokens are used by add and remove.
+// Allowed is `allowed`: Action is enable, disable, add or remove (lower case; Janus compares them
+// case-insensitively); Tokens are used by add and remove.
 type Allowed struct {
 	Room   uint64
 	Secret *string
 	Action string
 	Tokens []string
+	// tokensErr is a bad "allowed" array of add or remove, which Janus reports only once the room
+	// and secret have passed (Check).
+	tokensErr *Error
 }
 
 // ParticipantAdmin is `kick`, `mute` or `unmute` of one participant (Op says which).
@@ -247,24 +252,20 @@ func parseAllowed(b plugin.Body) (Request, *Error) {
 	if err := b.Validate(secretParam, need(str("action")), arr("allowed"), roomParam); err != nil {
 		return nil, err
 	}
-	r := &Allowed{Room: b.Uint("room"), Secret: b.OptStr("secret"), Action: b.Str("action")}
-	known := false
-	for _, a := range AllowedActions {
-		known = known || a == r.Action
+	r := &Allowed{Room: b.Uint("room"), Secret: b.OptStr("secret"), Action: strings.ToLower(b.Str("action"))}
+	if !slices.Contains(AllowedActions, r.Action) {
+		return nil, errorf(ErrInvalid, "Unsupported action '%s' (allowed)", b.Str("action"))
 	}
-	if !known {
-		return nil, errorf(ErrInvalid, "Unsupported action '%s' (allowed)", r.Action)
+	// Janus reads the array for add and remove only, and without one they change nothing.
+	if r.Action == "add" || r.Action == "remove" {
+		r.Tokens, r.tokensErr = b.Strings("allowed", "Invalid element in the allowed array (not a string)")
 	}
-	tokens, err := b.Strings("allowed", "Invalid element in the allowed array (not a string)")
-	if err != nil {
-		return nil, err
-	}
-	if (r.Action == "add" || r.Action == "remove") && !b.Has("allowed") {
-		return nil, errorf(ErrMissing, "Missing mandatory element (allowed)")
-	}
-	r.Tokens = tokens
 	return r, nil
 }
+
+// Check reports what Janus checks of an `allowed` after the room and its secret: that add's or
+// remove's array holds only strings (484).
+func (r *Allowed) Check() *Error { return r.tokensErr }
 
 func parseParticipantAdmin(op string) func(plugin.Body) (Request, *Error) {
 	return func(b plugin.Body) (Request, *Error) {
