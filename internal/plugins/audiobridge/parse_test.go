@@ -121,6 +121,7 @@ func TestParseValid(t *testing.T) {
 		want Request
 	}{
 		{`{"request":"exists","room":1234}`, &Exists{Room: 1234}},
+		{"{ \"request\" : \"Exists\" ,\n \"room\" :\t12 }", &Exists{Room: 12}},
 		{`{"request":"LIST"}`, &List{}},
 		{`{"request":"list","admin_key":""}`, &List{}},
 		{`{"request":"list","admin_key":7}`, &List{}},

@@ -79,14 +79,16 @@ func (*Hangup) Name() string     { return "hangup" }
 
 // Janus's per-participant defaults and bounds.
 const (
-	DefaultQuality   = 4   // Opus complexity (DEFAULT_COMPLEXITY)
-	DefaultVolume    = 100 // percent
-	DefaultPosition  = 50  // spatial position: 0 left, 50 centre, 100 right
-	MaxPrebuffering  = 50  // MAX_PREBUFFERING: more falls back to the room's default
-	MaxExpectedLoss  = 20  // percent
-	MinOpusBitrate   = 500 // bit/s: outside [Min, Max] falls back to the room's default
-	MaxOpusBitrate   = 512000
-	DefaultRTPOpusPT = 100 // rtp_forward's payload type for Opus when ptype is absent
+	DefaultQuality  = 4   // Opus complexity (DEFAULT_COMPLEXITY)
+	DefaultVolume   = 100 // percent
+	DefaultPosition = 50  // spatial position: 0 left, 50 centre, 100 right
+	// ChangeRoomPosition is changeroom's default spatial position in Janus 1.1 (sic).
+	ChangeRoomPosition = 64
+	MaxPrebuffering    = 50  // MAX_PREBUFFERING: more falls back to the room's default
+	MaxExpectedLoss    = 20  // percent
+	MinOpusBitrate     = 500 // bit/s: outside [Min, Max] falls back to the room's default
+	MaxOpusBitrate     = 512000
+	DefaultRTPOpusPT   = 100 // rtp_forward's payload type for Opus when ptype is absent
 )
 
 var joinParams = []plugin.Param{
@@ -188,9 +190,19 @@ type Participant struct {
 // 1-10, an expected_loss above 20 or an unknown codec is 484; a prebuffer above 50 or a bitrate
 // outside 500-512000 quietly falls back to the room's default; a spatial position above 100 is 100.
 func (j *Join) NewParticipant(room *RoomOptions) (Participant, *Error) {
+	return j.newParticipant(room, DefaultPosition)
+}
+
+// NewParticipant is join's for the new room, except that Janus 1.1 places a participant who
+// changes room without a spatial_position at 64, not 50 (janus_audiobridge.c, changeroom).
+func (c *ChangeRoom) NewParticipant(room *RoomOptions) (Participant, *Error) {
+	return c.newParticipant(room, ChangeRoomPosition)
+}
+
+func (j *Join) newParticipant(room *RoomOptions, position int) (Participant, *Error) {
 	p := Participant{
 		Codec: "opus", Prebuffer: room.DefaultPrebuffering, Bitrate: room.DefaultBitrate, Quality: DefaultQuality,
-		ExpectedLoss: room.DefaultExpectedLoss, Volume: DefaultVolume, SpatialPosition: DefaultPosition,
+		ExpectedLoss: room.DefaultExpectedLoss, Volume: DefaultVolume, SpatialPosition: position,
 		AudioLevelAverage: room.AudioLevelAverage, AudioActivePackets: room.AudioActivePackets,
 	}
 	if err := j.Settings.apply(&p, room); err != nil {

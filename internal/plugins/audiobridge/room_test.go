@@ -99,6 +99,10 @@ func TestParticipantSettings(t *testing.T) {
 	if err != nil || p != want {
 		t.Errorf("join with fallbacks:\n got %+v %v\nwant %+v", p, err, want)
 	}
+	r, _ := Parse(json.RawMessage(`{"request":"changeroom","room":2}`))
+	if p, err := r.(*ChangeRoom).NewParticipant(&room); err != nil || p.SpatialPosition != 64 {
+		t.Errorf("changeroom: spatial position %d (%v), want Janus 1.1's 64", p.SpatialPosition, err)
+	}
 	for body, reason := range map[string]string{
 		`{"request":"join","room":1,"quality":0}`:        "Invalid element (quality should be a positive integer between 1 and 10)",
 		`{"request":"join","room":1,"quality":11}`:       "Invalid element (quality should be a positive integer between 1 and 10)",
@@ -110,7 +114,7 @@ func TestParticipantSettings(t *testing.T) {
 		}
 	}
 
-	r, _ := Parse(json.RawMessage(`{"request":"configure","quality":12,"muted":true}`))
+	r, _ = Parse(json.RawMessage(`{"request":"configure","quality":12,"muted":true}`))
 	before := want
 	if err := r.(*Configure).Apply(&want, &room); err == nil || err.Code != ErrInvalid || want != before {
 		t.Errorf("configure with a bad quality: %v, participant %+v (must be unchanged)", err, want)
