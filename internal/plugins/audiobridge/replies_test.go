@@ -63,9 +63,13 @@ func TestRepliesMatchJanusCaptures(t *testing.T) {
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			var step struct {
-				Step   string
-				Reply  struct{ PluginData struct{ Data json.RawMessage } }
-				Events []struct{ PluginData struct{ Data json.RawMessage } }
+				Step  string
+				Reply struct {
+					PluginData struct{ Data json.RawMessage }
+				}
+				Events []struct {
+					PluginData struct{ Data json.RawMessage }
+				}
 			}
 			if err := json.Unmarshal(sc.Bytes(), &step); err != nil {
 				t.Fatal(err)
