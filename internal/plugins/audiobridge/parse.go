@@ -61,39 +61,35 @@ func ParseBody(name string, b plugin.Body) (Request, *Error) {
 	return parse(b)
 }
 
-var parsers map[string]func(plugin.Body) (Request, *Error)
-
-func init() {
-	// Built in init: the parsers refer to the tables, which refer to nothing else.
-	parsers = map[string]func(plugin.Body) (Request, *Error){
-		"create":           parseCreate,
-		"edit":             parseEdit,
-		"destroy":          parseDestroy,
-		"exists":           roomOnly(func(r uint64) Request { return &Exists{Room: r} }),
-		"listparticipants": roomOnly(func(r uint64) Request { return &ListParticipants{Room: r} }),
-		"allowed":          parseAllowed,
-		"kick":             parseParticipantAdmin("kick"),
-		"mute":             parseParticipantAdmin("mute"),
-		"unmute":           parseParticipantAdmin("unmute"),
-		"kick_all":         parseRoomAdmin("kick_all"),
-		"mute_room":        parseRoomAdmin("mute_room"),
-		"unmute_room":      parseRoomAdmin("unmute_room"),
-		"listforwarders":   parseRoomAdmin("listforwarders"),
-		"list":             parseList,
-		"resetdecoder":     func(plugin.Body) (Request, *Error) { return &ResetDecoder{}, nil },
-		"rtp_forward":      parseRTPForward,
-		"stop_rtp_forward": parseStopRTPForward,
-		"play_file":        parsePlayFile,
-		"is_playing":       parseFileCheck("is_playing"),
-		"stop_file":        parseFileCheck("stop_file"),
-		"enable_recording": parseEnableRecording,
-		"enable_mjrs":      parseEnableMJRs,
-		"join":             parseJoin,
-		"changeroom":       parseChangeRoom,
-		"configure":        parseConfigure,
-		"leave":            func(plugin.Body) (Request, *Error) { return &Leave{}, nil },
-		"hangup":           func(plugin.Body) (Request, *Error) { return &Hangup{}, nil },
-	}
+// parsers are Janus 1.1's requests, by lower-case name.
+var parsers = map[string]func(plugin.Body) (Request, *Error){
+	"create":           parseCreate,
+	"edit":             parseEdit,
+	"destroy":          parseDestroy,
+	"exists":           roomOnly(func(r uint64) Request { return &Exists{Room: r} }),
+	"listparticipants": roomOnly(func(r uint64) Request { return &ListParticipants{Room: r} }),
+	"allowed":          parseAllowed,
+	"kick":             parseParticipantAdmin("kick"),
+	"mute":             parseParticipantAdmin("mute"),
+	"unmute":           parseParticipantAdmin("unmute"),
+	"kick_all":         parseRoomAdmin("kick_all"),
+	"mute_room":        parseRoomAdmin("mute_room"),
+	"unmute_room":      parseRoomAdmin("unmute_room"),
+	"listforwarders":   parseRoomAdmin("listforwarders"),
+	"list":             parseList,
+	"resetdecoder":     func(plugin.Body) (Request, *Error) { return &ResetDecoder{}, nil },
+	"rtp_forward":      parseRTPForward,
+	"stop_rtp_forward": parseStopRTPForward,
+	"play_file":        parsePlayFile,
+	"is_playing":       parseFileCheck("is_playing"),
+	"stop_file":        parseFileCheck("stop_file"),
+	"enable_recording": parseEnableRecording,
+	"enable_mjrs":      parseEnableMJRs,
+	"join":             parseJoin,
+	"changeroom":       parseChangeRoom,
+	"configure":        parseConfigure,
+	"leave":            func(plugin.Body) (Request, *Error) { return &Leave{}, nil },
+	"hangup":           func(plugin.Body) (Request, *Error) { return &Hangup{}, nil },
 }
 
 // Parameter tables, named after Janus's.
