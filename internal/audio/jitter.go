@@ -64,8 +64,9 @@ type slot struct {
 // Jitter is one participant's jitter buffer: it orders packets by RTP sequence number, holds
 // Prebuffer packets before the participant joins the mix (Janus's prebuffering, which ends once
 // more than Prebuffer packets are queued), hands out one 20 ms frame per tick, says when a frame is
-// missing, and keeps at most twice Prebuffer packets, dropping the oldest beyond (Janus's rule for a
-// participant who sends too fast). Slots are a fixed ring, so Push and Pull never allocate.
+// missing, and when twice Prebuffer packets are queued drops the oldest down to Prebuffer (Janus's
+// rule for a participant who sends too fast; at least two packets of slack above Prebuffer, so a
+// prebuffer of 1 still absorbs a burst). Slots are a fixed ring, so Push and Pull never allocate.
 //
 // Ordering is by sequence number; timestamps decide whether a queued packet directly follows a
 // lost frame (only then does its FEC data cover it), and a timestamp jump between consecutive
@@ -186,7 +187,7 @@ func (j *Jitter) bound() {
 		return
 	}
 	p := max(j.prebuffer, 1)
-	if j.count >= 2*p {
+	if j.count >= max(2*p, p+2) {
 		for j.count > p {
 			j.dropOldest()
 		}
