@@ -166,3 +166,34 @@ func TestJitterFarJumpAheadKeepsNewest(t *testing.T) {
 	}
 	t.Fatal("the jumped-to stream did not play")
 }
+
+// Packets arrive on one goroutine while the mixer pulls on another (run with -race).
+func TestInputPushAndNextConcurrently(t *testing.T) {
+	f := Format{Rate: 16000, Channels: 1}
+	in, err := NewInput(f, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkts := toneFrames(t, upFormat, EncoderConfig{}, 500, 200)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, p := range pkts {
+			in.Push(uint16(i), uint32(i)*960, p)
+		}
+	}()
+	frames := 0
+	for i := 0; i < 400; i++ {
+		if in.Next() != nil {
+			frames++
+		}
+	}
+	<-done
+	for in.Next() != nil {
+		frames++
+	}
+	st := in.Stats()
+	if frames == 0 || st.Jitter.Queued != uint64(len(pkts)) || st.Corrupt != 0 {
+		t.Fatalf("%d frames, stats %+v", frames, st)
+	}
+}
