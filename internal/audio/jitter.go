@@ -79,6 +79,7 @@ type Jitter struct {
 	started   bool   // a packet was seen: next and highest are meaningful
 	playing   bool   // prebuffering is over
 	next      uint64 // extended sequence number of the next frame to play
+	floor     uint64 // frames below were played or concealed: never queued again
 	highest   uint64 // highest extended sequence number seen
 	count     int
 	lastTS    uint32 // timestamp of the last frame played or concealed
@@ -135,8 +136,8 @@ func (j *Jitter) Push(seq uint16, ts uint32, payload []byte) PushResult {
 		j.restart(seq)
 	}
 	ext := j.extend(seq)
-	if ext < j.next && !j.playing && j.highest-ext < uint64(len(j.ring)) {
-		j.next = ext // reordered before playout began: nothing was played yet
+	if ext < j.next && ext >= j.floor && !j.playing && j.highest-ext < uint64(len(j.ring)) {
+		j.next = ext // reordered while prebuffering, and not played before
 	}
 	if ext < j.next {
 		if j.next-ext > uint64(len(j.ring))+resyncSpan {
@@ -175,6 +176,7 @@ func (j *Jitter) restart(seq uint16) {
 	j.started = true
 	j.highest = 1<<16 + uint64(seq)
 	j.next = j.highest
+	j.floor = 0
 }
 
 // bound applies the prebuffering and the queue limit after a packet was queued.
@@ -229,6 +231,7 @@ func (j *Jitter) Pull() Frame {
 	s := &j.ring[j.next&j.mask]
 	seq := uint16(j.next)
 	j.next++
+	j.floor = j.next
 	if s.used {
 		s.used = false
 		j.count--

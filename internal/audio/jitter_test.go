@@ -58,6 +58,22 @@ func TestJitterReorderBeforePlayoutIsNotLate(t *testing.T) {
 	wantPacket(t, j.Pull(), 20)
 }
 
+// After running dry, a late copy of a frame already played is not played again.
+func TestJitterLateAfterUnderrunIsNotReplayed(t *testing.T) {
+	j := NewJitter(1, opusFrameTS)
+	pushAll(t, j, 1, 2)
+	wantPacket(t, j.Pull(), 1)
+	wantPacket(t, j.Pull(), 2)
+	if f := j.Pull(); f.Kind != NoFrame {
+		t.Fatalf("want underrun, got %+v", f)
+	}
+	if r := j.Push(2, 2*opusFrameTS, pkt(2)); r != Late {
+		t.Fatalf("replayed frame 2: %v", r)
+	}
+	pushAll(t, j, 3, 4)
+	wantPacket(t, j.Pull(), 3)
+}
+
 func TestJitterLossSignalsFECFromTheFollowingPacket(t *testing.T) {
 	j := NewJitter(2, opusFrameTS)
 	pushAll(t, j, 1, 2, 4) // 3 lost
