@@ -15,6 +15,7 @@ require (
 	github.com/pion/sdp/v3 v3.0.19
 	github.com/pion/transport/v4 v4.1.0
 	github.com/pion/webrtc/v4 v4.2.20
+	github.com/zaf/g711 v1.4.0
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
 )
