@@ -2,6 +2,9 @@
 // a jitter buffer per participant, the mixer (the full mix and each talker's mix-minus-self), the
 // encoding plan that shares one encoding of the full mix among every listener who contributes
 // nothing, talking detection from RFC 6464 audio levels, and a Goertzel tone detector for tests.
+// G.711 (PCMU, PCMA) participants decode and encode through the same Input and FrameDecoder, with
+// 8 kHz resampled to and from the room's rate. Sink is the sfu.Sink that feeds a participant's
+// Receiver into its Input and talk detector, so the audio bridge never parses a packet.
 //
 // The algorithms are pure: no clocks, no sockets, no goroutines. The caller ticks the mixer every
 // 20 ms and passes packets in; everything sized per participant is allocated when the participant

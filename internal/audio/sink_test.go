@@ -183,3 +183,52 @@ func TestSinkFeedsG711IntoAWidebandRoom(t *testing.T) {
 		}
 	}
 }
+
+// sinkLoop replays a participant's packets through a receiver, its sink and its input, renumbered
+// so that the stream stays valid, one mixer tick per packet, into a 16 kHz stereo room.
+type sinkLoop struct {
+	*sinkRig
+	pkts    [][]byte
+	frameTS uint32
+	seq     uint16
+	ts      uint32
+	next    int
+	played  int
+}
+
+func newSinkLoop(t testing.TB, c media.Codec) *sinkLoop {
+	var payloads [][]byte
+	frameTS := c.ClockRate() * FrameMs / 1000
+	if c == media.CodecOpus {
+		payloads = toneFrames(t, upFormat, EncoderConfig{}, 440, 50)
+	} else {
+		payloads = g711ToneFrames(t, ALaw, 440, 50)
+	}
+	return &sinkLoop{sinkRig: newSinkRig(t, c, Format{Rate: 16000, Channels: 2}, 2),
+		pkts: rtpPackets(t, payloads, 0, frameTS, 10), frameTS: frameTS, seq: 1000, ts: 5000}
+}
+
+func (l *sinkLoop) step() {
+	p := l.pkts[l.next%len(l.pkts)]
+	media.SetSeq(p, l.seq)
+	media.SetTimestamp(p, l.ts)
+	l.seq, l.ts, l.next = l.seq+1, l.ts+l.frameTS, l.next+1
+	l.recv.WriteRTP(0, p, 0)
+	if l.in.Next() != nil {
+		l.played++
+	}
+}
+
+// BenchmarkSinkPacket is one participant's packet from the receiver to a decoded frame of a
+// 16 kHz stereo room: Opus (libopus decode) and G.711 (table decode, 8 → 16 kHz).
+func BenchmarkSinkPacket(b *testing.B) {
+	for _, c := range []media.Codec{media.CodecOpus, media.CodecPCMA} {
+		b.Run(c.String(), func(b *testing.B) {
+			l := newSinkLoop(b, c)
+			b.ReportAllocs()
+			for b.Loop() {
+				l.step()
+			}
+		})
+	}
+}
