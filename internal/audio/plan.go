@@ -16,8 +16,9 @@ const DefaultHangover = 10
 type Listener struct {
 	cfg   EncoderConfig
 	own   *Encoder
-	onOwn bool // this tick's packet came from own
-	hang  int  // ticks left on own after the listener last contributed
+	g711  *G711Encoder // a G.711 listener's encoder (own is nil then)
+	onOwn bool         // this tick's packet came from own
+	hang  int          // ticks left on own after the listener last contributed
 	buf   [MaxPacket]byte
 	pkt   []byte
 }
@@ -31,9 +32,29 @@ func NewListener(f Format, c EncoderConfig) (*Listener, error) {
 	return &Listener{cfg: c, own: enc}, nil
 }
 
+// NewG711Listener returns a listener whose stream is G.711 (law) of the room's format f. G.711
+// keeps no prediction state and encodes a frame in about a microsecond, so a G.711 listener
+// always gets its own encoding (of the full mix while it contributes nothing): sharing would save
+// nothing worth the bookkeeping.
+func NewG711Listener(f Format, law Law) (*Listener, error) {
+	enc, err := NewG711Encoder(f, law)
+	if err != nil {
+		return nil, err
+	}
+	return &Listener{g711: enc}, nil
+}
+
 // Configure changes the listener's encoder settings (Janus's configure: bitrate, quality,
 // expected_loss); from the next tick it shares the full mix with listeners of equal settings.
+// G.711 has no settings: a G.711 listener keeps them and encodes as before.
 func (l *Listener) Configure(c EncoderConfig) error {
+	if l.g711 != nil {
+		if err := c.validate(); err != nil {
+			return err
+		}
+		l.cfg = c
+		return nil
+	}
 	if err := l.own.Configure(c); err != nil {
 		return err
 	}
@@ -41,7 +62,7 @@ func (l *Listener) Configure(c EncoderConfig) error {
 	return nil
 }
 
-// Packet is the Opus packet the listener gets this tick (nil before the first Encode). Several
+// Packet is the Opus (or G.711) packet the listener gets this tick (nil before the first Encode). Several
 // listeners may get the same slice: it is shared and read-only, valid until the next Encode.
 func (l *Listener) Packet() []byte { return l.pkt }
 
@@ -162,6 +183,9 @@ func (p *Plan) prime(enc *Encoder) error {
 }
 
 func (p *Plan) encodeFor(m *Mixer, i int, l *Listener) error {
+	if l.g711 != nil {
+		return p.encodeG711(m, i, l)
+	}
 	if m.Contributed(i) {
 		if !l.onOwn {
 			if err := p.prime(l.own); err != nil {
@@ -226,4 +250,20 @@ func (p *Plan) sharedFor(c EncoderConfig) (*sharedEncoder, error) {
 	s := &sharedEncoder{enc: enc}
 	p.shared = append(p.shared, s)
 	return s, nil
+}
+
+// encodeG711 encodes a G.711 listener's packet: what everyone else said, which is the full mix
+// while it contributes nothing.
+func (p *Plan) encodeG711(m *Mixer, i int, l *Listener) error {
+	mix := m.Full()
+	if m.Contributed(i) {
+		mix = m.MinusSelf(i)
+	}
+	n, err := l.g711.Encode(mix, l.buf[:])
+	if err != nil {
+		return err
+	}
+	p.encoded++
+	l.onOwn, l.pkt = true, l.buf[:n]
+	return nil
 }

@@ -30,3 +30,15 @@ func TestSinkAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A tick of a room with G.711 participants (decode and upsampling in, downsampling and encode out)
+// allocates nothing either.
+func TestMixedRoomTickAllocatesNothing(t *testing.T) {
+	r := newMixedRoom(t)
+	for range 10 {
+		r.step(t)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { r.step(t) }); allocs != 0 {
+		t.Errorf("%.1f allocations per tick, want 0", allocs)
+	}
+}
