@@ -20,6 +20,7 @@ import (
 // Forwarder sends to a plain-RTP participant).
 type sessionMedia struct {
 	codec media.Codec
+	pt    uint8 // the payload type the participant sends
 	recv  *sfu.Receiver
 	out   *mixOut
 	down  *sfu.DownTrack // nil for a plain-RTP participant
@@ -139,7 +140,7 @@ func (s *session) prepareMedia(pc *webrtc.PeerConnection, p *peer.Peer, m *membe
 				uris[e.URI] = e.ID
 			}
 		}
-		md := &sessionMedia{codec: m.codec}
+		md := &sessionMedia{codec: m.codec, pt: uint8(chosen.PayloadType)}
 		md.recv = sfu.NewReceiver(sfu.ReceiverConfig{ID: "audio", Codec: m.codec, Extensions: sfu.ExtIDsFrom(uris),
 			Batcher: p.Batcher()}, func(int, uint32) {})
 		md.out = newMixOut(m.codec, uint8(chosen.PayloadType), p.Batcher())

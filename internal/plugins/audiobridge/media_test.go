@@ -107,3 +107,33 @@ func TestTalkingEvents(t *testing.T) {
 		t.Errorf("listparticipants %v: want both, the speaker with talking false", data)
 	}
 }
+
+// TestChangeRoomKeepsThePeerConnection: a participant changes room on the same PeerConnection;
+// the old room hears it leave, the new one join, and it now hears the new room's talker. A
+// hangup then takes it out of the room.
+func TestChangeRoomKeepsThePeerConnection(t *testing.T) {
+	c := startServer(t, func(cfg *config.Config) {
+		cfg.Plugins.AudioBridge.Rooms = append(cfg.Plugins.AudioBridge.Rooms,
+			config.AudioBridgeRoom{ID: 80}, config.AudioBridgeRoom{ID: 81, SamplingRate: 48000})
+	})
+	a := joinTalker(t, c, 80, tones[0], 1, nil)
+	b := joinTalker(t, c, 81, tones[2], 1, nil)
+	mover := joinTalker(t, c, 80, 0, 1, nil)
+	time.Sleep(500 * time.Millisecond)
+	if got := heardTones(mover, 600*time.Millisecond); got[0] < 0.08 || got[2] > 0.01 {
+		t.Fatalf("in room 80 the mover hears %.3f", got)
+	}
+	data, _ := mustRequest(t, mover.h, map[string]any{"request": "changeroom", "room": 81}, nil)
+	if data["audiobridge"] != "roomchanged" || data["room"] != float64(81) {
+		t.Fatalf("changeroom: %v", data)
+	}
+	waitEvent(t, a.h, 5*time.Second, func(d map[string]any) bool { return d["leaving"] == float64(mover.id) })
+	waitEvent(t, b.h, 5*time.Second, func(d map[string]any) bool { return d["audiobridge"] == "joined" })
+	time.Sleep(500 * time.Millisecond)
+	if got := heardTones(mover, 600*time.Millisecond); got[2] < 0.08 || got[0] > 0.01 {
+		t.Fatalf("in room 81 the mover hears %.3f", got)
+	}
+	newID := data["id"].(float64)
+	mustRequest(t, mover.h, map[string]any{"request": "hangup"}, nil)
+	waitEvent(t, b.h, 5*time.Second, func(d map[string]any) bool { return d["leaving"] == newID })
+}

@@ -118,7 +118,8 @@ func (m *member) info(spatial bool) ParticipantInfo {
 func (m *member) attach(md *sessionMedia) error {
 	sink, err := audio.NewSink(md.recv, m.in, audio.SinkConfig{
 		AudioActivePackets: m.settings.AudioActivePackets, AudioLevelAverage: m.settings.AudioLevelAverage,
-		OnTalk: func(talking bool) { m.room.talkChanged(m, talking) },
+		OnTalk:      func(talking bool) { m.room.talkChanged(m, talking) },
+		PayloadType: int(md.pt),
 	})
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@ func (s *session) joinRTP(j *Join, r *room, set Participant, admin bool) (any, *
 	if j.RTP.AudioLevelExt != nil && *j.RTP.AudioLevelExt > 0 && *j.RTP.AudioLevelExt < 15 {
 		ext.AudioLevel = uint8(*j.RTP.AudioLevelExt)
 	}
-	md := &sessionMedia{codec: codec}
+	md := &sessionMedia{codec: codec, pt: uint8(pt)}
 	md.recv = sfu.NewReceiver(sfu.ReceiverConfig{ID: "rtp", Codec: codec, Extensions: ext}, func(int, uint32) {})
 	md.out = newMixOut(codec, uint8(pt), nil)
 	ep := &rtpEndpoint{conn: conn, md: md, pt: uint8(pt)}
