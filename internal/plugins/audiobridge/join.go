@@ -122,7 +122,14 @@ func (s *session) enter(j *Join, r *room, set Participant, admin bool, event str
 	return m, Joined{Audiobridge: event, Room: r.id, ID: id, Participants: others}, nil
 }
 
+// errNoPluginOffer answers generate_offer, which strata does not do yet: the client offers, as
+// janus.js and Janus's demo do.
+var errNoPluginOffer = errorf(ErrUnknown, "generate_offer is not supported: send an offer with join or configure")
+
 func (s *session) join(j *Join, offer *plugin.JSEP) (any, *plugin.JSEP, *Error) {
+	if j.GenerateOffer {
+		return nil, nil, errNoPluginOffer
+	}
 	r, err := s.p.room(j.Room)
 	if err != nil {
 		return nil, nil, err
@@ -169,6 +176,9 @@ func (s *session) answer(m *member, offer *plugin.JSEP) (*plugin.JSEP, *Error) {
 }
 
 func (s *session) configure(c *Configure, jsep *plugin.JSEP) (any, *plugin.JSEP, *Error) {
+	if c.GenerateOffer {
+		return nil, nil, errNoPluginOffer
+	}
 	m := s.current()
 	if m == nil {
 		if jsep != nil {
