@@ -28,7 +28,7 @@ type member struct {
 	volume  atomic.Int32
 	pan     atomic.Int32
 	setup   atomic.Bool
-	group   atomic.Int32 // 1-based index in the room's groups; 0: none
+	group   atomic.Int32                        // 1-based index in the room's groups; 0: none
 	pending atomic.Pointer[audio.EncoderConfig] // a configure's new settings, applied by the mixer
 	out     atomic.Pointer[mixOut]              // where the mix goes, once the media is up
 
