@@ -15,7 +15,8 @@ import (
 // Checked, on each page: the room panel shows the user's name, the participant list shows the other
 // user with the PeerConnection set up and not muted, the mixed audio element plays, and the mix
 // decoded from it carries the other's beep; the demo's Mute button mutes the user in the other's
-// list, and takes the beep out of the other's mix; Stop ends the sessions.
+// list, and takes the beep out of the other's mix; no page lists its own user; Stop ends the
+// sessions.
 func TestJanusAudioBridgeDemo(t *testing.T) {
 	srv := startAudioBridge(t)
 	alice, bob := newBrowser(t), newBrowser(t)
@@ -58,6 +59,12 @@ func TestJanusAudioBridgeDemo(t *testing.T) {
 	alice.waitFor("Alice's list to show Bob unmuted", listedJS("bob", true, false), 5*time.Second)
 	requireMixEnergy(alice, pc, "Bob's beep in the mix Alice's demo plays after he unmuted", true)
 
+	// The list is of the others: Janus tells a participant about its own PeerConnection coming up and
+	// its own configure only in the replies, and the demo adds everyone its events name to the list.
+	for i, u := range users {
+		requireListOnly(u.b, users[1-i].name)
+	}
+
 	// Stop destroys the session (and the demo reloads the page).
 	for _, u := range []*browser{bob, alice} {
 		u.do(5*time.Second, chromedp.Click(chromedp.ID("start")))
@@ -65,6 +72,16 @@ func TestJanusAudioBridgeDemo(t *testing.T) {
 	srv.waitNoSessions(t, 10*time.Second)
 	alice.requireCleanConsole("during the call")
 	bob.requireCleanConsole("during the call")
+}
+
+// requireListOnly fails the test unless the demo's participant list has exactly one entry, for
+// display.
+func requireListOnly(b *browser, display string) {
+	b.t.Helper()
+	entries, err := eval[[]string](b, `$('#list li').map((i, el) => el.textContent.trim()).get()`)
+	if err != nil || len(entries) != 1 || entries[0] != display {
+		b.t.Fatalf("the demo's participant list is %q (err %v), want only %q", entries, err, display)
+	}
 }
 
 // listedJS is true once the demo's participant list has an entry for display with the

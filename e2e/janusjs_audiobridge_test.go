@@ -17,7 +17,8 @@ const abDemoRoom = 1234
 // demo does, in two browsers in the sample room 1234: Alice over HTTP long-poll, Bob over the
 // WebSocket. Chromium's fake microphone beeps. Checked: each joined reply carries the joiner's id and
 // lists the others, the others hear of the newcomer through joined and participants events (without
-// an id, which the demo relies on to tell them from its own) until its PeerConnection is set up;
+// an id, which the demo relies on to tell them from its own) until its PeerConnection is set up,
+// and no participant is told about itself in a participants event;
 // each browser decodes the mix with energy from the other's beep; when Bob mutes (configure) the
 // mix Alice gets falls silent, and when he unmutes it comes back; when Bob leaves, Alice gets
 // `leaving` with his id; janus.js ends both sessions.
@@ -58,6 +59,16 @@ func TestJanusJSAudioBridge(t *testing.T) {
 	requireMixEnergy(alice, "ab.pc", "Bob's beep in the mix Alice gets after he unmuted", true)
 	alice.requireCleanConsole("during the call")
 	bob.requireCleanConsole("during the call")
+
+	// Janus tells a participant about its own state only in replies (joined, result), and about its
+	// PeerConnection and its own configure not at all: the participants events are about the others.
+	for name, b := range map[string]*browser{"Alice": alice, "Bob": bob} {
+		self, err := eval[[]any](b, `ab.messages.filter((m) => (m.participants || []).some((p) => p.id === ab.id)
+			&& !(m.audiobridge === 'joined' && m.id === ab.id))`)
+		if err != nil || len(self) != 0 {
+			t.Errorf("%s got events that list itself (err %v): %v", name, err, self)
+		}
+	}
 
 	left, err := eval[map[string]any](bob, `ab.send({ request: 'leave' })`)
 	if err != nil || left["audiobridge"] != "left" {
