@@ -15,12 +15,12 @@ const abDemoRoom = 1234
 // TestJanusJSAudioBridge runs janus.plugin.audiobridge with the unmodified janus.js from Debian's
 // libjs-janus-gateway (testdata/janusjs-audiobridge.html), negotiating as Janus's own audiobridge
 // demo does, in two browsers in the sample room 1234: Alice over HTTP long-poll, Bob over the
-// WebSocket. Chromium's fake microphone beeps. Checked: each joined reply carries the joiner's id and
-// lists the others, the others hear of the newcomer through joined and participants events (without
-// an id, which the demo relies on to tell them from its own) until its PeerConnection is set up,
-// and no participant is told about itself in a participants event;
-// each browser decodes the mix with energy from the other's beep; when Bob mutes (configure) the
-// mix Alice gets falls silent, and when he unmutes it comes back; when Bob leaves, Alice gets
+// WebSocket. Chromium's fake microphone beeps. Checked: each joined reply carries the joiner's id
+// and lists the others; the others hear of the newcomer through joined and participants events
+// (without an id, which the demo relies on to tell them from its own) until its PeerConnection is
+// set up; listparticipants lists both; no participant is told about itself in a participants
+// event; each browser decodes the mix with energy from the other's beep; when Bob mutes (configure)
+// the mix Alice gets falls silent, and when he unmutes it comes back; when Bob leaves, Alice gets
 // `leaving` with his id; janus.js ends both sessions.
 func TestJanusJSAudioBridge(t *testing.T) {
 	srv := startAudioBridge(t)
@@ -41,6 +41,8 @@ func TestJanusJSAudioBridge(t *testing.T) {
 	if n, err := eval[int](alice, `ab.messages.filter((m) => m.audiobridge === 'joined' && 'id' in m).length`); err != nil || n != 1 {
 		t.Fatalf("Alice got %d joined messages with an id (err %v), want 1 (her own)", n, err)
 	}
+
+	requireListed(t, srv, map[string]string{aliceID: "alice", bobID: "bob"})
 
 	requireMixEnergy(alice, "ab.pc", "Bob's beep in the mix Alice gets", true)
 	requireMixEnergy(bob, "ab.pc", "Alice's beep in the mix Bob gets", true)
@@ -107,4 +109,21 @@ func joinAudioBridge(b *browser, room int, display string) string {
 	}
 	b.t.Logf("%s joined room %d as %s, webrtcState(true) %v later", display, room, id, time.Since(start).Round(time.Millisecond))
 	return id
+}
+
+// requireListed fails the test unless listparticipants (through the admin API) shows exactly the
+// participants in want (id → display) in the sample room, each with its PeerConnection set up.
+func requireListed(t *testing.T, srv *abServer, want map[string]string) {
+	t.Helper()
+	list := srv.participants(t, abDemoRoom)
+	got := map[string]string{}
+	for _, p := range list {
+		if p["setup"] != true {
+			t.Errorf("listparticipants: %v is not set up", p)
+		}
+		got[fmt.Sprint(p["id"])], _ = p["display"].(string)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("listparticipants: %v, want %v", list, want)
+	}
 }
