@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/web"
 )
 
@@ -47,10 +46,7 @@ func startAudioBridge(t *testing.T) *abServer {
 	t.Helper()
 	switch target := os.Getenv(abTargetEnv); target {
 	case "", "strata":
-		srv := startStrata(t, func(c *config.Config) {
-			c.Plugins.AudioBridge.Enabled = true
-			c.Transports.Admin.CORSOrigin = "*"
-		})
+		srv := startStrata(t) // the default configuration has the audiobridge and its room 1234
 		return &abServer{
 			Name:        "strata",
 			HTTPAPI:     "http://" + srv.HTTPAddr() + "/janus",
