@@ -18,6 +18,10 @@ type AudioBridge struct {
 	// play_file/is_playing/stop_file.
 	LockRTPForward bool `yaml:"lock_rtp_forward"`
 	LockPlayFile   bool `yaml:"lock_play_file"`
+	// RecordingsDir confines every recording (the mix's WAV, participants' .mjr files): paths in
+	// requests and room options are taken inside it. FilesDir confines play_file's announcements.
+	RecordingsDir string `yaml:"recordings_dir"`
+	FilesDir      string `yaml:"files_dir"`
 	// LocalIP is the address plain-RTP participants are told to send to (and the plugin listens
 	// on); empty: the host's first non-loopback IPv4 address (Janus's local_ip).
 	LocalIP string `yaml:"local_ip"`
@@ -106,6 +110,9 @@ func (a AudioBridge) validate() []error {
 	}
 	if a.Limits.Rooms <= 0 || a.Limits.ParticipantsPerRoom <= 0 {
 		errs = append(errs, errors.New("plugins.audiobridge.limits: rooms and participants_per_room must be positive"))
+	}
+	if a.RecordingsDir == "" || a.FilesDir == "" {
+		errs = append(errs, errors.New("plugins.audiobridge: recordings_dir and files_dir must not be empty"))
 	}
 	if a.LocalIP != "" && net.ParseIP(a.LocalIP) == nil {
 		errs = append(errs, fmt.Errorf("plugins.audiobridge.local_ip %q is not an IP address", a.LocalIP))

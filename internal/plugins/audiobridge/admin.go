@@ -110,7 +110,9 @@ func (p *Plugin) create(c *Create) (any, *Error) {
 		err := r.startRecordingLocked(nil, nil)
 		r.mu.Unlock()
 		if err != nil {
-			p.log.Warn("audiobridge room recording", "room", id, "err", err)
+			delete(p.rooms, id)
+			r.shutdown()
+			return nil, err
 		}
 	}
 	return RoomReply{Audiobridge: "created", Room: id, Permanent: &c.Permanent}, nil

@@ -18,6 +18,7 @@ type mixForwarder struct {
 	listener *audio.Listener
 	out      *mixOut
 	fwd      *sfu.Forwarder
+	group    int // 1-based: forwards that group's mix; 0: the whole room's
 	info     ForwarderInfo
 }
 
@@ -110,7 +111,7 @@ func (r *room) newForwarder(f *RTPForward, codec media.Codec, pt int, addr *net.
 	}
 	out := newMixOut(codec, uint8(pt), nil)
 	out.src.Receiver().AddSink(fwd)
-	mf := &mixForwarder{listener: l, out: out, fwd: fwd, info: ForwarderInfo{
+	mf := &mixForwarder{listener: l, out: out, fwd: fwd, group: int(r.groupIndex(f.Group)), info: ForwarderInfo{
 		StreamID: id, Group: f.Group, IP: addr.IP.String(), Port: f.Port, SSRC: ssrc, Codec: f.Codec, PType: pt,
 		AlwaysOn: f.AlwaysOn,
 	}}

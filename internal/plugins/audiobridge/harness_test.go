@@ -202,7 +202,7 @@ func joinTalker(t testing.TB, c *janusclient.Client, room uint64, tone float64, 
 	for k, v := range extra {
 		body[k] = v
 	}
-	data, _ := mustRequest(t, h, body, nil)
+	data, serverOffer := mustRequest(t, h, body, nil)
 	if data["audiobridge"] != "joined" {
 		t.Fatalf("join: %v", data)
 	}
@@ -218,10 +218,31 @@ func joinTalker(t testing.TB, c *janusclient.Client, room uint64, tone float64, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go tk.receive(tr) })
+	if serverOffer != nil { // generate_offer: the plugin offered, the client answers in configure
+		if serverOffer.Type != "offer" {
+			t.Fatalf("join's jsep %v: want an offer", serverOffer)
+		}
+		if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: serverOffer.SDP}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pc.AddTrack(tk.track); err != nil {
+			t.Fatal(err)
+		}
+		answer, err := pc.CreateAnswer(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, j := mustRequest(t, h, map[string]any{"request": "configure", "muted": false}, completeLocal(t, pc, answer))
+		if data["result"] != "ok" || j != nil {
+			t.Fatalf("configure with the answer: %v, jsep %v", data, j)
+		}
+		go tk.send()
+		return tk
+	}
 	if _, err := pc.AddTransceiverFromTrack(tk.track, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendrecv}); err != nil {
 		t.Fatal(err)
 	}
-	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { go tk.receive(tr) })
 	offer, err := pc.CreateOffer(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -109,6 +109,7 @@ func (s *session) enter(j *Join, r *room, set Participant, admin bool, event str
 		return nil, nil, err
 	}
 	m.admin = admin
+	m.group.Store(r.groupIndex(j.Group))
 	others := r.participantsLocked(nil)
 	targets := r.sessionsLocked()
 	r.addLocked(m)
@@ -151,8 +152,19 @@ func (s *session) join(j *Join, offer *plugin.JSEP) (any, *plugin.JSEP, *Error) 
 			return nil, nil, errorf(ErrUnknown, "%v", err)
 		}
 	}
+	if offer == nil && j.GenerateOffer {
+		jsep, err := s.offer(m)
+		if err != nil {
+			s.leaveRoom(m)
+			return nil, nil, err
+		}
+		return reply, jsep, nil
+	}
 	if offer == nil {
 		return reply, nil, nil
+	}
+	if offer.Type == "answer" {
+		return reply, nil, s.takeAnswer(m, offer)
 	}
 	answer, err := s.answer(m, offer)
 	if err != nil {
@@ -177,12 +189,12 @@ func (s *session) configure(c *Configure, jsep *plugin.JSEP) (any, *plugin.JSEP,
 		return nil, nil, errorf(ErrNotJoined, "Can't configure (not in a room)")
 	}
 	if c.Group != nil {
-		m.room.mu.Lock()
-		groups := m.room.opts.Groups
-		m.room.mu.Unlock()
-		if len(groups) > 0 && !slices.Contains(groups, *c.Group) {
-			return nil, nil, errorf(ErrNoSuchGroup, "No such group (%s)", *c.Group)
+		if err := m.room.checkGroup(c.Group, false); err != nil {
+			return nil, nil, err
 		}
+		m.room.mu.Lock()
+		m.group.Store(m.room.groupIndex(c.Group))
+		m.room.mu.Unlock()
 	}
 	notify, err := m.configure(c)
 	if err != nil {
@@ -192,7 +204,13 @@ func (s *session) configure(c *Configure, jsep *plugin.JSEP) (any, *plugin.JSEP,
 		m.room.changed(m)
 	}
 	reply := Result{Audiobridge: "event", Result: "ok"}
-	if jsep == nil {
+	switch {
+	case jsep != nil && jsep.Type == "answer":
+		return reply, nil, s.takeAnswer(m, jsep)
+	case jsep == nil && c.GenerateOffer:
+		offer, err := s.offer(m)
+		return reply, offer, err
+	case jsep == nil:
 		return reply, nil, nil
 	}
 	answer, err := s.answer(m, jsep)

@@ -1,6 +1,7 @@
 package audiobridge
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,7 @@ type roster struct {
 	members    []*member
 	files      []*announcement
 	forwarders []*mixForwarder
+	groups     []int // the groups (1-based) some forwarder sends the mix of
 	recording  *mixRecording
 }
 
@@ -64,6 +66,9 @@ func (r *room) changedLocked() {
 	}
 	for _, f := range r.forwarders {
 		next.forwarders = append(next.forwarders, f)
+		if f.group > 0 && !slices.Contains(next.groups, f.group) {
+			next.groups = append(next.groups, f.group)
+		}
 	}
 	r.roster.Store(next)
 	busy := len(next.members) > 0 || len(next.files) > 0 || len(next.forwarders) > 0 || next.recording != nil
@@ -186,6 +191,14 @@ func (r *room) talkChanged(m *member, talking bool) {
 		name = "talking"
 	}
 	r.broadcast(IDEvent{Audiobridge: name, Room: r.id, ID: m.id}, nil)
+}
+
+// groupIndex is a group's number (1-based) in the room's groups, 0 for none or unknown.
+func (r *room) groupIndex(name *string) int32 {
+	if name == nil {
+		return 0
+	}
+	return int32(slices.Index(r.opts.Groups, *name) + 1)
 }
 
 // mutedFor says whether a member is muted in the mix: by itself or a moderator, or by mute_room

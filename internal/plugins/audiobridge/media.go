@@ -82,10 +82,13 @@ func (s *session) mediaOf() *sessionMedia {
 // restart, a renegotiation) keeps the media.
 func (s *session) negotiate(ctx context.Context, m *member, jsep *plugin.JSEP) (*plugin.JSEP, *Error) {
 	if jsep.Type != "offer" {
-		if jsep.Type == "answer" {
-			return nil, errorf(ErrInvalidSDP, "Received an answer when we didn't send an offer")
-		}
 		return nil, errorf(ErrInvalidSDP, "Unsupported SDP type '%s'", jsep.Type)
+	}
+	s.mu.Lock()
+	pluginOffered := s.pluginOffered
+	s.mu.Unlock()
+	if pluginOffered {
+		return nil, errorf(ErrInvalidSDP, "Received an offer on a plugin-offered session")
 	}
 	p, err := s.h.Peer(peer.WithoutNACKResponder())
 	if err != nil {

@@ -23,11 +23,16 @@ func heardTones(tk *talker, d time.Duration) []float64 {
 // TestEachHearsTheOthersNotItself: three participants send real Opus carrying distinct tones
 // through Pion; each one's decoded mix holds the two other tones and not its own. Muting one
 // takes its tone out of the others' mixes; a volume of 30 scales it.
+// The third participant joins with generate_offer: the plugin offers, it answers in configure.
 func TestEachHearsTheOthersNotItself(t *testing.T) {
 	c := startServer(t, nil)
 	var ps []*talker
-	for _, hz := range tones {
-		ps = append(ps, joinTalker(t, c, 1234, hz, 1, nil))
+	for i, hz := range tones {
+		var extra map[string]any
+		if i == 2 {
+			extra = map[string]any{"generate_offer": true}
+		}
+		ps = append(ps, joinTalker(t, c, 1234, hz, 1, extra))
 	}
 	time.Sleep(time.Second) // prebuffering and the first ticks
 	for i, p := range ps {

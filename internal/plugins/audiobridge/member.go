@@ -28,6 +28,7 @@ type member struct {
 	volume  atomic.Int32
 	pan     atomic.Int32
 	setup   atomic.Bool
+	group   atomic.Int32                        // 1-based index in the room's groups; 0: none
 	pending atomic.Pointer[audio.EncoderConfig] // a configure's new settings, applied by the mixer
 	out     atomic.Pointer[mixOut]              // where the mix goes, once the media is up
 
@@ -116,8 +117,11 @@ func (m *member) info(spatial bool) ParticipantInfo {
 
 // attach connects m to the session's media: its packets feed m's input, the mix goes out on it.
 func (m *member) attach(md *sessionMedia) error {
+	m.mu.Lock()
+	set := m.settings
+	m.mu.Unlock()
 	sink, err := audio.NewSink(md.recv, m.in, audio.SinkConfig{
-		AudioActivePackets: m.settings.AudioActivePackets, AudioLevelAverage: m.settings.AudioLevelAverage,
+		AudioActivePackets: set.AudioActivePackets, AudioLevelAverage: set.AudioLevelAverage,
 		OnTalk:      func(talking bool) { m.room.talkChanged(m, talking) },
 		PayloadType: int(md.pt),
 	})

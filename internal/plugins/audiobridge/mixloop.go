@@ -33,6 +33,16 @@ type mixLoop struct {
 	srcs      []audio.Source
 	listeners []*audio.Listener
 	batchers  []udpbatch.Batcher
+	groups    []*groupMix // by group index; nil until a forwarder of the group exists
+}
+
+// groupMix mixes one group's participants for the forwarders of that group (rtp_forward with a
+// group): the same sources with everyone outside the group left out, and a plan of its own.
+type groupMix struct {
+	mixer     *audio.Mixer
+	plan      *audio.Plan
+	srcs      []audio.Source
+	listeners []*audio.Listener
 }
 
 // mixStats are counters the mixer publishes for handle_info and tests.
@@ -134,7 +144,11 @@ func (l *mixLoop) tick(tick uint64) {
 		l.listeners = append(l.listeners, nil)
 	}
 	for _, fw := range ro.forwarders {
-		l.listeners = append(l.listeners, fw.listener)
+		var listener *audio.Listener
+		if fw.group == 0 {
+			listener = fw.listener
+		}
+		l.listeners = append(l.listeners, listener)
 	}
 	if l.mixer.Mix(l.srcs) != nil {
 		l.stats.errors.Add(1)
@@ -143,10 +157,51 @@ func (l *mixLoop) tick(tick uint64) {
 		l.stats.errors.Add(1)
 	}
 	l.stats.encodings.Add(uint64(l.plan.Encodings()))
+	for _, g := range ro.groups {
+		l.mixGroup(ro, g)
+	}
 	if ro.recording != nil {
 		ro.recording.write(l.mixer.Full())
 	}
 	l.send(ro, tick)
+}
+
+// mixGroup mixes and encodes the forwarders of group g (1-based) from the tick's sources.
+func (l *mixLoop) mixGroup(ro *roster, g int) {
+	for len(l.groups) < g {
+		l.groups = append(l.groups, nil)
+	}
+	gm := l.groups[g-1]
+	if gm == nil {
+		mixer, err := audio.NewMixer(l.f)
+		if err != nil {
+			return
+		}
+		plan, err := audio.NewPlan(l.f, -1)
+		if err != nil {
+			return
+		}
+		gm = &groupMix{mixer: mixer, plan: plan}
+		l.groups[g-1] = gm
+	}
+	gm.srcs, gm.listeners = append(gm.srcs[:0], l.srcs...), gm.listeners[:0]
+	for i, m := range ro.members {
+		if int(m.group.Load()) != g {
+			gm.srcs[i].PCM = nil
+		}
+	}
+	for range gm.srcs {
+		gm.listeners = append(gm.listeners, nil)
+	}
+	for _, fw := range ro.forwarders {
+		if fw.group == g {
+			gm.listeners = append(gm.listeners, fw.listener)
+		}
+	}
+	if gm.mixer.Mix(gm.srcs) != nil || gm.plan.Encode(gm.mixer, gm.listeners) != nil {
+		l.stats.errors.Add(1)
+	}
+	l.stats.encodings.Add(uint64(gm.plan.Encodings()))
 }
 
 // send hands each listener its packet, holding every socket's batch so that the tick's packets
@@ -162,12 +217,11 @@ func (l *mixLoop) send(ro *roster, tick uint64) {
 			out.write(l.listeners[i].Packet(), tick, now)
 		}
 	}
-	base := len(ro.members) + len(ro.files)
-	for i, fw := range ro.forwarders {
+	for _, fw := range ro.forwarders {
 		if len(ro.members) == 0 && !fw.info.AlwaysOn {
 			continue // Janus forwards an empty room's silence only when asked to
 		}
-		fw.out.write(l.listeners[base+i].Packet(), tick, now)
+		fw.out.write(fw.listener.Packet(), tick, now)
 	}
 	for _, b := range l.batchers {
 		b.Release()

@@ -13,7 +13,7 @@ type mixRecording struct{}
 func (*mixRecording) write([]int16) {}
 func (*mixRecording) close()        {}
 
-func (r *room) startRecordingLocked(_, _ *string) error {
+func (r *room) startRecordingLocked(_, _ *string) *Error {
 	return errorf(ErrUnknown, "Recording unsupported in this instance")
 }
 

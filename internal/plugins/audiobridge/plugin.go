@@ -31,8 +31,16 @@ func New(cfg config.AudioBridge, log *slog.Logger) *Plugin {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Plugin{cfg: cfg, log: log, rooms: map[uint64]*room{}}
-	for _, r := range cfg.Rooms {
-		p.rooms[r.ID] = newRoom(p, r.ID, OptionsFromConfig(r))
+	for _, rc := range cfg.Rooms {
+		r := newRoom(p, rc.ID, OptionsFromConfig(rc))
+		p.rooms[rc.ID] = r
+		if rc.Record {
+			r.mu.Lock()
+			if err := r.startRecordingLocked(nil, nil); err != nil {
+				log.Error("audiobridge room recording", "room", rc.ID, "err", err)
+			}
+			r.mu.Unlock()
+		}
 	}
 	return p
 }

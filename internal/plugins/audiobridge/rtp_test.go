@@ -184,8 +184,8 @@ func TestBadMediaDoesNotStallTheMix(t *testing.T) {
 		bad := [][]byte{
 			[]byte("not rtp at all"),
 			{0x80, 111, 0, 1, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0xff, 0xfe, 0xfd, 0xfc, 0xfb}, // garbage Opus
-			{0x80, 0, 0, 2, 0, 0, 3, 0xc0, 0, 0, 0x12, 0x34, 0xd5, 0xd5, 0xd5},          // PCMU, not negotiated
-			{0x80, 111, 0, 3, 0, 0, 7, 0x80, 0, 0, 0x12, 0x34, 0x00, 0x01, 0x02, 0x03},  // a 10 ms SILK frame
+			{0x80, 0, 0, 2, 0, 0, 3, 0xc0, 0, 0, 0x12, 0x34, 0xd5, 0xd5, 0xd5},            // PCMU, not negotiated
+			{0x80, 111, 0, 3, 0, 0, 7, 0x80, 0, 0, 0x12, 0x34, 0x00, 0x01, 0x02, 0x03},    // a 10 ms SILK frame
 			{0x80},
 		}
 		for seq := uint16(10); ; seq++ {
@@ -215,5 +215,34 @@ func TestBadMediaDoesNotStallTheMix(t *testing.T) {
 	}
 	if after-before < 45 {
 		t.Errorf("the listener got %d frames in a second of bad input, want about 50", after-before)
+	}
+}
+
+// TestRTPForwardOfAGroup: in a room with groups, a forwarder of one group sends that group's
+// participants only; a configure moves a participant between groups.
+func TestRTPForwardOfAGroup(t *testing.T) {
+	c := startServer(t, nil)
+	admin := attach(t, c)
+	mustRequest(t, admin, map[string]any{"request": "create", "room": 6, "groups": []string{"a", "b"}}, nil)
+	_, _, err := request(t, attach(t, c), map[string]any{"request": "join", "room": 6}, nil)
+	wantCode(t, err, 483)
+	_, _, err = request(t, attach(t, c), map[string]any{"request": "join", "room": 6, "group": "c"}, nil)
+	wantCode(t, err, 494)
+	inA := joinTalker(t, c, 6, tones[0], 1, map[string]any{"group": "a"})
+	joinTalker(t, c, 6, tones[2], 1, map[string]any{"group": "b"})
+	u := newUDPPeer(t)
+	mustRequest(t, admin, map[string]any{"request": "rtp_forward", "room": 6, "host": "127.0.0.1", "port": u.port(), "group": "a"}, nil)
+	f := audio.Format{Rate: 16000, Channels: 1}
+	dec, _ := audio.NewDecoder(f)
+	time.Sleep(300 * time.Millisecond)
+	pcm := u.heard(600*time.Millisecond, dec, f)
+	if a, b := audio.ToneLevel(pcm, 1, 0, 16000, tones[0]), audio.ToneLevel(pcm, 1, 0, 16000, tones[2]); a < 0.08 || b > 0.01 {
+		t.Errorf("group a's forward: its participant at %.3f, group b's at %.3f", a, b)
+	}
+	mustRequest(t, inA.h, map[string]any{"request": "configure", "group": "b"}, nil)
+	time.Sleep(300 * time.Millisecond)
+	pcm = u.heard(600*time.Millisecond, dec, f)
+	if a := audio.ToneLevel(pcm[len(pcm)/2:], 1, 0, 16000, tones[0]); a > 0.01 {
+		t.Errorf("after moving to group b the participant is still in group a's forward at %.3f", a)
 	}
 }

@@ -33,9 +33,13 @@ type session struct {
 	pushMu   sync.RWMutex
 	detached bool
 
-	mu     sync.Mutex // guards member and media
+	mu     sync.Mutex // guards what follows
 	member *member
 	media  *sessionMedia
+	// pluginOffered: the session's media was negotiated from the plugin's offer (generate_offer);
+	// offered is that media until the client's answer comes.
+	pluginOffered bool
+	offered       *sessionMedia
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
@@ -97,15 +101,22 @@ func (s *session) MediaReady() {
 // MediaClosed: the PeerConnection went away; as in Janus the participant leaves its room.
 func (s *session) MediaClosed(reason string) {
 	s.log.Debug("PeerConnection closed", "reason", reason)
+	s.dropMedia()
+}
+
+// dropMedia ends the session's membership and media (the PeerConnection is gone).
+func (s *session) dropMedia() {
 	s.mu.Lock()
-	m, md := s.member, s.media
-	s.member, s.media = nil, nil
+	m, md, offered := s.member, s.media, s.offered
+	s.member, s.media, s.offered, s.pluginOffered = nil, nil, nil, false
 	s.mu.Unlock()
 	if m != nil {
 		m.room.leave(m, leaveNotice)
 	}
-	if md != nil {
-		md.close()
+	for _, x := range []*sessionMedia{md, offered} {
+		if x != nil {
+			x.close()
+		}
 	}
 }
 
@@ -116,16 +127,7 @@ func (s *session) Detach() {
 	s.pushMu.Lock()
 	s.detached = true
 	s.pushMu.Unlock()
-	s.mu.Lock()
-	m, md := s.member, s.media
-	s.member, s.media = nil, nil
-	s.mu.Unlock()
-	if m != nil {
-		m.room.leave(m, leaveNotice)
-	}
-	if md != nil {
-		md.close()
-	}
+	s.dropMedia()
 	s.p.forget(s)
 }
 
