@@ -18,6 +18,9 @@ type AudioBridge struct {
 	// play_file/is_playing/stop_file.
 	LockRTPForward bool `yaml:"lock_rtp_forward"`
 	LockPlayFile   bool `yaml:"lock_play_file"`
+	// SilenceGate is the level (dBov, RMS of a 20 ms frame) below which a participant's audio, once
+	// 300 ms have passed since it was louder, is left out of the mix; 0 mixes everything, as Janus.
+	SilenceGate float64 `yaml:"silence_gate"`
 	// RecordingsDir confines every recording (the mix's WAV, participants' .mjr files): paths in
 	// requests and room options are taken inside it. FilesDir confines play_file's announcements.
 	RecordingsDir string `yaml:"recordings_dir"`
@@ -110,6 +113,9 @@ func (a AudioBridge) validate() []error {
 	}
 	if a.Limits.Rooms <= 0 || a.Limits.ParticipantsPerRoom <= 0 {
 		errs = append(errs, errors.New("plugins.audiobridge.limits: rooms and participants_per_room must be positive"))
+	}
+	if a.SilenceGate > 0 || a.SilenceGate < -96 {
+		errs = append(errs, fmt.Errorf("plugins.audiobridge.silence_gate %v is not between -96 and 0 dBov", a.SilenceGate))
 	}
 	if a.RecordingsDir == "" || a.FilesDir == "" {
 		errs = append(errs, errors.New("plugins.audiobridge: recordings_dir and files_dir must not be empty"))

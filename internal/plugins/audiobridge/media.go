@@ -27,6 +27,10 @@ type sessionMedia struct {
 	rtp   *rtpEndpoint   // nil for a WebRTC participant
 }
 
+// mixCacheSlots is the mix's retransmission cache: 320 ms of packets, enough for the NACKs of a
+// participant whose PeerConnection negotiated them for audio.
+const mixCacheSlots = 16
+
 // mixOut is the mix towards one participant. Its source is written by one room's mixer at a time;
 // the lock only matters for the tick during which a participant changes room.
 type mixOut struct {
@@ -40,7 +44,7 @@ func newMixOut(codec media.Codec, pt uint8, batcher udpbatch.Batcher) *mixOut {
 	if batcher == nil {
 		batcher = udpbatch.None
 	}
-	src := sfu.NewLocalSource(sfu.ReceiverConfig{ID: "mix", Codec: codec, Batcher: batcher}, randomSSRC(), pt)
+	src := sfu.NewLocalSource(sfu.ReceiverConfig{ID: "mix", Codec: codec, Batcher: batcher, CacheSlots: mixCacheSlots}, randomSSRC(), pt)
 	return &mixOut{src: src, clock: codec.ClockRate(), batcher: batcher}
 }
 

@@ -24,6 +24,7 @@ type member struct {
 
 	in       *audio.Input
 	listener *audio.Listener // used by the mixer's goroutine only (after join)
+	gate     audio.Gate      // mixer's goroutine only: is the participant saying anything
 
 	// Read by the mixer on every tick.
 	muted   atomic.Bool
@@ -66,7 +67,8 @@ func newMember(s *session, r *room, id uint64, set Participant, display *string)
 	if err != nil {
 		return nil, errorf(ErrLibopus, "Error creating Opus encoder")
 	}
-	m := &member{id: id, s: s, room: r, codec: codec, in: in, listener: l, display: display, settings: set}
+	m := &member{id: id, s: s, room: r, codec: codec, in: in, listener: l, display: display, settings: set,
+		gate: audio.NewGate(r.p.cfg.SilenceGate, audio.DefaultGateHangover)}
 	m.apply(set)
 	return m, nil
 }

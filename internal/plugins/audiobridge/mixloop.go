@@ -54,12 +54,7 @@ type mixStats struct {
 }
 
 func startMixLoop(r *room) *mixLoop {
-	f := r.format()
-	l := &mixLoop{r: r, f: f, quit: make(chan struct{}), done: make(chan struct{})}
-	var err error
-	if l.mixer, err = audio.NewMixer(f); err == nil {
-		l.plan, err = audio.NewPlan(f, -1)
-	}
+	l, err := newMixLoop(r)
 	if err != nil { // the format was validated when the room was made
 		r.p.log.Error("audiobridge mixer", "room", r.id, "err", err)
 		close(l.done)
@@ -67,6 +62,16 @@ func startMixLoop(r *room) *mixLoop {
 	}
 	go l.run()
 	return l
+}
+
+func newMixLoop(r *room) (*mixLoop, error) {
+	f := r.format()
+	l := &mixLoop{r: r, f: f, quit: make(chan struct{}), done: make(chan struct{})}
+	var err error
+	if l.mixer, err = audio.NewMixer(f); err == nil {
+		l.plan, err = audio.NewPlan(f, -1)
+	}
+	return l, err
 }
 
 // stop ends the loop and waits for it.
@@ -124,8 +129,12 @@ func (l *mixLoop) tick(tick uint64) {
 	l.stats.ticks.Add(1)
 	l.srcs, l.listeners = l.srcs[:0], l.listeners[:0]
 	for _, m := range ro.members {
+		pcm := m.in.Next()
+		if pcm != nil && !m.gate.Open(pcm) {
+			pcm = nil // silence: the participant hears the shared full mix
+		}
 		l.srcs = append(l.srcs, audio.Source{
-			PCM: m.in.Next(), Channels: 1, Volume: int(m.volume.Load()), Muted: l.r.mutedFor(m), Pan: int(m.pan.Load()),
+			PCM: pcm, Channels: 1, Volume: int(m.volume.Load()), Muted: l.r.mutedFor(m), Pan: int(m.pan.Load()),
 		})
 		var listener *audio.Listener
 		if m.out.Load() != nil {
