@@ -18,12 +18,14 @@ import (
 type Sink struct {
 	in      *Input
 	levelID uint8
+	pt      int           // the negotiated payload type; -1 takes any
 	talk    *TalkDetector // WriteRTP's goroutine only
 	onTalk  func(talking bool)
 
 	resync  atomic.Bool // set by Resync, acted on by the next WriteRTP (the detector is not shared)
 	talking atomic.Bool
 	levels  atomic.Uint64
+	wrongPT atomic.Uint64
 }
 
 // SinkConfig is what a Sink needs besides its input.
@@ -34,7 +36,13 @@ type SinkConfig struct {
 	// OnTalk is called on the receiver's goroutine when the participant starts or stops talking;
 	// keep it short. May be nil.
 	OnTalk func(talking bool)
+	// PayloadType is the one payload type the participant negotiated: packets of any other (a
+	// codec the mix cannot decode as this one) are dropped and counted. AnyPayloadType takes all.
+	PayloadType int
 }
+
+// AnyPayloadType, as SinkConfig.PayloadType, takes packets of every payload type.
+const AnyPayloadType = -1
 
 // NewSink returns the sink feeding recv's packets into in. The input must decode the receiver's
 // codec; the audio level is read when the receiver's publisher negotiated the extension.
@@ -47,11 +55,16 @@ func NewSink(recv *sfu.Receiver, in *Input, cfg SinkConfig) (*Sink, error) {
 		levelID: recv.Config().Extensions.AudioLevel,
 		talk:    NewTalkDetector(cfg.AudioActivePackets, cfg.AudioLevelAverage),
 		onTalk:  cfg.OnTalk,
+		pt:      cfg.PayloadType,
 	}, nil
 }
 
 // WriteRTP queues the packet for the mix and observes its audio level.
 func (s *Sink) WriteRTP(p *sfu.Packet) {
+	if s.pt >= 0 && int(p.Header.PayloadType) != s.pt {
+		s.wrongPT.Add(1)
+		return
+	}
 	if s.resync.Swap(false) {
 		s.restartTalk()
 	}
@@ -90,6 +103,9 @@ func (s *Sink) restartTalk() {
 
 // Talking is the talk detector's last decision.
 func (s *Sink) Talking() bool { return s.talking.Load() }
+
+// WrongPayloadType counts the packets dropped for their payload type.
+func (s *Sink) WrongPayloadType() uint64 { return s.wrongPT.Load() }
 
 // Levels counts the packets whose audio level was read.
 func (s *Sink) Levels() uint64 { return s.levels.Load() }

@@ -48,7 +48,7 @@ func newSinkRig(t testing.TB, c media.Codec, f Format, prebuffer int) *sinkRig {
 	if r.in, err = NewCodecInput(c, f, prebuffer); err != nil {
 		t.Fatal(err)
 	}
-	r.sink, err = NewSink(r.recv, r.in, SinkConfig{AudioActivePackets: 10, OnTalk: func(on bool) { r.talks = append(r.talks, on) }})
+	r.sink, err = NewSink(r.recv, r.in, SinkConfig{AudioActivePackets: 10, PayloadType: AnyPayloadType, OnTalk: func(on bool) { r.talks = append(r.talks, on) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestSinkWithoutAudioLevels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSink(recv, in, SinkConfig{})
+	s, err := NewSink(recv, in, SinkConfig{PayloadType: AnyPayloadType})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,5 +230,30 @@ func BenchmarkSinkPacket(b *testing.B) {
 				l.step()
 			}
 		})
+	}
+}
+
+// Packets of another payload type than the negotiated one never reach the input: a participant
+// switching to a codec the mix would decode as the wrong one is dropped and counted.
+func TestSinkDropsOtherPayloadTypes(t *testing.T) {
+	recv := sfu.NewReceiver(sfu.ReceiverConfig{Codec: media.CodecOpus}, nil)
+	in, err := NewInput(Format{Rate: 48000, Channels: 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSink(recv, in, SinkConfig{PayloadType: 111})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv.AddSink(s)
+	frames := toneFrames(t, upFormat, EncoderConfig{}, 440, 6)
+	for i, p := range rtpPackets(t, frames, 111, 960, 0) {
+		if i >= 3 {
+			p[1] &^= 0x7f // payload type 0 (PCMU)
+		}
+		recv.WriteRTP(0, p, 0)
+	}
+	if q := in.Stats().Jitter.Queued; q != 3 || s.WrongPayloadType() != 3 {
+		t.Fatalf("queued %d, dropped %d: want the 3 packets of type 111 queued and the 3 others dropped", q, s.WrongPayloadType())
 	}
 }

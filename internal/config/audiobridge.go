@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 )
 
@@ -17,8 +18,24 @@ type AudioBridge struct {
 	// play_file/is_playing/stop_file.
 	LockRTPForward bool `yaml:"lock_rtp_forward"`
 	LockPlayFile   bool `yaml:"lock_play_file"`
+	// RecordingsDir confines every recording (the mix's WAV, participants' .mjr files): paths in
+	// requests and room options are taken inside it. FilesDir confines play_file's announcements.
+	RecordingsDir string `yaml:"recordings_dir"`
+	FilesDir      string `yaml:"files_dir"`
+	// LocalIP is the address plain-RTP participants are told to send to (and the plugin listens
+	// on); empty: the host's first non-loopback IPv4 address (Janus's local_ip).
+	LocalIP string `yaml:"local_ip"`
+	// Limits bound what clients can make the plugin hold.
+	Limits AudioBridgeLimits `yaml:"limits"`
 	// Rooms exist from start-up (Janus's room-<id> sections).
 	Rooms []AudioBridgeRoom `yaml:"rooms"`
+}
+
+// AudioBridgeLimits bound rooms and participants: each room with members runs a mixer, and each
+// participant costs an Opus decoder and encoder.
+type AudioBridgeLimits struct {
+	Rooms               int `yaml:"rooms"`
+	ParticipantsPerRoom int `yaml:"participants_per_room"`
 }
 
 // AudioBridgeRoom is one room, with Janus's room options. Where Janus's default is not the zero
@@ -90,6 +107,15 @@ func (a AudioBridge) validate() []error {
 		if len(r.Groups) > AudioBridgeMaxGroups {
 			bad("%d groups, at most %d", len(r.Groups), AudioBridgeMaxGroups)
 		}
+	}
+	if a.Limits.Rooms <= 0 || a.Limits.ParticipantsPerRoom <= 0 {
+		errs = append(errs, errors.New("plugins.audiobridge.limits: rooms and participants_per_room must be positive"))
+	}
+	if a.RecordingsDir == "" || a.FilesDir == "" {
+		errs = append(errs, errors.New("plugins.audiobridge: recordings_dir and files_dir must not be empty"))
+	}
+	if a.LocalIP != "" && net.ParseIP(a.LocalIP) == nil {
+		errs = append(errs, fmt.Errorf("plugins.audiobridge.local_ip %q is not an IP address", a.LocalIP))
 	}
 	if a.LockRTPForward && a.AdminKey == "" || a.LockPlayFile && a.AdminKey == "" {
 		errs = append(errs, errors.New("plugins.audiobridge: lock_rtp_forward and lock_play_file need admin_key"))

@@ -7,8 +7,11 @@ import (
 
 func TestAudioBridgeDefaults(t *testing.T) {
 	a := Default().Plugins.AudioBridge
-	if a.Enabled || a.AdminKey != "" || a.LockRTPForward || a.LockPlayFile {
-		t.Errorf("audiobridge defaults %+v: want off (no mixer yet), no admin_key, no locks", a)
+	if !a.Enabled || a.AdminKey != "" || a.LockRTPForward || a.LockPlayFile {
+		t.Errorf("audiobridge defaults %+v: want on (Janus's demo page expects it), no admin_key, no locks", a)
+	}
+	if a.Limits.Rooms <= 0 || a.Limits.ParticipantsPerRoom <= 0 {
+		t.Errorf("audiobridge limits %+v: want positive", a.Limits)
 	}
 	if len(a.Rooms) != 1 {
 		t.Fatalf("rooms %+v: want Janus's demo room", a.Rooms)

@@ -17,6 +17,7 @@ func TestAudioBridgeRoomSecrets(t *testing.T) {
 	if rooms := cfg.Plugins.AudioBridge.Rooms; len(rooms) != 1 || rooms[0].ID != 1234 || rooms[0].Secret != "" {
 		t.Fatalf("reference audiobridge rooms %+v: want the demo room 1234 with an empty secret", rooms)
 	}
+	cfg.Plugins.AudioBridge.Enabled = false
 	off := withGeneratedSecrets(cfg, slog.New(slog.DiscardHandler))
 	if s := off.Plugins.AudioBridge.Rooms[0].Secret; s != "" {
 		t.Fatalf("disabled audiobridge: room secret %q generated", s)
