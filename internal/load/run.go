@@ -43,7 +43,7 @@ type run struct {
 	start time.Time
 
 	mu       sync.Mutex
-	pubs     []*client.Publisher // by publisher index; nil until joined (or if it failed)
+	pubs     []*client.Publisher   // by publisher index; nil until joined (or if it failed)
 	parts    []*client.Participant // audio bridge participants, by index; nil until joined
 	nParts   int
 	subs     []*client.Subscriber

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/strata-rtc/strata/internal/load/plan"
 )
 
 // Target is a server under test.
@@ -210,11 +212,6 @@ admin: {
 	}}
 }
 
-// AudioBridgeRoom is the audio bridge room both servers have from their configuration: Janus's
-// sample room, wideband (16 kHz), which its demo page joins and strata's reference configuration
-// has too.
-const AudioBridgeRoom = 1234
-
 // janusPluginConfig is the plugin's configuration: nothing but the general section (rooms are
 // created through the API), except for the audio bridge, which gets the sample room 1234 at
 // 16 kHz as Debian's file has it (without the published sample secret; joining needs none).
@@ -229,7 +226,7 @@ room-%d: {
 	sampling_rate = 16000
 	record = false
 }
-`, AudioBridgeRoom)
+`, plan.AudioBridgeRoom)
 }
 
 func janusIPLine(ip string) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/sdp/v3"
@@ -33,6 +34,7 @@ type Participant struct {
 	src      mediasrc.AudioSource
 	listener *Listener
 	mix      *Stream
+	talking  atomic.Uint64 // "talking" events received (rooms with audiolevel_event)
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -205,20 +207,29 @@ func (p *Participant) send() {
 }
 
 // drainEvents consumes the handle's events (others joining, leaving, talking): nothing in them
-// changes what a load participant does.
+// changes what a load participant does; talking events are counted.
 func (p *Participant) drainEvents() {
 	defer p.wg.Done()
 	for {
 		select {
 		case <-p.stop:
 			return
-		case _, ok := <-p.h.Events():
+		case ev, ok := <-p.h.Events():
 			if !ok {
 				return
+			}
+			var d struct {
+				AudioBridge string `json:"audiobridge"`
+			}
+			if ev.DecodeData(&d) == nil && d.AudioBridge == "talking" {
+				p.talking.Add(1)
 			}
 		}
 	}
 }
+
+// TalkingEvents is how many "talking" events the participant received.
+func (p *Participant) TalkingEvents() uint64 { return p.talking.Load() }
 
 // Mix is the received mix's statistics.
 func (p *Participant) Mix() *Stream { return p.mix }
