@@ -10,6 +10,13 @@
 // 20 ms and passes packets in; everything sized per participant is allocated when the participant
 // is created, so a tick allocates nothing.
 //
+// Two file components are the exception, each with a goroutine of its own so that the mixer never
+// waits on the disk. FileSource plays an Ogg/Opus announcement (Janus's play_file): libopusfile
+// decodes at 48 kHz, a windowed-sinc filter brings it down to the room's rate, and the frames are
+// decoded ahead into a small ring that Next reads without blocking. WAVRecorder records the room's
+// mix (Janus's room recording) as a 16-bit PCM WAVE file: Write copies the frame into a ring and a
+// writer goroutine writes it out, dropping (and counting) frames if the disk falls behind.
+//
 // # The Opus binding
 //
 // Opus is github.com/hraban/opus, a cgo binding of the system libopus (Debian libopus-dev) and

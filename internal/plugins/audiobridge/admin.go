@@ -248,7 +248,7 @@ func (p *Plugin) participantAdmin(a *ParticipantAdmin) (any, *Error) {
 			return Tag{Audiobridge: "success"}, nil
 		}
 		m.muted.Store(mute)
-		r.changed(m)
+		r.changed(m, true)
 		return RoomReply{Audiobridge: "success", Room: r.id}, nil
 	}
 }

@@ -201,7 +201,7 @@ func (s *session) configure(c *Configure, jsep *plugin.JSEP) (any, *plugin.JSEP,
 		return nil, nil, err
 	}
 	if notify {
-		m.room.changed(m)
+		m.room.changed(m, false)
 	}
 	reply := Result{Audiobridge: "event", Result: "ok"}
 	switch {

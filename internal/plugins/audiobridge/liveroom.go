@@ -158,22 +158,30 @@ func (r *room) participantsLocked(except *member) []ParticipantInfo {
 	return out
 }
 
-// changed tells everyone a member's state changed (mute, display, setup), as Janus does.
-func (r *room) changed(m *member) {
+// changed tells the others a member's state changed (mute, display, setup), as Janus 1.1 does;
+// withSelf tells the member too (a moderator's mute or unmute). Unlike joined and
+// listparticipants, the event carries no "talking".
+func (r *room) changed(m *member, withSelf bool) {
 	r.mu.Lock()
 	if r.members[m.id] != m {
 		r.mu.Unlock()
 		return
 	}
-	ev := Participants{Audiobridge: "event", Room: r.id, Participants: []ParticipantInfo{m.info(r.opts.SpatialAudio)}}
+	info := m.info(r.opts.SpatialAudio)
+	info.Talking = nil
+	ev := Participants{Audiobridge: "event", Room: r.id, Participants: []ParticipantInfo{info}}
 	r.mu.Unlock()
-	r.broadcast(ev, nil)
+	except := m
+	if withSelf {
+		except = nil
+	}
+	r.broadcast(ev, except)
 }
 
-// setupChanged records that m's media is up (or down) and tells everyone.
+// setupChanged records that m's media is up (or down) and tells the others.
 func (r *room) setupChanged(m *member, up bool) {
 	if m.setup.Swap(up) != up {
-		r.changed(m)
+		r.changed(m, false)
 	}
 }
 

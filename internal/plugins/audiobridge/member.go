@@ -82,21 +82,19 @@ func (m *member) apply(p Participant) {
 }
 
 // configure applies a configure's settings (checked by Configure.Apply) and display; it reports
-// whether the others must hear of it (mute or display changed).
+// whether the others must hear of it: Janus tells them whenever a configure carries muted or
+// display, changed or not.
 func (m *member) configure(c *Configure) (bool, *Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	before := m.settings
 	if err := c.Apply(&m.settings, &m.room.opts); err != nil {
 		return false, err
 	}
-	notify := before.Muted != m.settings.Muted
 	if c.Display != nil {
 		m.display = c.Display
-		notify = true
 	}
 	m.apply(m.settings)
-	return notify, nil
+	return c.Muted != nil || c.Display != nil, nil
 }
 
 // info describes m in joined, participants and listparticipants.
