@@ -14,7 +14,7 @@ import (
 // invocation:
 //
 //   - audiobridge-stress: participants join one wideband room in steps until StressMax, or until
-//     the server falls behind real time (a step with more than 1 % of the mixes' frames late by
+//     the server falls behind real time (a step with more than 5 % of the mixes' frames late by
 //     more than 20 ms, or more than 1 % lost); CPU, memory and traffic against participants.
 //   - mcu-vs-sfu: the same talking participants in the audio bridge (MCU) and as audio-only
 //     videoroom publishers who each receive all the others (SFU), in steps up to Conference;

@@ -80,11 +80,12 @@ type snapshot struct {
 	srv, self sampler.Reading
 	c         totals
 	timing    rtpstats.TimingCounts
+	load      float64
 }
 
 func (r *run) snapshot() snapshot {
 	return snapshot{at: time.Since(r.start), srv: r.sampler.server.Read(), self: r.sampler.self.Read(),
-		c: r.counters(), timing: r.timing()}
+		c: r.counters(), timing: r.timing(), load: report.LoadAverage()}
 }
 
 // stepBetween measures the window between two snapshots.
@@ -98,7 +99,7 @@ func stepBetween(a, b snapshot) report.Step {
 	}
 	st := report.Step{Participants: b.c.pubs + b.c.pureSubs + b.c.parts, PeerConnections: b.c.pubs + b.c.subs + b.c.parts,
 		From: a.at.Seconds(), To: b.at.Seconds(), SentMbps: mbps(a.c.sent, b.c.sent), RecvMbps: mbps(a.c.recv, b.c.recv),
-		GenCPUPct: sampler.CPUPercent(a.self, b.self, b.at-a.at)}
+		GenCPUPct: sampler.CPUPercent(a.self, b.self, b.at-a.at), LoadAvg: b.load}
 	if a.srv.OK && b.srv.OK {
 		st.ServerOK = true
 		st.ServerCPUPct = sampler.CPUPercent(a.srv, b.srv, b.at-a.at)

@@ -27,6 +27,8 @@ func TestAudioBridgeParticipantsHearTheTalker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(ctx)
+	// The talker's level averages about 37 (-dBov) with its pauses, above Janus's default
+	// threshold of 25 (louder than -25 dBov on average), hence audio_level_average 50.
 	if _, err := admin.h.Message(ctx, map[string]any{"request": "create", "room": env.Room, "sampling_rate": 16000,
 		"audiolevel_event": true, "audio_active_packets": 25, "audio_level_average": 50}, nil); err != nil {
 		t.Fatal(err)
@@ -40,8 +42,6 @@ func TestAudioBridgeParticipantsHearTheTalker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The talker's level averages about 37 (-dBov) over its pauses, above Janus's default
-	// threshold of 25 (louder than -25 dBov on average), hence audio_level_average 50 in the room.
 	// One place to talk, held for an hour by the first to take it (participant 0, the only one
 	// eligible when it falls free).
 	floor := voice.NewFloor(voice.Pattern{Talkers: 1, SpurtMin: time.Hour, SpurtMax: time.Hour, PauseMax: 0}, 2)

@@ -67,8 +67,10 @@ type Steps struct {
 	Hold   time.Duration `yaml:"hold"`
 	Settle time.Duration `yaml:"settle"`
 	// StopWhenBehind ends the run after the first step in whose window the server fell behind
-	// real time: more than MaxLate of the received audio frames late by more than one 20 ms
-	// period, or more than MaxLoss of the packets lost.
+	// real time: more than MaxLate (default 5 %) of the received audio frames late by more than
+	// one 20 ms period, or more than MaxLoss (1 %) of the packets lost. One stall of a mixer makes
+	// every participant's frame late at once: on a shared machine scheduling alone makes a few
+	// percent late, which is not falling behind.
 	StopWhenBehind bool    `yaml:"stop_when_behind"`
 	MaxLate        float64 `yaml:"max_late"`
 	MaxLoss        float64 `yaml:"max_loss"`
@@ -138,7 +140,7 @@ func Default() Plan {
 		AudioBridge: AudioBridge{SamplingRate: 16000, Decode: 8},
 		Talkers:     3,
 		Seed:        1,
-		Steps:       Steps{Hold: 10 * time.Second, Settle: 3 * time.Second, MaxLate: 0.01, MaxLoss: 0.01},
+		Steps:       Steps{Hold: 10 * time.Second, Settle: 3 * time.Second, MaxLate: 0.05, MaxLoss: 0.01},
 	}
 }
 

@@ -152,7 +152,7 @@ steps:
   size: 10
   hold: 12s
   stop_when_behind: true
-  max_late: 0.05
+  max_late: 0.02
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ steps:
 	}
 	// Steps of 10, 10 and 5, each held 12 s; settle and max_loss keep their defaults.
 	s := p.Steps
-	if s.Size != 10 || s.Hold != 12*time.Second || s.Settle != 3*time.Second || !s.StopWhenBehind || s.MaxLate != 0.05 || s.MaxLoss != 0.01 {
+	if s.Size != 10 || s.Hold != 12*time.Second || s.Settle != 3*time.Second || !s.StopWhenBehind || s.MaxLate != 0.02 || s.MaxLoss != 0.01 {
 		t.Fatalf("steps %+v", s)
 	}
 	if p.PeerConnections() != 25 || p.Participants() != 25 || p.StepCount() != 3 || p.RampTime() != 5*time.Second+36*time.Second {

@@ -64,8 +64,8 @@ const AudioBridgeRoom = 1234
 
 // AudioBridgeStress is seed 001's stress test of the audio bridge: participants join one
 // wideband room in steps of step, each step held for hold, until max participants or until the
-// server falls behind real time (more than 1 % of the mixes' frames late by more than 20 ms, or
-// more than 1 % lost, in a step's window). The paper went to 200.
+// server falls behind real time (more than 5 % of the mixes' frames late by more than 20 ms, or
+// more than 1 % lost, in a step's window; plan.Steps). The paper went to 200.
 func AudioBridgeStress(server string, max, step int, hold time.Duration) Plan {
 	p := audioBridge(server, fmt.Sprintf("audiobridge-stress-%d", max), max, step, hold)
 	p.Steps.StopWhenBehind = true

@@ -59,8 +59,10 @@ type Step struct {
 	// RTP the clients sent and received.
 	SentMbps float64 `json:"sent_mbps"`
 	RecvMbps float64 `json:"recv_mbps"`
-	// Generator CPU in % of one core.
+	// Generator CPU in % of one core; the machine's 1-minute load average at the window's end
+	// (on a shared machine, other work competes with the server and the generator).
 	GenCPUPct float64 `json:"generator_cpu_pct"`
+	LoadAvg   float64 `json:"load_avg"`
 	// Received audio in the window.
 	Expected  uint64      `json:"expected"`
 	Lost      uint64      `json:"lost"`

@@ -14,7 +14,7 @@ const StepsFile = "steps.csv"
 var stepsHeader = []string{"participants", "peer_connections", "from_s", "to_s", "server_cpu_pct", "server_cpu_pct_per_participant",
 	"server_rss_mb", "server_net_in_mbps", "server_net_out_mbps", "sent_mbps", "received_mbps", "generator_cpu_pct",
 	"expected", "lost", "loss_ratio", "frames", "late_frames", "late_share", "gaps", "interarrival_p50_ms", "interarrival_p99_ms",
-	"lateness_p99_ms", "lateness_max_ms", "behind"}
+	"lateness_p99_ms", "lateness_max_ms", "load_avg", "behind"}
 
 // WriteSteps writes one row per step.
 func WriteSteps(w io.Writer, steps []Step) error {
@@ -28,7 +28,7 @@ func WriteSteps(w io.Writer, steps []Step) error {
 			f1(s.ServerCPUPct), f3(s.CPUPerParticipant()), f1(mb(s.ServerRSSBytes)), f3(s.NetInMbps), f3(s.NetOutMbps),
 			f3(s.SentMbps), f3(s.RecvMbps), f1(s.GenCPUPct), u(s.Expected), u(s.Lost), f4(s.LossRatio),
 			u(a.Frames), u(a.LateFrames), f4(a.LateShare), u(a.Gaps), f1(a.InterarrivalP50), f1(a.InterarrivalP99),
-			f1(a.LatenessP99), f1(a.LatenessMax), strconv.FormatBool(s.Behind)}
+			f1(a.LatenessP99), f1(a.LatenessMax), f1(s.LoadAvg), strconv.FormatBool(s.Behind)}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -60,12 +60,12 @@ func writeAudio(b *strings.Builder, r *Result) {
 		return
 	}
 	b.WriteString("\n## Steps\n\nEach step measured over its window (after its joins and a settling time); CPU in % of one core.\n\n")
-	b.WriteString("| participants | server CPU % | CPU %/participant | RSS MB | in / out Mbit/s | loss % | late frames | lateness p99 / max ms | inter-arrival p99 ms | generator CPU % | behind |\n")
-	b.WriteString("|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---|\n")
+	b.WriteString("| participants | server CPU % | CPU %/participant | RSS MB | in / out Mbit/s | loss % | late frames | lateness p99 / max ms | inter-arrival p99 ms | generator CPU % | load avg | behind |\n")
+	b.WriteString("|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|\n")
 	for _, s := range r.Steps {
-		fmt.Fprintf(b, "| %d | %.1f | %.3f | %.1f | %.2f / %.2f | %.3f | %d | %.0f / %.0f | %.0f | %.0f | %v |\n", s.Participants, s.ServerCPUPct,
+		fmt.Fprintf(b, "| %d | %.1f | %.3f | %.1f | %.2f / %.2f | %.3f | %d | %.0f / %.0f | %.0f | %.0f | %.1f | %v |\n", s.Participants, s.ServerCPUPct,
 			s.CPUPerParticipant(), mb(s.ServerRSSBytes), s.NetInMbps, s.NetOutMbps, 100*s.LossRatio, s.Audio.LateFrames,
-			s.Audio.LatenessP99, s.Audio.LatenessMax, s.Audio.InterarrivalP99, s.GenCPUPct, s.Behind)
+			s.Audio.LatenessP99, s.Audio.LatenessMax, s.Audio.InterarrivalP99, s.GenCPUPct, s.LoadAvg, s.Behind)
 	}
 	if r.StoppedBehind > 0 {
 		fmt.Fprintf(b, "\nThe run stopped after step %d: the server fell behind real time (late frames or loss above the plan's thresholds).\n", r.StoppedBehind)

@@ -180,7 +180,7 @@ func TestAudioBridgeRunReport(t *testing.T) {
 		t.Fatalf("summary: steps %+v, stopped %d", back.Steps, back.StoppedBehind)
 	}
 	rows := readCSV(t, filepath.Join(dir, StepsFile))
-	if len(rows) != 3 || len(rows[0]) != len(stepsHeader) || rows[1][5] != "1.200" || rows[2][23] != "true" {
+	if len(rows) != 3 || len(rows[0]) != len(stepsHeader) || rows[1][5] != "1.200" || rows[2][24] != "true" {
 		t.Fatalf("steps.csv: %v", rows)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))

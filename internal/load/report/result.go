@@ -180,10 +180,17 @@ func DetectMachine() Machine {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
+	m.LoadAvg = LoadAverage()
+	return m
+}
+
+// LoadAverage is the machine's 1-minute load average (0 if unknown).
+func LoadAverage() float64 {
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
-			m.LoadAvg, _ = strconv.ParseFloat(f[0], 64)
+			v, _ := strconv.ParseFloat(f[0], 64)
+			return v
 		}
 	}
-	return m
+	return 0
 }
