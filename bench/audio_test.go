@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	strataconfig "github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/load/plan"
 	"github.com/strata-rtc/strata/internal/load/report"
 	"github.com/strata-rtc/strata/internal/rig"
@@ -126,5 +127,21 @@ func TestAudioScenariosAndTargets(t *testing.T) {
 	}
 	if tg := target(c, "janus", scs[1].plans[1]); tg.Name != "janus" {
 		t.Fatal(tg.Name)
+	}
+	// strata takes the generator's 200 participants from one address, and keeps its audio bridge
+	// with the sample room.
+	sdir := t.TempDir()
+	argv, err := target(c, "strata", scs[0].plans[0]).Write(sdir, "10.0.0.2", "veth9", 8088)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := strataconfig.Load(argv[len(argv)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab := cfg.Plugins.AudioBridge
+	if cfg.General.Limits.SessionsPerAddress != 0 || cfg.General.LogLevel != "warn" || !ab.Enabled || len(ab.Rooms) != 1 ||
+		ab.Rooms[0].ID != plan.AudioBridgeRoom || ab.Rooms[0].SamplingRate != 16000 {
+		t.Fatalf("strata's configuration: limits %+v, audio bridge %+v", cfg.General.Limits, ab)
 	}
 }

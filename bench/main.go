@@ -270,10 +270,14 @@ func target(c config, tname string, p plan.Plan) rig.Target {
 		return rig.JanusPluginTarget(c.Janus, c.JanusLib, strings.TrimPrefix(p.Plugin(), "janus.plugin."))
 	}
 	if c.profile {
-		return profiledStrataTarget(c.extra)
+		return profiledStrataTarget(benchStrataYAML, c.extra)
 	}
-	return rig.StrataTarget(c.Strata, c.extra)
+	return rig.StrataTarget(c.Strata, benchStrataYAML, c.extra)
 }
+
+// benchStrataYAML lifts strata's limit of 100 sessions per client address: every client of the
+// generator comes from the host's end of the veth (Janus has no such limit).
+const benchStrataYAML = "general: {limits: {sessions_per_address: 0}}"
 
 // runOnce starts the server, runs one plan against it, writes the report and stops the server.
 func runOnce(ctx context.Context, c config, ns *rig.Netns, t rig.Target, p plan.Plan, dir string, log io.Writer) (*report.Result, error) {
