@@ -42,13 +42,13 @@ func writeStress(b *strings.Builder, c config, o *outcome) {
 		r := runs[0]
 		per[t] = points(r)
 		fmt.Fprintf(b, "**%s** (report in `%s/%s/%s/report.md`, idle RSS %.1f MB):\n\n", t, o.name, t, r.Plan.Name, float64(r.Server.BaselineRSSBytes)/(1<<20))
-		b.WriteString("| participants | CPU % of a core | CPU %/participant | RSS MB | RSS/participant kB | in / out Mbit/s | loss % | late frames (> 20 ms) | lateness p99 / max ms | inter-arrival p50 / p99 ms | generator CPU % |\n")
-		b.WriteString("|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|\n")
+		b.WriteString("| participants | CPU % of a core | CPU %/participant | RSS MB | RSS/participant kB | in / out Mbit/s | loss % | late frames (> 20 ms) | lateness p99 / max ms | inter-arrival p50 / p99 ms | generator CPU % | load avg |\n")
+		b.WriteString("|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|\n")
 		for _, p := range per[t] {
-			fmt.Fprintf(b, "| %d | %.1f | %.3f | %.1f | %.0f | %.2f / %.2f | %.3f | %d of %d | %.0f / %.0f | %.0f / %.0f | %.0f |\n",
+			fmt.Fprintf(b, "| %d | %.1f | %.3f | %.1f | %.0f | %.2f / %.2f | %.3f | %d of %d | %.0f / %.0f | %.0f / %.0f | %.0f | %.1f |\n",
 				p.Participants, p.ServerCPUPct, p.CPUPerParticipant(), float64(p.ServerRSSBytes)/(1<<20), p.RSSPerParticipant/1024,
 				p.NetInMbps, p.NetOutMbps, 100*p.LossRatio, p.Audio.LateFrames, p.Audio.Frames, p.Audio.LatenessP99, p.Audio.LatenessMax,
-				p.Audio.InterarrivalP50, p.Audio.InterarrivalP99, p.GenCPUPct)
+				p.Audio.InterarrivalP50, p.Audio.InterarrivalP99, p.GenCPUPct, p.LoadAvg)
 		}
 		if r.StoppedBehind > 0 {
 			last := r.Steps[len(r.Steps)-1]
@@ -84,15 +84,15 @@ func writeMCUvsSFU(b *strings.Builder, c config, o *outcome) {
 		}
 		mcu, sfu := points(runs[0]), points(runs[1])
 		fmt.Fprintf(b, "**%s** (reports in `%s/%s/`):\n\n", t, o.name, t)
-		b.WriteString("| participants | CPU % MCU / SFU | RSS MB MCU / SFU | traffic Mbit/s MCU / SFU | late frames MCU / SFU | loss % MCU / SFU |\n|---:|---|---|---|---|---|\n")
+		b.WriteString("| participants | CPU % MCU / SFU | RSS MB MCU / SFU | traffic Mbit/s MCU / SFU | late frames MCU / SFU | loss % MCU / SFU | load avg |\n|---:|---|---|---|---|---|---|\n")
 		for _, m := range mcu {
 			s, ok := at(sfu, m.Participants)
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(b, "| %d | %.1f / %.1f | %.1f / %.1f | %.2f / %.2f | %d / %d | %.3f / %.3f |\n", m.Participants,
+			fmt.Fprintf(b, "| %d | %.1f / %.1f | %.1f / %.1f | %.2f / %.2f | %d / %d | %.3f / %.3f | %.1f / %.1f |\n", m.Participants,
 				m.ServerCPUPct, s.ServerCPUPct, float64(m.ServerRSSBytes)/(1<<20), float64(s.ServerRSSBytes)/(1<<20),
-				m.TrafficMbps, s.TrafficMbps, m.Audio.LateFrames, s.Audio.LateFrames, 100*m.LossRatio, 100*s.LossRatio)
+				m.TrafficMbps, s.TrafficMbps, m.Audio.LateFrames, s.Audio.LateFrames, 100*m.LossRatio, 100*s.LossRatio, m.LoadAvg, s.LoadAvg)
 		}
 		cross := func(y func(point) float64) string {
 			if n := crossover(mcu, sfu, y); n > 0 {
