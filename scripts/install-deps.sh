@@ -28,6 +28,7 @@ packages_test=(
   iproute2             # network namespaces for isolated test servers
   libns3-dev           # ns-3, the simulator's fidelity peer
   g++                  # to build the small ns-3 program
+  janus-tools          # janus-pp-rec, which reads the recordings (.mjr) back in internal/record's tests
 )
 
 install() {

@@ -96,3 +96,45 @@ func TestRecordingTheMix(t *testing.T) {
 		}
 	}
 }
+
+// TestParticipantRecordings: join's record and filename record the participant's own audio to
+// <filename>-audio.mjr, which Janus's janus-pp-rec turns into an Opus file holding its tone;
+// enable_mjrs records everyone in the room's mjrs_dir.
+func TestParticipantRecordings(t *testing.T) {
+	rec := t.TempDir()
+	c := startServer(t, func(cfg *config.Config) { cfg.Plugins.AudioBridge.RecordingsDir = rec })
+	admin := attach(t, c)
+	mustRequest(t, admin, map[string]any{"request": "create", "room": 10, "secret": "s"}, nil)
+	alice := joinTalker(t, c, 10, tones[0], 1, map[string]any{"record": true, "filename": "alice"})
+	joinTalker(t, c, 10, tones[2], 1, nil)
+	d, _ := mustRequest(t, admin, map[string]any{"request": "enable_mjrs", "room": 10, "secret": "s", "mjrs": true, "mjrs_dir": "room10"}, nil)
+	if d["mjrs"] != true {
+		t.Fatalf("enable_mjrs: %v", d)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	mustRequest(t, alice.h, map[string]any{"request": "leave"}, nil)
+	mustRequest(t, admin, map[string]any{"request": "enable_mjrs", "room": 10, "secret": "s", "mjrs": false}, nil)
+
+	decode := func(mjr string) []int16 {
+		out := filepath.Join(t.TempDir(), "out.opus")
+		run(t, "janus-pp-rec", mjr, out)
+		raw := run(t, "ffmpeg", "-loglevel", "error", "-i", out, "-ar", "48000", "-ac", "1", "-f", "s16le", "-acodec", "pcm_s16le", "-")
+		pcm := make([]int16, len(raw)/2)
+		for i := range pcm {
+			pcm[i] = int16(binary.LittleEndian.Uint16(raw[2*i:]))
+		}
+		return pcm
+	}
+	pcm := decode(filepath.Join(rec, "alice-audio.mjr"))
+	if len(pcm) < 48000 || audio.ToneLevel(pcm, 1, 0, 48000, tones[0]) < 0.1 || audio.ToneLevel(pcm, 1, 0, 48000, tones[2]) > 0.01 {
+		t.Errorf("alice's recording: %d samples, her tone %.3f, bob's %.3f", len(pcm),
+			audio.ToneLevel(pcm, 1, 0, 48000, tones[0]), audio.ToneLevel(pcm, 1, 0, 48000, tones[2]))
+	}
+	bobs, _ := filepath.Glob(filepath.Join(rec, "room10", "janus-audioroom-10-user-*-audio.mjr"))
+	if len(bobs) != 1 {
+		t.Fatalf("recordings in mjrs_dir: %v, want bob's", bobs)
+	}
+	if pcm := decode(bobs[0]); audio.ToneLevel(pcm, 1, 0, 48000, tones[2]) < 0.1 {
+		t.Errorf("bob's recording holds his tone at %.3f", audio.ToneLevel(pcm, 1, 0, 48000, tones[2]))
+	}
+}

@@ -110,6 +110,10 @@ func (s *session) enter(j *Join, r *room, set Participant, admin bool, event str
 	}
 	m.admin = admin
 	m.group.Store(r.groupIndex(j.Group))
+	m.record = j.Record
+	if j.Filename != nil {
+		m.filename = *j.Filename
+	}
 	others := r.participantsLocked(nil)
 	targets := r.sessionsLocked()
 	r.addLocked(m)
@@ -199,6 +203,9 @@ func (s *session) configure(c *Configure, jsep *plugin.JSEP) (any, *plugin.JSEP,
 	notify, err := m.configure(c)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.Record != nil {
+		m.syncRecording()
 	}
 	if notify {
 		m.room.changed(m, false)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/strata-rtc/strata/internal/audio"
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/record"
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
 // member is one participant of one room: its input to the mix (jitter buffer and decoder), its
@@ -36,7 +38,11 @@ type member struct {
 	display  *string
 	settings Participant
 	sink     *audio.Sink
-	levels   bool // the audio level extension is in use: "talking" is reported
+	levels   bool   // the audio level extension is in use: "talking" is reported
+	record   bool   // the participant asked for its .mjr recording (join's or configure's record)
+	filename string // the recording's base name ("" for Janus's default)
+	mjr      *record.MJR
+	mjrRecv  *sfu.Receiver // the receiver mjr is a sink of
 }
 
 // newMember prepares a participant of r with the resolved settings: its decoder and encoder are
@@ -93,6 +99,12 @@ func (m *member) configure(c *Configure) (bool, *Error) {
 	if c.Display != nil {
 		m.display = c.Display
 	}
+	if c.Record != nil {
+		m.record = *c.Record
+	}
+	if c.Filename != nil {
+		m.filename = *c.Filename
+	}
 	m.apply(m.settings)
 	return c.Muted != nil || c.Display != nil, nil
 }
@@ -132,12 +144,14 @@ func (m *member) attach(md *sessionMedia) error {
 	m.mu.Unlock()
 	md.recv.AddSink(sink)
 	m.out.Store(md.out)
+	m.syncRecording()
 	return nil
 }
 
 // detach disconnects m from its media (it left the room).
 func (m *member) detach() {
 	m.out.Store(nil)
+	m.stopRecording()
 	m.mu.Lock()
 	sink := m.sink
 	m.sink = nil
