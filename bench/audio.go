@@ -135,6 +135,7 @@ func crossover(mcu, sfu []point, y func(point) float64) int {
 type goals struct {
 	reached                    bool
 	cpuStrata, cpuJanus        float64 // % of a core per participant
+	mixStrata, mixJanus        float64 // the mixing threads' % of a core per participant
 	memStrata, memJanus        float64 // bytes per participant
 	lateStrata                 uint64
 	latenessMaxStrata, lossPct float64
@@ -147,6 +148,7 @@ func stressGoals(strata, janus []point) goals {
 		return goals{}
 	}
 	return goals{reached: true, cpuStrata: s.CPUPerParticipant(), cpuJanus: j.CPUPerParticipant(),
+		mixStrata: s.MixerCPUPerParticipant(), mixJanus: j.MixerCPUPerParticipant(),
 		memStrata: s.RSSPerParticipant, memJanus: j.RSSPerParticipant, lateStrata: s.Audio.LateFrames,
 		latenessMaxStrata: s.Audio.LatenessMax, lossPct: 100 * s.LossRatio}
 }

@@ -38,10 +38,16 @@ func TestCrossover(t *testing.T) {
 
 // stressRun is a stepped run: 50 and 100 participants, with cpu % of a core and rss MB at each.
 func stressRun(cpu, rss []float64, late uint64) *report.Result {
+	return stressRunMixing(cpu, cpu, rss, late)
+}
+
+// stressRunMixing is stressRun with the mixing threads' CPU at each step.
+func stressRunMixing(cpu, mixing, rss []float64, late uint64) *report.Result {
 	r := &report.Result{Plan: plan.AudioBridgeStress("http://h/janus", 100, 50, 10e9)}
 	r.Server.BaselineRSSBytes = 20 << 20
 	for i := range cpu {
-		st := report.Step{Participants: 50 * (i + 1), ServerOK: true, ServerCPUPct: cpu[i], ServerRSSBytes: int64(rss[i] * (1 << 20))}
+		st := report.Step{Participants: 50 * (i + 1), ServerOK: true, ServerCPUPct: cpu[i], MixerCPUPct: mixing[i],
+			ServerRSSBytes: int64(rss[i] * (1 << 20))}
 		st.Audio.LateFrames, st.Audio.Frames = late, 1000
 		r.Steps = append(r.Steps, st)
 	}
@@ -51,17 +57,19 @@ func stressRun(cpu, rss []float64, late uint64) *report.Result {
 func TestStressReportReadsTheGoals(t *testing.T) {
 	c := config{targets: []string{"strata", "janus"}, out: t.TempDir()}
 	o := &outcome{name: stressScenario, runs: map[string][]*report.Result{
-		// strata: 40 % of a core and 20 + 100 MB at 100 participants; Janus 100 % and 20 + 50 MB.
-		"strata": {stressRun([]float64{20, 40}, []float64{70, 120}, 0)},
-		"janus":  {stressRun([]float64{50, 100}, []float64{45, 70}, 3)},
+		// strata: 40 % of a core (10 % mixing) and 20 + 100 MB at 100 participants; Janus 100 %
+		// (60 % mixing) and 20 + 50 MB.
+		"strata": {stressRunMixing([]float64{20, 40}, []float64{5, 10}, []float64{70, 120}, 0)},
+		"janus":  {stressRunMixing([]float64{50, 100}, []float64{30, 60}, []float64{45, 70}, 3)},
 	}}
 	o.runs["janus"][0].StoppedBehind = 2
 	var b strings.Builder
 	writeAudioScenario(&b, c, o)
 	md := b.String()
 	for _, want := range []string{
-		"| 100 | 40.0 | 0.400 | 120.0 | 1024 |",
-		"| CPU per participant ≤ ½ Janus's (% of a core) | 0.400 | 1.000 | 0.40 | yes |",
+		"| 100 | 40.0 | 0.400 | 0.100 | 120.0 | 1024 |",
+		"| mixing CPU per participant ≤ ½ Janus's (% of a core, the threads named mixer) | 0.100 | 0.600 | 0.17 | yes |",
+		"| (whole process: CPU per participant, % of a core) | 0.400 | 1.000 | 0.40 | |",
 		"| memory per participant ≤ 1.5× Janus's (kB) | 1024 | 512 | 2.00 | no |",
 		"| no frame late by more than 20 ms | 0 late",
 		"janus fell behind real time at 100 participants",

@@ -103,6 +103,7 @@ func stepBetween(a, b snapshot) report.Step {
 	if a.srv.OK && b.srv.OK {
 		st.ServerOK = true
 		st.ServerCPUPct = sampler.CPUPercent(a.srv, b.srv, b.at-a.at)
+		st.MixerCPUPct = sampler.MixerCPUPercent(a.srv, b.srv, b.at-a.at)
 		st.ServerRSSBytes = b.srv.Stat.RSSBytes
 		if b.srv.NetIsolated {
 			st.NetInMbps, st.NetOutMbps = mbps(a.srv.Net.RxBytes, b.srv.Net.RxBytes), mbps(a.srv.Net.TxBytes, b.srv.Net.TxBytes)

@@ -51,8 +51,11 @@ type Step struct {
 	From            float64 `json:"from_s"`
 	To              float64 `json:"to_s"`
 	// Server: CPU in % of one core, RSS at the end of the window, traffic of its interfaces.
-	ServerOK       bool    `json:"server_ok"`
-	ServerCPUPct   float64 `json:"server_cpu_pct"`
+	ServerOK     bool    `json:"server_ok"`
+	ServerCPUPct float64 `json:"server_cpu_pct"`
+	// MixerCPUPct is the CPU of the server's audio mixing threads (decoding, mixing, encoding; in
+	// strata also sending the mix), % of one core.
+	MixerCPUPct    float64 `json:"mixer_cpu_pct"`
 	ServerRSSBytes int64   `json:"server_rss_bytes"`
 	NetInMbps      float64 `json:"net_in_mbps"`
 	NetOutMbps     float64 `json:"net_out_mbps"`
@@ -70,6 +73,14 @@ type Step struct {
 	Audio     AudioTiming `json:"audio"`
 	// Behind is set when the window's late frames or loss exceeded the plan's thresholds.
 	Behind bool `json:"behind"`
+}
+
+// MixerCPUPerParticipant is the mixing threads' CPU per participant at this step, % of one core.
+func (s Step) MixerCPUPerParticipant() float64 {
+	if s.Participants == 0 {
+		return 0
+	}
+	return s.MixerCPUPct / float64(s.Participants)
 }
 
 // CPUPerParticipant is the server's CPU per participant at this step, % of one core.

@@ -12,7 +12,7 @@ import (
 const StepsFile = "steps.csv"
 
 var stepsHeader = []string{"participants", "peer_connections", "from_s", "to_s", "server_cpu_pct", "server_cpu_pct_per_participant",
-	"server_rss_mb", "server_net_in_mbps", "server_net_out_mbps", "sent_mbps", "received_mbps", "generator_cpu_pct",
+	"mixer_cpu_pct", "mixer_cpu_per_participant", "server_rss_mb", "server_net_in_mbps", "server_net_out_mbps", "sent_mbps", "received_mbps", "generator_cpu_pct",
 	"expected", "lost", "loss_ratio", "frames", "late_frames", "late_share", "gaps", "interarrival_p50_ms", "interarrival_p99_ms",
 	"lateness_p99_ms", "lateness_max_ms", "load_avg", "behind"}
 
@@ -25,7 +25,7 @@ func WriteSteps(w io.Writer, steps []Step) error {
 	for _, s := range steps {
 		a := s.Audio
 		row := []string{strconv.Itoa(s.Participants), strconv.Itoa(s.PeerConnections), f1(s.From), f1(s.To),
-			f1(s.ServerCPUPct), f3(s.CPUPerParticipant()), f1(mb(s.ServerRSSBytes)), f3(s.NetInMbps), f3(s.NetOutMbps),
+			f1(s.ServerCPUPct), f3(s.CPUPerParticipant()), f1(s.MixerCPUPct), f3(s.MixerCPUPerParticipant()), f1(mb(s.ServerRSSBytes)), f3(s.NetInMbps), f3(s.NetOutMbps),
 			f3(s.SentMbps), f3(s.RecvMbps), f1(s.GenCPUPct), u(s.Expected), u(s.Lost), f4(s.LossRatio),
 			u(a.Frames), u(a.LateFrames), f4(a.LateShare), u(a.Gaps), f1(a.InterarrivalP50), f1(a.InterarrivalP99),
 			f1(a.LatenessP99), f1(a.LatenessMax), f1(s.LoadAvg), strconv.FormatBool(s.Behind)}
@@ -60,11 +60,11 @@ func writeAudio(b *strings.Builder, r *Result) {
 		return
 	}
 	b.WriteString("\n## Steps\n\nEach step measured over its window (after its joins and a settling time); CPU in % of one core.\n\n")
-	b.WriteString("| participants | server CPU % | CPU %/participant | RSS MB | in / out Mbit/s | loss % | late frames | lateness p99 / max ms | inter-arrival p99 ms | generator CPU % | load avg | behind |\n")
-	b.WriteString("|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|\n")
+	b.WriteString("| participants | server CPU % | CPU %/participant | mixing CPU %/participant | RSS MB | in / out Mbit/s | loss % | late frames | lateness p99 / max ms | inter-arrival p99 ms | generator CPU % | load avg | behind |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|\n")
 	for _, s := range r.Steps {
-		fmt.Fprintf(b, "| %d | %.1f | %.3f | %.1f | %.2f / %.2f | %.3f | %d | %.0f / %.0f | %.0f | %.0f | %.1f | %v |\n", s.Participants, s.ServerCPUPct,
-			s.CPUPerParticipant(), mb(s.ServerRSSBytes), s.NetInMbps, s.NetOutMbps, 100*s.LossRatio, s.Audio.LateFrames,
+		fmt.Fprintf(b, "| %d | %.1f | %.3f | %.3f | %.1f | %.2f / %.2f | %.3f | %d | %.0f / %.0f | %.0f | %.0f | %.1f | %v |\n", s.Participants, s.ServerCPUPct,
+			s.CPUPerParticipant(), s.MixerCPUPerParticipant(), mb(s.ServerRSSBytes), s.NetInMbps, s.NetOutMbps, 100*s.LossRatio, s.Audio.LateFrames,
 			s.Audio.LatenessP99, s.Audio.LatenessMax, s.Audio.InterarrivalP99, s.GenCPUPct, s.LoadAvg, s.Behind)
 	}
 	if r.StoppedBehind > 0 {

@@ -180,12 +180,12 @@ func TestAudioBridgeRunReport(t *testing.T) {
 		t.Fatalf("summary: steps %+v, stopped %d", back.Steps, back.StoppedBehind)
 	}
 	rows := readCSV(t, filepath.Join(dir, StepsFile))
-	if len(rows) != 3 || len(rows[0]) != len(stepsHeader) || rows[1][5] != "1.200" || rows[2][24] != "true" {
+	if len(rows) != 3 || len(rows[0]) != len(stepsHeader) || rows[1][5] != "1.200" || rows[2][26] != "true" {
 		t.Fatalf("steps.csv: %v", rows)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
 	for _, want := range []string{"audio bridge room 1234; 20 participants", "| late frames (> 20 ms) | 1 (0.100%) |", "-27.5 dBov",
-		"| 20 | 30.0 | 1.500 | 50.0 |", "stopped after step 2"} {
+		"| 20 | 30.0 | 1.500 | 0.000 | 50.0 |", "stopped after step 2"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -1,6 +1,7 @@
 package audiobridge
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -86,6 +87,7 @@ func (l *mixLoop) stop() {
 
 func (l *mixLoop) run() {
 	defer close(l.done)
+	ownThread(fmt.Sprintf("mixer %d", l.r.id))
 	start := time.Now()
 	timer := time.NewTimer(period)
 	defer timer.Stop()
