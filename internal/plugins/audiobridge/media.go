@@ -27,6 +27,13 @@ type sessionMedia struct {
 	rtp   *rtpEndpoint   // nil for a WebRTC participant
 }
 
+// newInputReceiver is the Receiver of a participant's audio. Nothing forwards it (its sinks are the
+// mixer's input and the recorder), so no NACK is ever answered from its cache: the smallest does.
+func newInputReceiver(c media.Codec, ext sfu.ExtIDs, batcher udpbatch.Batcher) *sfu.Receiver {
+	return sfu.NewReceiver(sfu.ReceiverConfig{ID: "participant", Codec: c, Extensions: ext, Batcher: batcher, CacheSlots: 1},
+		func(int, uint32) {})
+}
+
 // mixCacheSlots is the mix's retransmission cache: 320 ms of packets, enough for the NACKs of a
 // participant whose PeerConnection negotiated them for audio.
 const mixCacheSlots = 16
@@ -148,8 +155,7 @@ func (s *session) prepareMedia(pc *webrtc.PeerConnection, p *peer.Peer, m *membe
 			}
 		}
 		md := &sessionMedia{codec: m.codec, pt: uint8(chosen.PayloadType)}
-		md.recv = sfu.NewReceiver(sfu.ReceiverConfig{ID: "audio", Codec: m.codec, Extensions: sfu.ExtIDsFrom(uris),
-			Batcher: p.Batcher()}, func(int, uint32) {})
+		md.recv = newInputReceiver(m.codec, sfu.ExtIDsFrom(uris), p.Batcher())
 		md.out = newMixOut(m.codec, uint8(chosen.PayloadType), p.Batcher())
 		md.down = sfu.NewDownTrack(md.out.src.Receiver(), sfu.DownTrackConfig{
 			ID: "strata-mix", StreamID: "strata-audiobridge", Codec: chosen.RTPCodecCapability, RespondNACK: true,

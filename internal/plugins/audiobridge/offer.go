@@ -59,7 +59,7 @@ func (s *session) offer(m *member) (*plugin.JSEP, *Error) {
 // DownTrack; the payload type the participant sends is known from the answer.
 func (s *session) offerMedia(pc *webrtc.PeerConnection, p *peer.Peer, m *member) (*sessionMedia, error) {
 	md := &sessionMedia{codec: m.codec}
-	md.recv = sfu.NewReceiver(sfu.ReceiverConfig{ID: "audio", Codec: m.codec, Batcher: p.Batcher()}, func(int, uint32) {})
+	md.recv = newInputReceiver(m.codec, sfu.ExtIDs{}, p.Batcher())
 	md.out = newMixOut(m.codec, 0, p.Batcher())
 	capability := media.Capability(m.codec, "")
 	md.down = sfu.NewDownTrack(md.out.src.Receiver(), sfu.DownTrackConfig{

@@ -42,7 +42,7 @@ func (s *session) joinRTP(j *Join, r *room, set Participant, admin bool) (any, *
 		ext.AudioLevel = uint8(*j.RTP.AudioLevelExt)
 	}
 	md := &sessionMedia{codec: codec, pt: uint8(pt)}
-	md.recv = sfu.NewReceiver(sfu.ReceiverConfig{ID: "rtp", Codec: codec, Extensions: ext}, func(int, uint32) {})
+	md.recv = newInputReceiver(codec, ext, nil)
 	md.out = newMixOut(codec, uint8(pt), nil)
 	ep := &rtpEndpoint{conn: conn, md: md, pt: uint8(pt)}
 	if j.RTP.IP != "" && j.RTP.Port > 0 {
