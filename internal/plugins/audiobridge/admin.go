@@ -2,6 +2,8 @@ package audiobridge
 
 import (
 	"slices"
+
+	"github.com/strata-rtc/strata/internal/plugin"
 )
 
 // sync answers a synchronous request; s is the requesting session (nil from the admin API).
@@ -85,7 +87,7 @@ func (p *Plugin) create(c *Create) (any, *Error) {
 	defer p.mu.Unlock()
 	id := c.Room
 	if id == 0 {
-		for id = randomID(); p.rooms[id] != nil; id = randomID() {
+		for id = plugin.RandomID(); p.rooms[id] != nil; id = plugin.RandomID() {
 		}
 	} else if p.rooms[id] != nil {
 		return nil, errorf(ErrRoomExists, "Room %d already exists", id)

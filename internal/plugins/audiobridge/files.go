@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/strata-rtc/strata/internal/audio"
+
+	"github.com/strata-rtc/strata/internal/plugin"
 )
 
 // announcement is a play_file: an Ogg/Opus file decoded ahead (off the mixer's goroutine) into the
@@ -50,7 +52,7 @@ func (p *Plugin) playFile(f *PlayFile) (any, *Error) {
 		return nil, errorf(ErrIDExists, "File ID exists (%s)", id)
 	}
 	for id == "" || r.files[id] != nil {
-		id = strconv.FormatUint(randomID(), 10)
+		id = strconv.FormatUint(plugin.RandomID(), 10)
 	}
 	path, perr := confined(p.cfg.FilesDir, "", f.Filename)
 	if perr != nil {

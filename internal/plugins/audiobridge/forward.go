@@ -9,6 +9,8 @@ import (
 	"github.com/strata-rtc/strata/internal/audio"
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/sfu"
+
+	"github.com/strata-rtc/strata/internal/plugin"
 )
 
 // mixForwarder is an rtp_forward of the room's mix: a listener of the mix that contributes nothing
@@ -83,7 +85,7 @@ func (r *room) newForwarder(f *RTPForward, codec media.Codec, pt int, addr *net.
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var id uint32
-	for id = randomSSRC(); r.forwarders[id] != nil; id = randomSSRC() {
+	for id = plugin.RandomUint32(); r.forwarders[id] != nil; id = plugin.RandomUint32() {
 	}
 	ssrc := id
 	if f.SSRC != nil {

@@ -93,7 +93,7 @@ func (s *session) enter(j *Join, r *room, set Participant, admin bool, event str
 	}
 	id := j.ID
 	if id == 0 {
-		for id = randomID(); r.members[id] != nil; id = randomID() {
+		for id = plugin.RandomID(); r.members[id] != nil; id = plugin.RandomID() {
 		}
 	} else if r.members[id] != nil {
 		r.mu.Unlock()

@@ -51,7 +51,7 @@ func newMixOut(codec media.Codec, pt uint8, batcher udpbatch.Batcher) *mixOut {
 	if batcher == nil {
 		batcher = udpbatch.None
 	}
-	src := sfu.NewLocalSource(sfu.ReceiverConfig{ID: "mix", Codec: codec, Batcher: batcher, CacheSlots: mixCacheSlots}, randomSSRC(), pt)
+	src := sfu.NewLocalSource(sfu.ReceiverConfig{ID: "mix", Codec: codec, Batcher: batcher, CacheSlots: mixCacheSlots}, plugin.RandomUint32(), pt)
 	return &mixOut{src: src, clock: codec.ClockRate(), batcher: batcher}
 }
 
