@@ -1,10 +1,6 @@
 package audiobridge_test
 
 import (
-	"context"
-	"encoding/json"
-	"log/slog"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -17,123 +13,34 @@ import (
 	"github.com/strata-rtc/strata/internal/audio"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
-	"github.com/strata-rtc/strata/internal/server"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
 
-func testLogger() *slog.Logger {
-	if os.Getenv("STRATA_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
-
-// startServer runs a complete strata on loopback with edit applied to its configuration and
-// returns a WebSocket client.
+// startServer runs a complete strata on loopback with edit applied to its configuration;
+// plain-RTP participants are told to send to loopback.
 func startServer(t testing.TB, edit func(*config.Config)) *janusclient.Client {
 	t.Helper()
-	cfg := config.Default()
-	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
-	cfg.Transports.HTTP.Demos = false
-	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
-	cfg.Transports.Admin.Enabled = false
-	cfg.Media.ICE.Loopback = true
-	cfg.Media.ICE.Interfaces = []string{"lo"}
-	cfg.Plugins.AudioBridge.LocalIP = "127.0.0.1"
-	if edit != nil {
-		edit(cfg)
-	}
-	srv, err := server.New(cfg, testLogger(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := janusclient.Dial(ctx, "ws://"+srv.WSAddr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return janustest.StartServer(t, func(cfg *config.Config) {
+		cfg.Plugins.AudioBridge.LocalIP = "127.0.0.1"
+		if edit != nil {
+			edit(cfg)
+		}
+	}, janustest.Logger())
 }
 
 func attach(t testing.TB, c *janusclient.Client) *janusclient.Handle {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	s, err := c.Create(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := s.Attach(ctx, audiobridge.Package)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return janustest.Attach(t, c, audiobridge.Package)
 }
 
-// request sends a message and decodes the plugin data; plugin errors come back as error.
-func request(t testing.TB, h *janusclient.Handle, body map[string]any, jsep *janusclient.JSEP) (map[string]any, *janusclient.JSEP, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	ev, err := h.Message(ctx, body, jsep)
-	if err != nil {
-		return nil, nil, err
-	}
-	var data map[string]any
-	if ev.PluginData != nil {
-		if err := json.Unmarshal(ev.PluginData.Data, &data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return data, ev.JSEP, nil
-}
-
-func mustRequest(t testing.TB, h *janusclient.Handle, body map[string]any, jsep *janusclient.JSEP) (map[string]any, *janusclient.JSEP) {
-	t.Helper()
-	data, j, err := request(t, h, body, jsep)
-	if err != nil {
-		t.Fatalf("%v: %v", body["request"], err)
-	}
-	return data, j
-}
-
-func wantCode(t testing.TB, err error, code int) {
-	t.Helper()
-	if got := janusclient.Code(err); got != code {
-		t.Fatalf("error %v (code %d), want code %d", err, got, code)
-	}
-}
-
-// waitEvent waits for an unsolicited plugin event on h that satisfies ok.
-func waitEvent(t testing.TB, h *janusclient.Handle, within time.Duration, ok func(map[string]any) bool) map[string]any {
-	t.Helper()
-	deadline := time.After(within)
-	for {
-		select {
-		case ev, open := <-h.Events():
-			if !open {
-				t.Fatal("handle events closed")
-			}
-			if ev.PluginData == nil {
-				continue
-			}
-			var d map[string]any
-			if json.Unmarshal(ev.PluginData.Data, &d) == nil && ok(d) {
-				return d
-			}
-		case <-deadline:
-			t.Fatal("expected event did not arrive")
-			return nil
-		}
-	}
-}
+var (
+	request     = janustest.Request
+	mustRequest = janustest.MustRequest
+	wantCode    = janustest.WantCode
+	waitEvent   = janustest.WaitEvent
+)
 
 // clientAPI is a browser-like Pion API on loopback that negotiates the audio level extension.
 func clientAPI(t testing.TB) *webrtc.API {
@@ -157,21 +64,7 @@ func clientAPI(t testing.TB) *webrtc.API {
 	return webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg))
 }
 
-// completeLocal sets a local description and waits for gathering (strata's peers are half-trickle).
-func completeLocal(t testing.TB, pc *webrtc.PeerConnection, desc webrtc.SessionDescription) *janusclient.JSEP {
-	t.Helper()
-	gathered := webrtc.GatheringCompletePromise(pc)
-	if err := pc.SetLocalDescription(desc); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-gathered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("candidate gathering did not complete")
-	}
-	ld := pc.LocalDescription()
-	return &janusclient.JSEP{Type: ld.Type.String(), SDP: ld.SDP}
-}
+var completeLocal = janustest.CompleteLocal
 
 // talker is a participant with a Pion PeerConnection that sends real Opus carrying a tone (with
 // its RFC 6464 level) and keeps the decoded mix it receives.
