@@ -5,13 +5,14 @@
 //
 // Scenarios: fan-out (one simulcast publisher to N subscribers, N doubling until loss appears),
 // seed 001's videoroom (publishers who also receive each other, then receive-only subscribers),
-// a 20-participant audio-only conference, and uplink: headless Chromium's janus.js echotest over a
-// rate-limited uplink, measuring how much of the link Chromium's congestion control uses on each
-// server's feedback and at what queueing delay (uplink.go). It needs root (network namespaces),
-// ffmpeg, Janus (apt-get install janus) for the comparison, and for uplink Chromium and Debian's
-// janus.js (libjs-janus-gateway).
+// a 20-participant audio-only conference, seed 001's audio bridge stress test and its audio
+// conference done with the audio bridge (MCU) and with the videoroom (SFU) (audio.go), and uplink:
+// headless Chromium's janus.js echotest over a rate-limited uplink, measuring how much of the link
+// Chromium's congestion control uses on each server's feedback and at what queueing delay
+// (uplink.go). It needs root (network namespaces), ffmpeg, Janus (apt-get install janus) for the
+// comparison, and for uplink Chromium and Debian's janus.js (libjs-janus-gateway).
 //
-//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,videoroom,audio,uplink]
+//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,videoroom,audio,audiobridge-stress,mcu-vs-sfu,uplink]
 package main
 
 import (
@@ -61,6 +62,7 @@ type config struct {
 	profile  bool
 	extra    string
 	uplink   uplinkConfig
+	audio    audioScale
 }
 
 func main() {
@@ -77,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var only, targets string
 	fs.StringVar(&c.out, "out", "bench-out", "output directory")
 	c.AddFlags(fs)
-	fs.StringVar(&only, "only", "fanout,videoroom,audio,uplink", "scenarios to run")
+	fs.StringVar(&only, "only", "fanout,videoroom,audio,"+stressScenario+","+mcuScenario+",uplink", "scenarios to run")
 	fs.StringVar(&targets, "targets", "strata,janus", "servers to run, in order")
 	fs.StringVar(&c.scaleStr, "scale", "small", "small (fits a 2-core machine with the generator) or full (seed 001's size)")
 	fs.BoolVar(&c.profile, "profile", false, "run strata from this binary with CPU and peak-heap profiles (cpu.pprof, heap.pprof in each scenario's strata directory)")
@@ -87,6 +89,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	vroom := fs.String("videoroom", "", "videoroom size as PUBLISHERS,SUBSCRIBERS (default: the scale's)")
 	audio := fs.Int("audio", 0, "audio conference participants (default: the scale's)")
 	hold := fs.Duration("hold", 0, "how long each run holds the full load (default: the scale's)")
+	var audioFlags audioScale
+	addAudioFlags(fs, &audioFlags)
 	c.uplink = defaultUplinkConfig()
 	caps := fs.String("uplink-caps", "250,500,750", "uplink: the rate limits, kbit/s")
 	fs.DurationVar(&c.uplink.warmup, "uplink-warmup", c.uplink.warmup, "uplink: time from the PeerConnection's start to the window")
@@ -123,6 +127,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	c.scale = sc
+	c.audio = audioScales[c.scaleStr].merge(audioFlags)
 	var err error
 	if c.uplink.caps, err = parseCaps(*caps); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
@@ -209,7 +214,7 @@ func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
 	server := fmt.Sprintf("http://%s:%d/janus", ns.ServerIP, rig.APIPort)
 	var all []*outcome
 	var errs []error
-	for _, sc := range scenarios(c.scale, server) {
+	for _, sc := range append(scenarios(c.scale, server), audioScenarios(c.audio, server)...) {
 		if !c.only[sc.name] || ctx.Err() != nil {
 			continue
 		}
@@ -238,17 +243,11 @@ func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
 // runScenario runs the scenario's plans against the target, each on a freshly started server, so
 // every run's memory baseline is an idle server's.
 func runScenario(ctx context.Context, c config, ns *rig.Netns, sc scenario, tname string, o *outcome, log io.Writer) error {
-	t := rig.StrataTarget(c.Strata, c.extra)
-	if c.profile {
-		t = profiledStrataTarget(c.extra)
-	}
-	if tname == "janus" {
-		t = rig.JanusTarget(c.Janus, c.JanusLib)
-	}
 	for _, p := range sc.plans {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		t := target(c, tname, p)
 		dir, _ := filepath.Abs(filepath.Join(c.out, sc.name, tname, p.Name))
 		res, err := runOnce(ctx, c, ns, t, p, dir, log)
 		if res != nil {
@@ -263,6 +262,22 @@ func runScenario(ctx context.Context, c config, ns *rig.Netns, sc scenario, tnam
 	}
 	return nil
 }
+
+// target is the server tname set up for plan p: strata as configured, or Janus with the plan's
+// plugin alone (the videoroom, or the audio bridge with its room 1234 at 16 kHz).
+func target(c config, tname string, p plan.Plan) rig.Target {
+	if tname == "janus" {
+		return rig.JanusPluginTarget(c.Janus, c.JanusLib, strings.TrimPrefix(p.Plugin(), "janus.plugin."))
+	}
+	if c.profile {
+		return profiledStrataTarget(benchStrataYAML, c.extra)
+	}
+	return rig.StrataTarget(c.Strata, benchStrataYAML, c.extra)
+}
+
+// benchStrataYAML lifts strata's limit of 100 sessions per client address: every client of the
+// generator comes from the host's end of the veth (Janus has no such limit).
+const benchStrataYAML = "general: {limits: {sessions_per_address: 0}}"
 
 // runOnce starts the server, runs one plan against it, writes the report and stops the server.
 func runOnce(ctx context.Context, c config, ns *rig.Netns, t rig.Target, p plan.Plan, dir string, log io.Writer) (*report.Result, error) {

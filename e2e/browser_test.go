@@ -88,14 +88,14 @@ func (b *browser) record(m chromedp.ConsoleMessage) {
 	}
 	b.mu.Lock()
 	b.console = append(b.console, line)
-	if (m.Type == chromedp.ConsoleError || m.IsException()) && !b.isKnown(m.Text) {
+	if (m.Type == chromedp.ConsoleError || m.IsException()) && !b.isKnown(m.Text+" "+m.URL) {
 		b.errors = append(b.errors, line)
 	}
 	b.mu.Unlock()
 }
 
-// tolerate makes requireCleanConsole ignore errors containing text: a bug of the page itself,
-// which it shows against Janus too. Call it before loading the page.
+// tolerate makes requireCleanConsole ignore errors whose text or source URL contains text: a bug
+// of the page itself, which it shows against Janus too. Call it before loading the page.
 func (b *browser) tolerate(text string) {
 	b.mu.Lock()
 	b.known = append(b.known, text)

@@ -15,7 +15,7 @@ import (
 const janusJSPath = "/usr/share/javascript/janus-gateway/janus.js"
 
 // servePage serves the test pages (the echotest at /, the videoroom at /videoroom.html, the
-// videoroom features at /features.html) and the installed janus.js, unmodified, from a test-local
+// videoroom features at /features.html, the audiobridge at /audiobridge.html) and the installed janus.js, unmodified, from a test-local
 // HTTP server. Its origin differs from strata's API, as it does when Janus's demos are served by a
 // separate web server, so the calls also exercise strata's CORS handling and cross-origin
 // WebSockets.
@@ -37,6 +37,9 @@ func servePage(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("/features.html", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-features.html")
+	})
+	mux.HandleFunc("/audiobridge.html", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, "testdata/janusjs-audiobridge.html")
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

@@ -75,3 +75,52 @@ func requireDecodedVideo(b *browser, pcExpr, what string, timeout time.Duration)
 	}
 	return *second
 }
+
+// mixPowerJS is the mean power of the audio that the PeerConnection %[1]s receives over %[2]d ms:
+// the growth of getStats' totalAudioEnergy (the sum of audioLevel² × duration) over the growth of
+// totalSamplesDuration; -1 while nothing is decoded.
+const mixPowerJS = `(async () => {
+	const sample = async () => {
+		const pc = %[1]s;
+		if (!pc) return null;
+		let a = null;
+		(await pc.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'audio') a = s; });
+		return a && { energy: a.totalAudioEnergy || 0, duration: a.totalSamplesDuration || 0 };
+	};
+	const a = await sample();
+	await new Promise((r) => setTimeout(r, %[2]d));
+	const b = await sample();
+	if (!a || !b || b.duration <= a.duration) return -1;
+	return (b.energy - a.energy) / (b.duration - a.duration);
+})()`
+
+// requireMixEnergy waits until the PeerConnection pcExpr decodes received audio with energy (loud)
+// or without (silent), measured over one-second windows: Chromium's fake microphone beeps several
+// times a second, so a window with another participant's beep in it has a mean power of 0.1 to
+// 0.25 (audioLevel is 0..1), and a silent mix one below 1e-4.
+func requireMixEnergy(b *browser, pcExpr, what string, loud bool) {
+	b.t.Helper()
+	const (
+		loudPower   = 0.01
+		silentPower = 0.001
+		window      = 1000 // ms
+	)
+	start := time.Now()
+	var powers []float64
+	for time.Since(start) < 10*time.Second {
+		p, err := eval[float64](b, fmt.Sprintf(mixPowerJS, pcExpr, window))
+		if err != nil {
+			b.t.Fatalf("%s: reading getStats: %v", what, err)
+		}
+		powers = append(powers, p)
+		if (loud && p > loudPower) || (!loud && p >= 0 && p < silentPower) {
+			b.t.Logf("%s: mean power %.3g over 1 s, %v after the wait started", what, p, time.Since(start).Round(time.Millisecond))
+			return
+		}
+	}
+	want := fmt.Sprintf("above %g", loudPower)
+	if !loud {
+		want = fmt.Sprintf("below %g", silentPower)
+	}
+	b.t.Fatalf("%s: the mean power over 1 s windows was %.3g for 10 s, want %s", what, powers, want)
+}

@@ -12,15 +12,23 @@ need_go() {
   fi
 }
 
-packages_run=(ca-certificates)
+# The audio bridge decodes and encodes Opus with the real libopus through cgo (and reads Ogg/Opus
+# announcements with libopusfile), so building the server needs a C compiler and both libraries'
+# headers; the test set includes the run set.
+packages_run=(
+  ca-certificates
+  gcc libc6-dev pkg-config        # cgo
+  libopus-dev libopusfile-dev     # Opus codec and Ogg/Opus files (internal/audio)
+)
 packages_test=(
   chromium             # headless browser for the end-to-end tests
   libjs-janus-gateway  # the unmodified janus.js the compatibility tests load
   janus-demos          # Janus's own demo pages (the admin page), loaded unmodified by the e2e tests
-  ffmpeg               # encodes the test media (VP8 simulcast, Opus)
+  ffmpeg               # encodes the test media (VP8 simulcast, Opus, announcement files); ffprobe reads recordings back
   iproute2             # network namespaces for isolated test servers
   libns3-dev           # ns-3, the simulator's fidelity peer
-  g++ pkg-config       # to build the small ns-3 program
+  g++                  # to build the small ns-3 program
+  janus-tools          # janus-pp-rec, which reads the recordings (.mjr) back in internal/record's tests
 )
 
 install() {

@@ -164,8 +164,9 @@ type TURNServer struct {
 
 // Plugins holds one section per plugin.
 type Plugins struct {
-	EchoTest  EchoTest  `yaml:"echotest"`
-	VideoRoom VideoRoom `yaml:"videoroom"`
+	EchoTest    EchoTest    `yaml:"echotest"`
+	VideoRoom   VideoRoom   `yaml:"videoroom"`
+	AudioBridge AudioBridge `yaml:"audiobridge"`
 }
 
 // EchoTest configures janus.plugin.echotest.
@@ -328,6 +329,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.General.Limits.validate()...)
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)
+	errs = append(errs, c.Plugins.AudioBridge.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}

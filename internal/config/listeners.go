@@ -111,6 +111,10 @@ func (c *Config) checkSampleSecrets() []error {
 	for _, r := range c.Plugins.VideoRoom.Rooms {
 		refuse(fmt.Sprintf("plugins.videoroom.rooms: room %d: secret", r.ID), r.Secret, api)
 	}
+	refuse("plugins.audiobridge.admin_key", c.Plugins.AudioBridge.AdminKey, api)
+	for _, r := range c.Plugins.AudioBridge.Rooms {
+		refuse(fmt.Sprintf("plugins.audiobridge.rooms: room %d: secret", r.ID), r.Secret, api)
+	}
 	return errs
 }
 

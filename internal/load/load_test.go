@@ -107,6 +107,42 @@ func TestSmokeAudioConference(t *testing.T) {
 	}
 }
 
+// TestSmokeAudioBridge runs audio bridge participants in two steps against strata's audio bridge
+// (a room the run creates): every participant receives its mix, each step is measured, the
+// listeners decode speech.
+func TestSmokeAudioBridge(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	p := plan.AudioBridgeConference(httpURL, 4, 2, 3*time.Second)
+	p.Room, p.CreateRoom, p.AudioBridge.Decode = 4044, true, 2
+	res := smoke(t, p)
+	if res.Totals.AudioBridge != 4 || len(res.Publishers) != 4 || res.Totals.StreamsExpected != 4 {
+		t.Errorf("totals %+v", res.Totals)
+	}
+	if len(res.Steps) != 2 || res.Steps[0].Participants != 2 || res.Steps[1].Participants != 4 || res.StoppedBehind != 0 {
+		t.Fatalf("steps %+v", res.Steps)
+	}
+	for _, st := range res.Steps {
+		if !st.ServerOK || st.ServerCPUPct <= 0 || st.Audio.Frames == 0 || st.RecvMbps <= 0 || st.To-st.From < 1.5 {
+			t.Errorf("step %+v", st)
+		}
+	}
+	l := res.Totals.Listening
+	t.Logf("audio %+v, listening %+v", res.Totals.Audio, l)
+	if res.Totals.Audio.Frames == 0 || l.Listeners != 2 || l.Decoded == 0 || l.DecodeErrors != 0 || l.SpeechFrames == 0 || l.SpeechAudible < 0.3 {
+		t.Errorf("the mixes: audio %+v, listening %+v", res.Totals.Audio, l)
+	}
+}
+
+// TestSmokeVoiceConference is the SFU half: videoroom publishers sending voice, each hearing the
+// others, timed like the mixes.
+func TestSmokeVoiceConference(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	res := smoke(t, plan.VoiceConference(httpURL, 3, 3, 2*time.Second))
+	if res.Totals.StreamsExpected != 3*2 || res.Totals.Audio.Frames == 0 || len(res.Steps) != 1 || res.Steps[0].Participants != 3 {
+		t.Errorf("voice conference: totals %+v, steps %+v", res.Totals, res.Steps)
+	}
+}
+
 func TestMainRejectsBadInput(t *testing.T) {
 	httpURL, _ := loadtest.StartStrata(t)
 	bad := filepath.Join(t.TempDir(), "bad.yaml")

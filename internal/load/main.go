@@ -1,9 +1,11 @@
 // Package load is `strata load`, a load generator for Janus-API media servers (strata, or Janus
 // itself): synthetic WebRTC publishers send real VP8 simulcast and Opus at real-time pace into a
-// videoroom, subscribers receive and measure every stream without decoding, and a sampler records
-// the server process's CPU, memory, threads and traffic every second. A run writes CSV,
-// summary.json, plots and report.md. The plan comes from flags or a YAML file (package plan);
-// the clients, media, metrics, sampler and report live in the subpackages.
+// videoroom, subscribers receive and measure every stream without decoding; or audio bridge
+// participants send speech in a call's talk pattern and measure (and some decode) the mix they
+// get back. A sampler records the server process's CPU, memory, threads and traffic every second;
+// a stepped run also measures every step. A run writes CSV, summary.json, plots and report.md.
+// The plan comes from flags or a YAML file (package plan); the clients, media, voices, metrics,
+// sampler and report live in the subpackages.
 package load
 
 import (
@@ -32,11 +34,13 @@ const (
 
 const usage = `usage: strata load [flags]
 
-Drives a Janus-API server's videoroom with synthetic WebRTC publishers and subscribers and
-measures the server (CPU, memory, threads, traffic) and what the subscribers receive (bitrate,
-loss, jitter, frames, freezes, time to first frame).
+Drives a Janus-API server's videoroom with synthetic WebRTC publishers and subscribers, or its
+audio bridge with participants who talk in turns, and measures the server (CPU, memory, threads,
+traffic) and what the clients receive (bitrate, loss, jitter, frames, freezes, time to first
+frame; for audio, late frames and inter-arrival times, and whether the mix carries speech).
 
   strata load --server http://127.0.0.1:8088/janus --create-room --publishers 1 --subscribers 3 --duration 10s --out load-out
+  strata load --server http://127.0.0.1:8088/janus --room 1234 --audiobridge 20 --step 5 --step-hold 10s --out load-out
   strata load --plan plan.yaml --out load-out
 
 Outputs in --out: summary.json, timeseries.csv, streams.csv, cpu/memory/bandwidth .png and .svg,
@@ -117,13 +121,24 @@ func healthy(r *report.Result) bool {
 
 func printSummary(w io.Writer, dir string, r *report.Result) {
 	t, s := r.Totals, r.Server
-	fmt.Fprintf(w, "%s: %d publishers, %d subscribers, %d PeerConnections (%d failed joins)\n", r.Plan.Name, t.Publishers, t.Subscribers, t.PeerConnections, t.FailedJoins)
+	fmt.Fprintf(w, "%s: %d publishers, %d subscribers, %d audio bridge participants, %d PeerConnections (%d failed joins)\n",
+		r.Plan.Name, t.Publishers, t.Subscribers, t.AudioBridge, t.PeerConnections, t.FailedJoins)
 	if s.Sampled {
 		fmt.Fprintf(w, "server: %.2f CPU-s, peak RSS %.1f MB, %.3f CPU-s per forwarded Gbit, %.1f kB RSS per PeerConnection\n",
 			s.CPUSeconds, float64(s.PeakRSSBytes)/(1<<20), t.CPUSecondsPerGbit, t.RSSPerPCBytes/1024)
 	}
 	fmt.Fprintf(w, "received: %d/%d streams live, %d/%d subscriptions complete, mean loss %.3f%%, %d freezes; generator %.2f CPU-s\n",
 		t.StreamsReceiving, t.StreamsExpected, t.CompleteSubscribers, t.Subscriptions, 100*t.MeanLossRatio, t.Freezes, r.Generator.CPUSeconds)
+	if a := t.Audio; a.Frames > 0 {
+		fmt.Fprintf(w, "audio: %d frames, %d late by more than 20 ms, inter-arrival p50/p99 %.0f/%.0f ms, lateness p99/max %.0f/%.0f ms\n",
+			a.Frames, a.LateFrames, a.InterarrivalP50, a.InterarrivalP99, a.LatenessP99, a.LatenessMax)
+	}
+	if l := t.Listening; l.Listeners > 0 {
+		fmt.Fprintf(w, "mix: %.1f dBov while others talked, %.1f dBov while nobody did (%d listeners)\n", l.SpeechMeanDBov, l.SilenceDBov, l.Listeners)
+	}
+	if r.StoppedBehind > 0 {
+		fmt.Fprintf(w, "stopped after step %d of %d: the server fell behind real time\n", r.StoppedBehind, r.Plan.StepCount())
+	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
 	}

@@ -43,7 +43,9 @@ type run struct {
 	start time.Time
 
 	mu       sync.Mutex
-	pubs     []*client.Publisher // by publisher index; nil until joined (or if it failed)
+	pubs     []*client.Publisher   // by publisher index; nil until joined (or if it failed)
+	parts    []*client.Participant // audio bridge participants, by index; nil until joined
+	nParts   int
 	subs     []*client.Subscriber
 	expected map[*client.Subscriber]int
 	nPubs    int
@@ -52,6 +54,8 @@ type run struct {
 	failed   int
 
 	sampler *sampling
+	voice   *voiceRun // voice media and audio bridge participants; nil otherwise
+	steps   *stepper  // nil without steps
 }
 
 // Run executes the plan and returns what it measured. Set-up failures (unreachable server, no
@@ -67,15 +71,28 @@ func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error)
 	if opts.Interval <= 0 {
 		opts.Interval = time.Second
 	}
-	media, err := mediasrc.Load(opts.MediaDir, layersFor(p.Media))
-	if err != nil {
-		return nil, err
+	media := &mediasrc.Media{} // voice is synthesised here, the clips come from ffmpeg
+	if p.Media != plan.MediaVoice {
+		var err error
+		if media, err = mediasrc.Load(opts.MediaDir, layersFor(p.Media)); err != nil {
+			return nil, err
+		}
 	}
-	r := &run{plan: p, opts: opts, start: time.Now(), expected: map[*client.Subscriber]int{}, pubs: make([]*client.Publisher, p.Publishers)}
-	r.env, err = client.NewEnv(client.Config{Server: p.Server, Room: p.Room, Media: media, Substream: p.Substream,
+	r := &run{plan: p, opts: opts, start: time.Now(), expected: map[*client.Subscriber]int{},
+		pubs: make([]*client.Publisher, p.Publishers), parts: make([]*client.Participant, p.AudioBridge.Participants)}
+	var err error
+	if p.Media == plan.MediaVoice {
+		if r.voice, err = newVoiceRun(p); err != nil {
+			return nil, err
+		}
+	}
+	r.env, err = client.NewEnv(client.Config{Server: p.Server, Room: p.Room, Plugin: p.Plugin(), Media: media, Substream: p.Substream,
 		JoinTimeout: p.JoinTimeout, ICEInterfaces: p.ICEInterfaces, Now: func() time.Duration { return time.Since(r.start) }})
 	if err != nil {
 		return nil, err
+	}
+	if r.voice != nil {
+		r.env.Voice = r.voice.source
 	}
 	setup, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -121,6 +138,10 @@ func (r *run) prepareRoom(ctx context.Context, admin *client.Admin) error {
 		return fmt.Errorf("room %d already exists; choose another --room or drop --create-room", r.plan.Room)
 	case !exists && !r.plan.CreateRoom:
 		return fmt.Errorf("room %d: %w on %s (create it, or pass --create-room)", r.plan.Room, client.ErrNoRoom, r.plan.Server)
+	case !exists && r.plan.IsAudioBridge():
+		if err := admin.CreateAudioBridge(ctx, r.plan.Room, r.plan.AudioBridge.SamplingRate); err != nil {
+			return fmt.Errorf("creating audio bridge room %d: %w", r.plan.Room, err)
+		}
 	case !exists:
 		if err := admin.Create(ctx, r.plan.Room, r.plan.Publishers); err != nil {
 			return fmt.Errorf("creating room %d: %w", r.plan.Room, err)
@@ -159,9 +180,13 @@ func (r *run) execute(ctx context.Context) *report.Result {
 		defer close(samplingDone)
 		r.sampler.loop(stopSampling)
 	}()
+	if r.voice != nil {
+		go r.voice.talk(stopSampling, r)
+	}
+	r.steps = newStepper(r)
 
 	lastJoin := r.joinAll(ctx)
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && !r.steps.stopped() {
 		select {
 		case <-ctx.Done():
 		case <-time.After(r.plan.Duration):
@@ -171,6 +196,7 @@ func (r *run) execute(ctx context.Context) *report.Result {
 	<-samplingDone
 	r.sampler.take() // a final sample at the end of the hold
 	result := r.collect(ctx.Err() != nil)
+	r.steps.report(result)
 	steadyFrom := lastJoin + r.plan.Warmup
 	result.Finalize(steadyFrom.Seconds())
 	r.sampler.finishProgress()
@@ -178,14 +204,18 @@ func (r *run) execute(ctx context.Context) *report.Result {
 	return result
 }
 
-// joinAll paces the joins: publishers (each, in a conference, also subscribing to the others),
-// then subscribers. It returns when the last join finished.
+// joinAll paces the joins: audio bridge participants, or publishers (each, in a conference, also
+// subscribing to the others) then subscribers; with steps, it holds the load after every step.
+// It returns when the last join finished.
 func (r *run) joinAll(ctx context.Context) time.Duration {
 	tick := time.NewTicker(time.Duration(float64(time.Second) / r.plan.JoinRate))
 	defer tick.Stop()
 	slots := make(chan struct{}, maxJoinsInFlight)
 	var wg sync.WaitGroup
 	mesh := newMesh(r)
+	joins := 0
+	// pace starts job, waits for the next tick, and at the end of a step waits for the step's
+	// joins and holds the load. false ends the joins (interrupted, or the server fell behind).
 	pace := func(job func()) bool {
 		select {
 		case <-ctx.Done():
@@ -198,11 +228,21 @@ func (r *run) joinAll(ctx context.Context) time.Duration {
 			defer func() { <-slots }()
 			job()
 		}()
+		joins++
+		if r.steps.due(joins) {
+			wg.Wait()
+			return r.steps.hold(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return false
 		case <-tick.C:
 			return true
+		}
+	}
+	for i := 0; i < r.plan.AudioBridge.Participants; i++ {
+		if !pace(func() { r.joinParticipant(ctx, i) }) {
+			break
 		}
 	}
 	for i := 0; i < r.plan.Publishers; i++ {
@@ -212,10 +252,10 @@ func (r *run) joinAll(ctx context.Context) time.Duration {
 	}
 	wg.Wait() // publishers' joins include their place in the mesh
 	feeds := r.feedIDs()
-	if len(feeds) == 0 && r.plan.Subscribers > 0 && ctx.Err() == nil {
+	if len(feeds) == 0 && r.plan.Subscribers > 0 && ctx.Err() == nil && !r.steps.stopped() {
 		r.addErr(errors.New("no publisher joined, so subscribers have nothing to receive"))
 	}
-	for i := 0; i < r.plan.Subscribers && len(feeds) > 0; i++ {
+	for i := 0; i < r.plan.Subscribers && len(feeds) > 0 && !r.steps.stopped(); i++ {
 		if !pace(func() { r.joinSubscriber(ctx, feeds) }) {
 			break
 		}
@@ -308,7 +348,7 @@ func (r *run) teardown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	r.mu.Lock()
-	subs, pubs := r.subs, r.pubs
+	subs, pubs, parts := r.subs, r.pubs, r.parts
 	r.mu.Unlock()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
@@ -322,6 +362,11 @@ func (r *run) teardown() {
 	}
 	wg.Wait()
 	for _, p := range pubs {
+		if p != nil {
+			closeAll(func() { p.Close(ctx) })
+		}
+	}
+	for _, p := range parts {
 		if p != nil {
 			closeAll(func() { p.Close(ctx) })
 		}

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/load/client"
+	"github.com/strata-rtc/strata/internal/load/mediasrc"
 	"github.com/strata-rtc/strata/internal/load/report"
+	"github.com/strata-rtc/strata/internal/load/rtpstats"
 	"github.com/strata-rtc/strata/internal/load/sampler"
 )
 
@@ -30,10 +32,11 @@ type sampling struct {
 
 // totals are the clients' running counters at one moment.
 type totals struct {
-	pubs, pureSubs, subs int
-	sent, recv           uint64
-	expected, lost       uint64
-	late, sendErrs       uint64
+	pubs, pureSubs, subs, parts int
+	sent, recv                  uint64
+	expected, lost              uint64
+	late, sendErrs              uint64 // the pacers' late skips and failed writes
+	lateFrames                  uint64 // received audio frames late by more than one period
 }
 
 func newSampling(r *run, pid int, opts Options) *sampling {
@@ -77,9 +80,12 @@ func (s *sampling) take() {
 		}
 		return float64(cur-prev) * 8 / dt / 1e6
 	}
-	x := report.Sample{T: now.Seconds(), Publishers: cur.pubs, Subscribers: cur.pureSubs, PeerConnections: cur.pubs + cur.subs,
-		ServerOK: srv.OK, GenRSSBytes: self.Stat.RSSBytes, RecvBytes: cur.recv,
+	x := report.Sample{T: now.Seconds(), Publishers: cur.pubs, Subscribers: cur.pureSubs, AudioBridge: cur.parts,
+		PeerConnections: cur.pubs + cur.subs + cur.parts, ServerOK: srv.OK, GenRSSBytes: self.Stat.RSSBytes, RecvBytes: cur.recv,
 		SentMbps: rate(cur.sent, s.prev.sent), RecvMbps: rate(cur.recv, s.prev.recv)}
+	if cur.lateFrames >= s.prev.lateFrames {
+		x.LateFrames = cur.lateFrames - s.prev.lateFrames
+	}
 	elapsed := now - s.prevAt
 	x.GenCPUPct = sampler.CPUPercent(s.lastSelf, self, elapsed)
 	if srv.OK {
@@ -103,24 +109,49 @@ func (s *sampling) take() {
 	}
 	s.samples = append(s.samples, x)
 	s.prev, s.prevAt = cur, now
-	s.progress.update(x, cur.pubs+cur.pureSubs)
+	s.progress.update(x, x.Participants())
+}
+
+// clients returns the joined clients.
+func (r *run) clients() (pubs []*client.Publisher, subs []*client.Subscriber, parts []*client.Participant) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.pubs {
+		if p != nil {
+			pubs = append(pubs, p)
+		}
+	}
+	for _, p := range r.parts {
+		if p != nil {
+			parts = append(parts, p)
+		}
+	}
+	return pubs, append([]*client.Subscriber(nil), r.subs...), parts
 }
 
 // counters sums every client's counters.
 func (r *run) counters() totals {
-	r.mu.Lock()
-	pubs, subs := append([]*client.Publisher(nil), r.pubs...), append([]*client.Subscriber(nil), r.subs...)
-	r.mu.Unlock()
+	pubs, subs, parts := r.clients()
 	var t totals
-	for _, p := range pubs {
-		if p == nil {
-			continue
-		}
-		t.pubs++
-		st := p.Sent()
+	sent := func(st mediasrc.PacerStats) {
 		t.sent += st.Bytes
 		t.late += st.Late
 		t.sendErrs += st.Errors
+	}
+	received := func(c rtpstats.Counters) {
+		t.recv += c.Bytes
+		t.expected += c.Expected
+		t.lost += c.Lost
+		t.lateFrames += c.Late
+	}
+	for _, p := range pubs {
+		t.pubs++
+		sent(p.Sent())
+	}
+	for _, p := range parts {
+		t.parts++
+		sent(p.Sent())
+		received(p.Mix().Counters())
 	}
 	for _, sub := range subs {
 		t.subs++
@@ -128,13 +159,29 @@ func (r *run) counters() totals {
 			t.pureSubs++
 		}
 		for _, st := range sub.Streams() {
-			c := st.Counters()
-			t.recv += c.Bytes
-			t.expected += c.Expected
-			t.lost += c.Lost
+			received(st.Counters())
 		}
 	}
 	return t
+}
+
+// timing merges the timing of every received audio stream.
+func (r *run) timing() rtpstats.TimingCounts {
+	_, subs, parts := r.clients()
+	var all rtpstats.TimingCounts
+	for _, p := range parts {
+		c := p.Mix().Timing()
+		all.Merge(&c)
+	}
+	for _, sub := range subs {
+		for _, st := range sub.Streams() {
+			if st.Kind == "audio" {
+				c := st.Timing()
+				all.Merge(&c)
+			}
+		}
+	}
+	return all
 }
 
 // collect assembles the result at the end of the hold.
@@ -161,6 +208,7 @@ func (r *run) collect(interrupted bool) *report.Result {
 	}
 	s.mu.Unlock()
 	res.Generator.LateSkips, res.Generator.SendErrors = cur.late, cur.sendErrs
+	timing := r.timing()
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -173,8 +221,10 @@ func (r *run) collect(interrupted bool) *report.Result {
 			res.Publishers = append(res.Publishers, report.Publisher{Index: p.Index, Packets: st.Packets, Bytes: st.Bytes, LateSkips: st.Late, SendErrors: st.Errors})
 		}
 	}
-	res.Totals = report.Totals{Publishers: cur.pubs, Subscribers: cur.pureSubs, PeerConnections: cur.pubs + cur.subs,
-		FailedJoins: r.failed, SentBytes: cur.sent}
+	res.Totals = report.Totals{Publishers: cur.pubs, Subscribers: cur.pureSubs, AudioBridge: cur.parts,
+		PeerConnections: cur.pubs + cur.subs + cur.parts, FailedJoins: r.failed, SentBytes: cur.sent}
+	res.Totals.Audio = report.TimingOf(&timing)
+	r.collectParticipants(res, now)
 	for _, sub := range r.subs {
 		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub]})
 		for _, err := range sub.Errors() {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/strata-rtc/strata/internal/load/plan"
 )
 
 // Target is a server under test.
@@ -174,7 +176,7 @@ events: {
 	broadcast = false
 }
 `, dir, libDir, nsIf, disabled("plugins", "libjanus_"+plugin+".so"), disabled("transports", transports...)),
-			"janus.plugin." + plugin + ".jcfg": "general: {\n}\n",
+			"janus.plugin." + plugin + ".jcfg": janusPluginConfig(plugin),
 			"janus.transport.http.jcfg": fmt.Sprintf(`general: {
 	json = "compact"
 	base_path = "/janus"
@@ -208,6 +210,23 @@ admin: {
 		}
 		return []string{bin, "-C", filepath.Join(dir, "janus.jcfg"), "-F", dir, "-o"}, nil
 	}}
+}
+
+// janusPluginConfig is the plugin's configuration: nothing but the general section (rooms are
+// created through the API), except for the audio bridge, which gets the sample room 1234 at
+// 16 kHz as Debian's file has it (without the published sample secret; joining needs none).
+func janusPluginConfig(plugin string) string {
+	if plugin != "audiobridge" {
+		return "general: {\n}\n"
+	}
+	return fmt.Sprintf(`general: {
+}
+room-%d: {
+	description = "Demo Room"
+	sampling_rate = 16000
+	record = false
+}
+`, plan.AudioBridgeRoom)
 }
 
 func janusIPLine(ip string) string {

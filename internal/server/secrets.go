@@ -24,13 +24,24 @@ func withGeneratedSecrets(cfg *config.Config, log *slog.Logger) *config.Config {
 	vr := &c.Plugins.VideoRoom
 	vr.Rooms = slices.Clone(vr.Rooms)
 	for i := range vr.Rooms {
-		if r := &vr.Rooms[i]; vr.Enabled && r.Secret == "" {
-			r.Secret = rand.Text()
-			log.Info("videoroom room secret generated for this run (needed to edit or destroy the room, not to join it)",
-				"room", r.ID, "secret", r.Secret)
-		}
+		generateRoomSecret(vr.Enabled, &vr.Rooms[i].Secret, "videoroom", vr.Rooms[i].ID, log)
+	}
+	ab := &c.Plugins.AudioBridge
+	ab.Rooms = slices.Clone(ab.Rooms)
+	for i := range ab.Rooms {
+		generateRoomSecret(ab.Enabled, &ab.Rooms[i].Secret, "audiobridge", ab.Rooms[i].ID, log)
 	}
 	return &c
+}
+
+// generateRoomSecret fills an empty room secret of an enabled plugin with a random one, and logs it.
+func generateRoomSecret(enabled bool, secret *string, plugin string, room uint64, log *slog.Logger) {
+	if !enabled || *secret != "" {
+		return
+	}
+	*secret = rand.Text()
+	log.Info(plugin+" room secret generated for this run (needed to edit or destroy the room, not to join it)",
+		"room", room, "secret", *secret)
 }
 
 // AdminSecret is the admin API's secret: the configured one, or the one generated at New.

@@ -105,6 +105,10 @@ func TestSampleSecretsRefused(t *testing.T) {
 			c.Transports.HTTP.Listen = ":0"
 			c.Plugins.VideoRoom.Rooms[0].Secret = "adminpwd"
 		},
+		"audiobridge room secret": func(c *config.Config) {
+			c.Transports.HTTP.Listen = ":0"
+			c.Plugins.AudioBridge.Rooms[0].Secret = "adminpwd"
+		},
 		"api secret": func(c *config.Config) {
 			c.Transports.WebSocket.Listen = ":0"
 			c.General.APISecret = "janusrocks"

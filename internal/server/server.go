@@ -20,6 +20,7 @@ import (
 	"github.com/strata-rtc/strata/internal/logagg"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
@@ -95,6 +96,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
 	}
 	if cfg.Plugins.VideoRoom.Enabled {
 		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, log.With("plugin", "videoroom")))
+	}
+	if cfg.Plugins.AudioBridge.Enabled {
+		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, log.With("plugin", "audiobridge")))
 	}
 	return ps
 }

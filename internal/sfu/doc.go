@@ -11,7 +11,8 @@
 //     NACKs from the cache (over RTX when negotiated), turns the subscriber's PLI/FIR into a
 //     rate-limited request to the publisher and sends padding when the allocator probes;
 //   - a Forwarder is the sink that relays a layer as RTP or SRTP to a host and port (rtp_forward);
-//     recorders and mixer inputs are sinks of the plugins that need them;
+//     recorders (package record) and mixer inputs (package audio) are sinks of the plugins that
+//     need them;
 //   - an Allocator per subscriber runs on its own goroutine, fed by an event queue (tracks added or
 //     removed, caps from the API), every feedback message of the subscriber's Estimator and a tick;
 //     it asks a policy (package policy) for target layers, applies them, and sends the Prober's

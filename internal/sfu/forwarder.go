@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -66,6 +67,7 @@ type ForwarderStats struct {
 type Forwarder struct {
 	cfg  ForwarderConfig
 	conn *net.UDPConn
+	dst  netip.AddrPort // the destination on a shared socket (NewForwarderFrom); invalid: conn is connected
 	ctx  *srtp.Context
 
 	// Used by the layer's goroutine only (the forwarder takes one layer).
@@ -81,6 +83,30 @@ type Forwarder struct {
 
 // NewForwarder opens the socket towards addr.
 func NewForwarder(addr *net.UDPAddr, cfg ForwarderConfig) (*Forwarder, error) {
+	f, err := newForwarder(cfg)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.DialUDP("udp", nil, addr)
+	if err != nil {
+		return nil, err
+	}
+	f.conn = conn
+	return f, nil
+}
+
+// NewForwarderFrom sends to addr from conn, a socket the caller owns and also reads: symmetric
+// RTP, where a plain-RTP peer expects media from the port it sends to. Close leaves conn open.
+func NewForwarderFrom(conn *net.UDPConn, addr *net.UDPAddr, cfg ForwarderConfig) (*Forwarder, error) {
+	f, err := newForwarder(cfg)
+	if err != nil {
+		return nil, err
+	}
+	f.conn, f.dst = conn, addr.AddrPort()
+	return f, nil
+}
+
+func newForwarder(cfg ForwarderConfig) (*Forwarder, error) {
 	f := &Forwarder{cfg: cfg}
 	if cfg.SRTP != nil {
 		ctx, err := srtp.CreateContext(cfg.SRTP.MasterKey, cfg.SRTP.Salt, cfg.SRTP.Profile)
@@ -89,11 +115,6 @@ func NewForwarder(addr *net.UDPAddr, cfg ForwarderConfig) (*Forwarder, error) {
 		}
 		f.ctx = ctx
 	}
-	conn, err := net.DialUDP("udp", nil, addr)
-	if err != nil {
-		return nil, err
-	}
-	f.conn = conn
 	return f, nil
 }
 
@@ -122,12 +143,22 @@ func (f *Forwarder) WriteRTP(p *Packet) {
 		}
 		b = out
 	}
-	if _, err := f.conn.Write(b); err != nil {
+	if err := f.send(b); err != nil {
 		f.failures.Add(1)
 		return
 	}
 	f.packets.Add(1)
 	f.bytes.Add(uint64(len(b)))
+}
+
+func (f *Forwarder) send(b []byte) error {
+	var err error
+	if f.dst.IsValid() {
+		_, err = f.conn.WriteToUDPAddrPort(b, f.dst)
+	} else {
+		_, err = f.conn.Write(b)
+	}
+	return err
 }
 
 // Resync implements Sink: the receiver of a forwarded stream sees the publisher's numbering as it
@@ -139,7 +170,9 @@ func (f *Forwarder) Close() error {
 	var err error
 	f.closeOnce.Do(func() {
 		f.closed.Store(true)
-		err = f.conn.Close()
+		if !f.dst.IsValid() {
+			err = f.conn.Close()
+		}
 	})
 	return err
 }

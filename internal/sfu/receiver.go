@@ -115,7 +115,13 @@ func NewReceiver(cfg ReceiverConfig, requestKeyframe KeyframeRequester) *Receive
 		r.batch = udpbatch.None
 	}
 	for i := range r.layers {
-		r.layers[i].cache = media.NewCache(cfg.CacheSlots)
+		// One stream (audio, SVC) arrives on layer 0 only: the other layers keep the smallest cache
+		// rather than a full one each (an audio bridge holds two receivers per participant).
+		slots := cfg.CacheSlots
+		if i > 0 && !cfg.Simulcast {
+			slots = 0
+		}
+		r.layers[i].cache = media.NewCache(slots)
 	}
 	r.sinks.Store(&[]Sink{})
 	return r

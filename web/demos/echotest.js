@@ -6,6 +6,7 @@
 //   pc         the RTCPeerConnection while a call runs
 
 import { connect, startCall, StatsSampler, resolveServer } from '../lib/strata.js';
+import { eventLog } from './eventlog.js';
 import { drawChart } from './chart.js';
 
 const PLUGIN = 'janus.plugin.echotest';
@@ -36,17 +37,7 @@ function setState(state, text = state) {
   $('start').disabled = ['connecting', 'negotiating', 'stopping'].includes(state);
 }
 
-function logEvent(name, detail = '') {
-  demo.events.push({ name, detail, time: Date.now() });
-  const li = document.createElement('li');
-  const time = new Date().toLocaleTimeString([], { hour12: false });
-  li.innerHTML = '<time></time> <b></b> <span></span>';
-  li.querySelector('time').textContent = time;
-  li.querySelector('b').textContent = name;
-  li.querySelector('span').textContent = detail;
-  $('events').prepend(li);
-  while ($('events').children.length > 40) $('events').lastChild.remove();
-}
+const logEvent = eventLog(demo.events, $('events'), 40);
 
 function requestBody() {
   const body = { audio: $('audio').checked, video: $('video').checked };

@@ -7,6 +7,7 @@
 // (mid → {feed, layer, kbps}), session, publisher, subscriber, pubPc, subPc.
 
 import { connect, resolveServer } from '../lib/strata.js';
+import { eventLog } from './eventlog.js';
 
 const PLUGIN = 'janus.plugin.videoroom';
 const $ = (id) => document.getElementById(id);
@@ -24,16 +25,7 @@ function setState(state, text = state) {
   $('start').textContent = state === 'idle' || state === 'error' ? 'Join' : 'Leave';
 }
 
-function logEvent(name, detail = '') {
-  demo.events.push({ name, detail, time: Date.now() });
-  const li = document.createElement('li');
-  li.innerHTML = '<time></time> <b></b> <span></span>';
-  li.querySelector('time').textContent = new Date().toLocaleTimeString([], { hour12: false });
-  li.querySelector('b').textContent = name;
-  li.querySelector('span').textContent = detail;
-  $('events').prepend(li);
-  while ($('events').children.length > 60) $('events').lastChild.remove();
-}
+const logEvent = eventLog(demo.events, $('events'), 60);
 
 async function join() {
   setState('connecting', 'connecting…');

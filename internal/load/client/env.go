@@ -21,21 +21,29 @@ import (
 	"github.com/pion/interceptor/pkg/report"
 	"github.com/pion/interceptor/pkg/twcc"
 	"github.com/pion/logging"
+	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
 )
 
-// Plugin is the videoroom's package name.
-const Plugin = "janus.plugin.videoroom"
+// Plugin is the videoroom's package name; AudioBridgePlugin the audio bridge's.
+const (
+	Plugin            = "janus.plugin.videoroom"
+	AudioBridgePlugin = "janus.plugin.audiobridge"
+)
 
 // Env is what every client of a run shares: the server, one Pion API (codecs, interceptors,
 // ICE settings), the media clips and the run's clock.
 type Env struct {
 	Server string
 	Room   uint64
+	// Plugin is the plugin the run drives and the control handle attaches (default the videoroom).
+	Plugin string
 	Media  *mediasrc.Media
+	// Voice, when set, gives publisher i its audio (instead of looping the Opus clip).
+	Voice func(index int) mediasrc.AudioSource
 	// Substream is the simulcast layer subscribers ask for, -1 for the server's default.
 	Substream   int
 	JoinTimeout time.Duration
@@ -50,6 +58,7 @@ type Env struct {
 type Config struct {
 	Server        string
 	Room          uint64
+	Plugin        string
 	Media         *mediasrc.Media
 	Substream     int
 	JoinTimeout   time.Duration
@@ -95,6 +104,11 @@ func NewEnv(c Config) (*Env, error) {
 	if err := webrtc.ConfigureSimulcastExtensionHeaders(me); err != nil {
 		return nil, err
 	}
+	// The audio level of every audio packet (RFC 6464), as browsers offer it: servers detect who
+	// talks from it.
+	if err := me.RegisterHeaderExtension(webrtc.RTPHeaderExtensionCapability{URI: sdp.AudioLevelURI}, webrtc.RTPCodecTypeAudio); err != nil {
+		return nil, err
+	}
 	if err := webrtc.ConfigureTWCCSenderWithOptions(me, reg, twcc.WithLoggerFactory(quiet)); err != nil {
 		return nil, err
 	}
@@ -103,7 +117,7 @@ func NewEnv(c Config) (*Env, error) {
 	if err := webrtc.ConfigureTWCCHeaderExtensionSender(me, reg); err != nil {
 		return nil, err
 	}
-	env := &Env{Server: c.Server, Room: c.Room, Media: c.Media, Substream: c.Substream, JoinTimeout: c.JoinTimeout, Now: c.Now,
+	env := &Env{Server: c.Server, Room: c.Room, Plugin: c.Plugin, Media: c.Media, Substream: c.Substream, JoinTimeout: c.JoinTimeout, Now: c.Now,
 		api: webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg)),
 		http: &http.Client{Timeout: 90 * time.Second, Transport: &http.Transport{
 			MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second,
@@ -116,6 +130,13 @@ func NewEnv(c Config) (*Env, error) {
 		env.Now = func() time.Duration { return time.Since(start) }
 	}
 	return env, nil
+}
+
+func (e *Env) plugin() string {
+	if e.Plugin == "" {
+		return Plugin
+	}
+	return e.Plugin
 }
 
 func loopbackServer(server string) bool {

@@ -100,6 +100,9 @@ func (p *Publisher) join(ctx context.Context) error {
 		return fmt.Errorf("answer: %w", err)
 	}
 	p.markSimulcast()
+	if p.env.Voice != nil {
+		p.pacer.SetAudioSource(p.env.Voice(p.Index), audioLevelID(p.pc))
+	}
 	if err := waitConnected(ctx, states); err != nil {
 		return err
 	}

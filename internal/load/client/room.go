@@ -12,8 +12,8 @@ import (
 // ErrNoRoom is returned when the room does not exist on the server.
 var ErrNoRoom = errors.New("room does not exist")
 
-// ErrNoPlugin is returned when the server has no videoroom plugin.
-var ErrNoPlugin = errors.New("the server has no " + Plugin)
+// ErrNoPlugin is returned when the server does not offer the run's plugin.
+var ErrNoPlugin = errors.New("plugin not offered by the server")
 
 // Admin is a control session on the server for room management, separate from the clients.
 type Admin struct {
@@ -22,8 +22,8 @@ type Admin struct {
 	h *janusclient.Handle
 }
 
-// Connect checks the server answers and offers the videoroom plugin, and attaches a control
-// handle. Errors say which of those failed.
+// Connect checks the server answers and offers the run's plugin (the videoroom, or the audio
+// bridge), and attaches a control handle. Errors say which of those failed.
 func Connect(ctx context.Context, e *Env) (*Admin, error) {
 	c, err := e.Dial(ctx)
 	if err != nil {
@@ -38,9 +38,9 @@ func Connect(ctx context.Context, e *Env) (*Admin, error) {
 		Plugins map[string]any `json:"plugins"`
 	}
 	if json.Unmarshal(info.Raw, &si) == nil && len(si.Plugins) > 0 {
-		if _, ok := si.Plugins[Plugin]; !ok {
+		if _, ok := si.Plugins[e.plugin()]; !ok {
 			c.Close()
-			return nil, fmt.Errorf("%s: %w", e.Server, ErrNoPlugin)
+			return nil, fmt.Errorf("%s: %s: %w", e.Server, e.plugin(), ErrNoPlugin)
 		}
 	}
 	s, err := c.Create(ctx)
@@ -48,11 +48,11 @@ func Connect(ctx context.Context, e *Env) (*Admin, error) {
 		c.Close()
 		return nil, fmt.Errorf("%s: create session: %w", e.Server, err)
 	}
-	h, err := s.Attach(ctx, Plugin)
+	h, err := s.Attach(ctx, e.plugin())
 	if err != nil {
 		_ = s.Destroy(ctx)
 		c.Close()
-		return nil, fmt.Errorf("%s: attach %s: %w", e.Server, Plugin, err)
+		return nil, fmt.Errorf("%s: attach %s: %w", e.Server, e.plugin(), err)
 	}
 	return &Admin{c: c, s: s, h: h}, nil
 }
@@ -82,7 +82,16 @@ func (a *Admin) Create(ctx context.Context, room uint64, publishers int) error {
 	return err
 }
 
-// Destroy destroys the room.
+// CreateAudioBridge creates an audio bridge room mixing at rate (Hz), with Janus's defaults
+// otherwise (the audio level extension negotiated, no talking events).
+func (a *Admin) CreateAudioBridge(ctx context.Context, room uint64, rate int) error {
+	_, err := a.h.Message(ctx, map[string]any{
+		"request": "create", "room": room, "description": "strata load", "sampling_rate": rate, "permanent": false,
+	}, nil)
+	return err
+}
+
+// Destroy destroys the room (either plugin's: the request is the same).
 func (a *Admin) Destroy(ctx context.Context, room uint64) error {
 	_, err := a.h.Message(ctx, map[string]any{"request": "destroy", "room": room, "permanent": false}, nil)
 	return err

@@ -40,3 +40,11 @@ func (s *Stream) Counters() rtpstats.Counters {
 	defer s.mu.Unlock()
 	return s.stats.Counters()
 }
+
+// Timing returns an audio stream's timing totals (late frames, inter-arrival and lateness
+// histograms).
+func (s *Stream) Timing() rtpstats.TimingCounts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats.Timing()
+}

@@ -189,3 +189,70 @@ func TestGeneratedClips(t *testing.T) {
 		t.Error("an Ogg file read as IVF")
 	}
 }
+
+// counting is an AudioSource of numbered one-byte payloads at levels 0, 1, 2, … (V set on odd).
+type counting struct{ n byte }
+
+func (c *counting) Next() ([]byte, byte) {
+	c.n++
+	b := c.n & 0x7f
+	if c.n%2 == 1 {
+		b |= 0x80
+	}
+	return []byte{c.n}[:1:1], b
+}
+
+// levelRecorder keeps the payload and audio level of every packet.
+type levelRecorder struct {
+	id       uint8
+	payloads []byte
+	levels   []byte
+}
+
+func (r *levelRecorder) WriteRTP(p *rtp.Packet) error {
+	r.payloads = append(r.payloads, p.Payload[0])
+	if e := p.GetExtension(r.id); len(e) == 1 {
+		r.levels = append(r.levels, e[0])
+	}
+	return nil
+}
+
+func TestPacerSendsAnAudioSourceWithLevels(t *testing.T) {
+	var now time.Duration
+	rec := &levelRecorder{id: 3}
+	p := NewPacer(&Media{}, rec, nil, 0) // no clip: the source is the audio
+	p.SetAudioSource(&counting{}, 3)
+	run(p, &now, time.Second-time.Millisecond)
+	if len(rec.payloads) != 50 || len(rec.levels) != 50 {
+		t.Fatalf("%d payloads, %d levels in 1 s, want 50 each", len(rec.payloads), len(rec.levels))
+	}
+	for i := range rec.payloads {
+		want := byte(i+1) & 0x7f
+		if i%2 == 0 {
+			want |= 0x80
+		}
+		if rec.payloads[i] != byte(i+1) || rec.levels[i] != want {
+			t.Fatalf("packet %d: payload %d level %#x", i, rec.payloads[i], rec.levels[i])
+		}
+	}
+	// Without a negotiated extension id the frames go without levels.
+	bare := &levelRecorder{id: 3}
+	q := NewPacer(&Media{}, bare, nil, 0)
+	q.SetAudioSource(&counting{}, 0)
+	now = 0
+	run(q, &now, 100*time.Millisecond)
+	if len(bare.payloads) != 5 || len(bare.levels) != 0 {
+		t.Fatalf("without an id: %d payloads, %d levels", len(bare.payloads), len(bare.levels))
+	}
+	src := &constant{}
+	r := NewPacer(&Media{}, discard{}, nil, 0)
+	r.SetAudioSource(src, 1)
+	now = 0
+	if n := testing.AllocsPerRun(200, func() { now = r.Step(now) }); n != 0 {
+		t.Fatalf("Step with a source allocates %.1f times", n)
+	}
+}
+
+type constant struct{ b [40]byte }
+
+func (c *constant) Next() ([]byte, byte) { return c.b[:], 0x80 | 20 }

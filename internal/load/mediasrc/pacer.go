@@ -18,6 +18,9 @@ type Writer interface {
 // limit PLI responses; a burst of subscribers joining must not turn the stream into keyframes.
 const keyframeHoldoff = 500 * time.Millisecond
 
+// audioInterval is the duration of an Opus packet, the clip's and the sources'.
+const audioInterval = opusFrameDur * time.Millisecond
+
 // lateSkip is how far behind schedule the pacer may fall before it skips frames instead of
 // bursting them out (a stalled generator would otherwise flood the server afterwards).
 const lateSkip = 500 * time.Millisecond
@@ -39,6 +42,8 @@ type videoState struct {
 type Pacer struct {
 	audio     Writer
 	audioClip *AudioClip
+	voice     AudioSource
+	levelExt  *levelExtensions // nil: no audio level extension
 	audioSeq  uint16
 	audioTS   uint32
 	audioIdx  int
@@ -98,13 +103,32 @@ func (p *Pacer) RequestKeyframe(layer int) {
 	}
 }
 
+// AudioSource produces a live audio stream frame by frame (instead of looping the Opus clip):
+// each call returns the next 20 ms payload and its RFC 6464 audio level byte (V, then -dBov).
+type AudioSource interface {
+	Next() (payload []byte, level byte)
+}
+
+// SetAudioSource makes the pacer send src's frames, one every 20 ms, each carrying its audio
+// level in the header extension levelID (RFC 6464; 0 sends no extension, as when the answer did
+// not negotiate it). Call it before the first Step.
+func (p *Pacer) SetAudioSource(src AudioSource, levelID uint8) {
+	p.voice = src
+	p.levelExt = nil
+	if levelID > 0 {
+		p.levelExt = levelTable(levelID)
+	}
+}
+
+func (p *Pacer) sendsAudio() bool { return p.audio != nil && (p.voice != nil || p.audioClip != nil) }
+
 // Step sends everything due at now and returns when the next packet is due.
 func (p *Pacer) Step(now time.Duration) time.Duration {
-	if p.audio != nil && p.audioClip != nil {
+	if p.sendsAudio() {
 		p.audioNext = p.catchUp(p.audioNext, now)
 		for p.audioNext <= now {
 			p.sendAudio()
-			p.audioNext += p.audioClip.Interval
+			p.audioNext += audioInterval
 		}
 	}
 	if len(p.video) > 0 {
@@ -115,7 +139,7 @@ func (p *Pacer) Step(now time.Duration) time.Duration {
 		}
 	}
 	next := now + time.Second
-	if p.audio != nil && p.audioClip != nil {
+	if p.sendsAudio() {
 		next = min(next, p.audioNext)
 	}
 	if len(p.video) > 0 {
@@ -134,16 +158,26 @@ func (p *Pacer) catchUp(due, now time.Duration) time.Duration {
 }
 
 func (p *Pacer) sendAudio() {
-	payload := p.audioClip.Packets[p.audioIdx]
-	p.audioIdx = (p.audioIdx + 1) % len(p.audioClip.Packets)
+	var payload []byte
+	var ext []rtp.Extension
+	if p.voice != nil {
+		var level byte
+		payload, level = p.voice.Next()
+		if p.levelExt != nil {
+			ext = p.levelExt[level]
+		}
+	} else {
+		payload = p.audioClip.Packets[p.audioIdx]
+		p.audioIdx = (p.audioIdx + 1) % len(p.audioClip.Packets)
+	}
 	p.pkt.Marker = false
-	p.setExtensions(nil)
+	p.setExtensions(ext)
 	p.pkt.SequenceNumber = p.audioSeq
 	p.pkt.Timestamp = p.audioTS
 	p.pkt.Payload = payload
 	p.write(p.audio)
 	p.audioSeq++
-	p.audioTS += 960 // 20 ms at 48 kHz
+	p.audioTS += uint32(audioInterval * 48000 / time.Second)
 }
 
 func (p *Pacer) sendVideoFrame(now time.Duration) {

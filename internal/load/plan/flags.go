@@ -37,12 +37,24 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&d.Substream, "substream", d.Substream, "simulcast layer subscribers ask for (0-2; -1 server default)")
 	fs.DurationVar(&d.JoinTimeout, "join-timeout", d.JoinTimeout, "time allowed for one client to connect")
 	fs.StringVar(&f.ice, "ice-interface", "", "comma-separated interfaces the clients' ICE may use")
+	fs.IntVar(&d.AudioBridge.Participants, "audiobridge", 0, "audio bridge participants (instead of videoroom publishers and subscribers)")
+	fs.IntVar(&d.AudioBridge.SamplingRate, "sampling-rate", d.AudioBridge.SamplingRate, "mixing rate of an audio bridge room the run creates")
+	fs.IntVar(&d.AudioBridge.Decode, "decode", d.AudioBridge.Decode, "audio bridge participants that decode the mix they receive")
+	fs.IntVar(&d.Talkers, "talkers", d.Talkers, "at most this many participants talk at once (voice media, audio bridge)")
+	fs.Uint64Var(&d.Seed, "seed", d.Seed, "seed of who talks when")
+	fs.IntVar(&d.Steps.Size, "step", d.Steps.Size, "clients joining per step, with a hold after each (0: no steps)")
+	fs.DurationVar(&d.Steps.Hold, "step-hold", d.Steps.Hold, "hold after each step")
+	fs.DurationVar(&d.Steps.Settle, "step-settle", d.Steps.Settle, "time after a step's joins before its measurement window")
+	fs.BoolVar(&d.Steps.StopWhenBehind, "stop-when-behind", d.Steps.StopWhenBehind, "end the run after the first step where the server fell behind real time")
 	return f
 }
 
 // Build returns the plan: the file (if any) with the set flags applied, validated.
 func (f *Flags) Build() (Plan, error) {
 	p := Default()
+	if f.set("audiobridge") {
+		p = DefaultAudioBridge()
+	}
 	if f.file != "" {
 		var err error
 		if p, err = Load(f.file); err != nil {
@@ -61,9 +73,33 @@ func (f *Flags) Build() (Plan, error) {
 	return p, p.Validate()
 }
 
+func (f *Flags) set(name string) bool {
+	found := false
+	f.fs.Visit(func(fl *flag.Flag) { found = found || fl.Name == name })
+	return found
+}
+
 func (f *Flags) apply(p *Plan, name string) error {
 	v := &f.v
 	switch name {
+	case "audiobridge":
+		p.AudioBridge.Participants = v.AudioBridge.Participants
+	case "sampling-rate":
+		p.AudioBridge.SamplingRate = v.AudioBridge.SamplingRate
+	case "decode":
+		p.AudioBridge.Decode = v.AudioBridge.Decode
+	case "talkers":
+		p.Talkers = v.Talkers
+	case "seed":
+		p.Seed = v.Seed
+	case "step":
+		p.Steps.Size = v.Steps.Size
+	case "step-hold":
+		p.Steps.Hold = v.Steps.Hold
+	case "step-settle":
+		p.Steps.Settle = v.Steps.Settle
+	case "stop-when-behind":
+		p.Steps.StopWhenBehind = v.Steps.StopWhenBehind
 	case "name":
 		p.Name = v.Name
 	case "server":

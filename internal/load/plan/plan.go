@@ -13,7 +13,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -25,12 +24,57 @@ const (
 	MediaSimulcast = "simulcast"
 	// MediaVideo is one VP8 layer (640x360) plus Opus.
 	MediaVideo = "video"
-	// MediaAudio is Opus only.
+	// MediaAudio is Opus only: a looped clip, sent whole whatever anyone says.
 	MediaAudio = "audio"
+	// MediaVoice is Opus only, speech in a call's talk pattern (package voice): at most Talkers
+	// publishers talk at once, the others send their quiet room; every packet carries its audio
+	// level. Audio bridge participants always send it.
+	MediaVoice = "voice"
 )
 
 // Profiles lists the accepted media profiles.
-var Profiles = []string{MediaSimulcast, MediaVideo, MediaAudio}
+var Profiles = []string{MediaSimulcast, MediaVideo, MediaAudio, MediaVoice}
+
+// Plugins the generator drives.
+const (
+	PluginVideoroom   = "janus.plugin.videoroom"
+	PluginAudioBridge = "janus.plugin.audiobridge"
+)
+
+// AudioBridge is a run of janus.plugin.audiobridge participants: each joins the room, sends
+// voice and receives the room's mix (everyone else), which it measures. A plan has either these
+// or videoroom publishers and subscribers.
+type AudioBridge struct {
+	// Participants is how many join.
+	Participants int `yaml:"participants"`
+	// SamplingRate is the mixing rate of a room the run creates (create_room): 8000, 12000,
+	// 16000 (wideband, the default), 24000 or 48000.
+	SamplingRate int `yaml:"sampling_rate"`
+	// Decode is how many participants (the first ones) also decode the mix they receive, to check
+	// it carries speech while others talk; the rest only count and time packets (decoding every
+	// mix would cost the generator as much as the server's mixing).
+	Decode int `yaml:"decode"`
+}
+
+// Steps make clients join in steps, holding the load after each: the run then reports, per
+// step, the server's CPU, memory and traffic and the received audio's timing against the number
+// of participants (seed 001's stress tests).
+type Steps struct {
+	// Size is how many clients join per step; 0 means no steps (everyone joins, then the hold).
+	Size int `yaml:"size"`
+	// Hold is how long the load is held after a step's joins; its window, where the step is
+	// measured, starts Settle after them.
+	Hold   time.Duration `yaml:"hold"`
+	Settle time.Duration `yaml:"settle"`
+	// StopWhenBehind ends the run after the first step in whose window the server fell behind
+	// real time: more than MaxLate (default 5 %) of the received audio frames late by more than
+	// one 20 ms period, or more than MaxLoss (1 %) of the packets lost. One stall of a mixer makes
+	// every participant's frame late at once: on a shared machine scheduling alone makes a few
+	// percent late, which is not falling behind.
+	StopWhenBehind bool    `yaml:"stop_when_behind"`
+	MaxLate        float64 `yaml:"max_late"`
+	MaxLoss        float64 `yaml:"max_loss"`
+}
 
 // Plan is one load run.
 type Plan struct {
@@ -70,6 +114,14 @@ type Plan struct {
 	// ICEInterfaces restricts the clients' ICE candidates to these network interfaces (empty: all
 	// but loopback; a loopback server address selects "lo").
 	ICEInterfaces []string `yaml:"ice_interfaces"`
+	// AudioBridge replaces the publishers and subscribers with audio bridge participants.
+	AudioBridge AudioBridge `yaml:"audiobridge"`
+	// Talkers is how many people talk at once at most (voice media and audio bridge participants);
+	// Seed seeds who talks when.
+	Talkers int    `yaml:"talkers"`
+	Seed    uint64 `yaml:"seed"`
+	// Steps make the clients join in steps.
+	Steps Steps `yaml:"steps"`
 }
 
 // Default is the plan every file and flag set starts from.
@@ -85,7 +137,20 @@ func Default() Plan {
 		Media:       MediaSimulcast,
 		Substream:   -1,
 		JoinTimeout: 20 * time.Second,
+		AudioBridge: AudioBridge{SamplingRate: 16000, Decode: 8},
+		Talkers:     3,
+		Seed:        1,
+		Steps:       Steps{Hold: 10 * time.Second, Settle: 3 * time.Second, MaxLate: 0.05, MaxLoss: 0.01},
 	}
+}
+
+// DefaultAudioBridge is Default for a plan of audio bridge participants: no publishers or
+// subscribers, voice media.
+func DefaultAudioBridge() Plan {
+	p := Default()
+	p.Publishers, p.Subscribers = 0, 0
+	p.Media = MediaVoice
+	return p
 }
 
 // Limits keep a typo from starting an absurd run.
@@ -112,11 +177,20 @@ func Load(path string) (Plan, error) {
 
 // Decode reads a YAML plan over the defaults. Unknown keys are errors, so a misspelt field is not
 // silently ignored. It does not validate.
+//
+// A file with an audiobridge section starts from DefaultAudioBridge (no publishers, no
+// subscribers, voice media).
 func Decode(r io.Reader) (Plan, error) {
 	p := Default()
 	b, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
 		return p, err
+	}
+	var peek struct {
+		AudioBridge *yaml.Node `yaml:"audiobridge"`
+	}
+	if yaml.Unmarshal(b, &peek) == nil && peek.AudioBridge != nil {
+		p = DefaultAudioBridge()
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -133,68 +207,6 @@ func Parse(r io.Reader) (Plan, error) {
 		return p, err
 	}
 	return p, p.Validate()
-}
-
-// Validate checks every field and returns all problems at once.
-func (p *Plan) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("plan: %s: %s", field, fmt.Sprintf(format, args...)))
-	}
-	if err := checkServer(p.Server); err != nil {
-		bad("server", "%v", err)
-	}
-	if p.Room == 0 {
-		bad("room", "must be a positive room id")
-	}
-	if p.Publishers < 0 || p.Publishers > MaxClients {
-		bad("publishers", "%d is outside 0…%d", p.Publishers, MaxClients)
-	}
-	if p.Subscribers < 0 || p.Subscribers > MaxClients {
-		bad("subscribers", "%d is outside 0…%d", p.Subscribers, MaxClients)
-	}
-	if p.Publishers+p.Subscribers == 0 {
-		bad("publishers", "a run needs at least one client")
-	}
-	if p.Subscribers > 0 && p.Publishers == 0 {
-		bad("subscribers", "subscribers need at least one publisher")
-	}
-	for _, i := range p.SubscribeTo {
-		if i < 0 || i >= p.Publishers {
-			bad("subscribe_to", "publisher %d does not exist (there are %d)", i, p.Publishers)
-		}
-	}
-	if !(p.JoinRate > 0) || p.JoinRate > MaxJoinRate {
-		bad("join_rate", "%v is outside (0, %d] clients per second", p.JoinRate, MaxJoinRate)
-	}
-	if p.Duration <= 0 || p.Duration > MaxDuration {
-		bad("duration", "%v is outside (0, %v]", p.Duration, MaxDuration)
-	}
-	if p.Warmup < 0 || p.Warmup >= p.Duration {
-		bad("warmup", "%v must be at least 0 and shorter than the duration (%v)", p.Warmup, p.Duration)
-	}
-	if p.JoinTimeout <= 0 {
-		bad("join_timeout", "must be positive")
-	}
-	if !validProfile(p.Media) {
-		bad("media", "%q is not one of %s", p.Media, strings.Join(Profiles, ", "))
-	}
-	if p.Substream < -1 || p.Substream > 2 {
-		bad("substream", "%d is outside -1…2", p.Substream)
-	}
-	if p.Substream >= 0 && p.Media != MediaSimulcast {
-		bad("substream", "only applies to the %s media profile", MediaSimulcast)
-	}
-	return errors.Join(errs...)
-}
-
-func validProfile(m string) bool {
-	for _, v := range Profiles {
-		if m == v {
-			return true
-		}
-	}
-	return false
 }
 
 func checkServer(s string) error {
@@ -217,7 +229,18 @@ func checkServer(s string) error {
 }
 
 // Video reports whether the profile sends video.
-func (p *Plan) Video() bool { return p.Media != MediaAudio }
+func (p *Plan) Video() bool { return p.Media == MediaSimulcast || p.Media == MediaVideo }
+
+// IsAudioBridge reports whether the run's clients are audio bridge participants.
+func (p *Plan) IsAudioBridge() bool { return p.AudioBridge.Participants > 0 }
+
+// Plugin is the Janus plugin the run drives.
+func (p *Plan) Plugin() string {
+	if p.IsAudioBridge() {
+		return PluginAudioBridge
+	}
+	return PluginVideoroom
+}
 
 // Feeds is the list of publisher indexes each subscriber receives.
 func (p *Plan) Feeds() []int {
@@ -233,7 +256,7 @@ func (p *Plan) Feeds() []int {
 
 // PeerConnections is how many PeerConnections the server holds once everyone has joined.
 func (p *Plan) PeerConnections() int {
-	n := p.Publishers + p.Subscribers
+	n := p.Publishers + p.Subscribers + p.AudioBridge.Participants
 	if p.PublishersSubscribe && p.Publishers > 1 {
 		n += p.Publishers
 	}
@@ -241,9 +264,4 @@ func (p *Plan) PeerConnections() int {
 }
 
 // Participants is how many clients (people) the run has.
-func (p *Plan) Participants() int { return p.Publishers + p.Subscribers }
-
-// RampTime is how long the joins take at the plan's join rate.
-func (p *Plan) RampTime() time.Duration {
-	return time.Duration(float64(p.Participants()) / p.JoinRate * float64(time.Second))
-}
+func (p *Plan) Participants() int { return p.Publishers + p.Subscribers + p.AudioBridge.Participants }

@@ -114,7 +114,9 @@ func TestFlagsOverrideTheFile(t *testing.T) {
 }
 
 func TestShapesAreValid(t *testing.T) {
-	for _, p := range []Plan{FanOut("http://h/janus", 8), Videoroom("http://h/janus", 10, 140), AudioConference("http://h/janus", 20)} {
+	for _, p := range []Plan{FanOut("http://h/janus", 8), Videoroom("http://h/janus", 10, 140), AudioConference("http://h/janus", 20),
+		AudioBridgeStress("http://h/janus", 200, 10, 15*time.Second), AudioBridgeConference("http://h/janus", 20, 2, 10*time.Second),
+		VoiceConference("http://h/janus", 20, 2, 10*time.Second)} {
 		if err := p.Validate(); err != nil {
 			t.Errorf("%s: %v", p.Name, err)
 		}
@@ -125,19 +127,126 @@ func TestShapesAreValid(t *testing.T) {
 	if a := AudioConference("http://h/janus", 20); a.Video() || a.PeerConnections() != 40 {
 		t.Errorf("audio conference: video %v, %d PCs", a.Video(), a.PeerConnections())
 	}
+	st := AudioBridgeStress("http://h/janus", 200, 10, 15*time.Second)
+	if st.Plugin() != PluginAudioBridge || st.Room != AudioBridgeRoom || st.StepCount() != 20 || !st.Steps.StopWhenBehind || st.Steps.Settle != 3*time.Second {
+		t.Errorf("stress: %+v", st)
+	}
+	mcu, sfu := AudioBridgeConference("http://h/janus", 20, 2, 6*time.Second), VoiceConference("http://h/janus", 20, 2, 6*time.Second)
+	if mcu.PeerConnections() != 20 || sfu.PeerConnections() != 40 || sfu.Plugin() != PluginVideoroom || sfu.Media != MediaVoice ||
+		mcu.StepCount() != 10 || sfu.StepCount() != 10 || mcu.Steps.StopWhenBehind || sfu.Steps.Settle != 2*time.Second {
+		t.Errorf("MCU %+v\nSFU %+v", mcu, sfu)
+	}
+}
+
+func TestParseAudioBridgePlan(t *testing.T) {
+	p, err := Parse(strings.NewReader(`
+server: http://h:8088/janus
+room: 1234
+audiobridge:
+  participants: 25
+  sampling_rate: 48000
+  decode: 2
+talkers: 4
+seed: 9
+steps:
+  size: 10
+  hold: 12s
+  stop_when_behind: true
+  max_late: 0.02
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab := p.AudioBridge
+	if !p.IsAudioBridge() || ab.Participants != 25 || ab.SamplingRate != 48000 || ab.Decode != 2 || p.Publishers != 0 || p.Subscribers != 0 ||
+		p.Media != MediaVoice || p.Talkers != 4 || p.Seed != 9 || p.Plugin() != PluginAudioBridge || p.Video() {
+		t.Fatalf("parsed %+v", p)
+	}
+	// Steps of 10, 10 and 5, each held 12 s; settle and max_loss keep their defaults.
+	s := p.Steps
+	if s.Size != 10 || s.Hold != 12*time.Second || s.Settle != 3*time.Second || !s.StopWhenBehind || s.MaxLate != 0.02 || s.MaxLoss != 0.01 {
+		t.Fatalf("steps %+v", s)
+	}
+	if p.PeerConnections() != 25 || p.Participants() != 25 || p.StepCount() != 3 || p.RampTime() != 5*time.Second+36*time.Second {
+		t.Errorf("derived: %d PCs, %d participants, %d steps, ramp %v", p.PeerConnections(), p.Participants(), p.StepCount(), p.RampTime())
+	}
+	if d := Default(); d.IsAudioBridge() || d.Plugin() != PluginVideoroom || d.StepCount() != 1 || d.Talkers != 3 || d.AudioBridge.SamplingRate != 16000 {
+		t.Errorf("videoroom defaults: %+v", d)
+	}
+}
+
+func TestBadAudioBridgePlansNameTheField(t *testing.T) {
+	const ab = "server: http://h/janus\naudiobridge: {participants: 4}\n"
+	cases := map[string]string{
+		ab + "publishers: 2\n":                                                           "publishers, subscribers, publishers_subscribe and subscribe_to must be unset",
+		ab + "publishers_subscribe: true\n":                                              "must be unset",
+		ab + "media: audio\n":                                                            `audio bridge participants send voice, not "audio"`,
+		"server: http://h/janus\naudiobridge: {participants: -1}\n":                      "audiobridge.participants: -1",
+		"server: http://h/janus\naudiobridge: {participants: 0}\n":                       "at least one client",
+		"server: http://h/janus\naudiobridge: {participants: 2, sampling_rate: 44100}\n": "audiobridge.sampling_rate: 44100",
+		"server: http://h/janus\naudiobridge: {participants: 2, decode: -1}\n":           "audiobridge.decode: -1",
+		"server: http://h/janus\naudiobridge: {participants: 2, mixers: 1}\n":            "field mixers not found",
+		ab + "talkers: -1\n":                                                             "talkers: -1",
+		ab + "steps: {size: -1}\n":                                                       "steps.size: -1",
+		ab + "steps: {size: 2, hold: 0s}\n":                                              "steps.hold",
+		ab + "steps: {size: 2, hold: 5s, settle: 5s}\n":                                  "steps.settle",
+		ab + "steps: {size: 2, max_late: 1.5}\n":                                         "steps.max_late: 1.5",
+		ab + "steps: {size: 2, max_loss: -0.1}\n":                                        "steps.max_loss",
+		ab + "steps: {stop_when_behind: true}\n":                                         "steps.stop_when_behind: needs steps",
+		"server: http://h/janus\nmedia: voice\nsubstream: 0\n":                           "substream: only applies",
+	}
+	for in, want := range cases {
+		_, err := Parse(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to mention %q", in, err, want)
+		}
+	}
+	// Voice media also works for videoroom publishers (the SFU half of the comparison).
+	if _, err := Parse(strings.NewReader("server: http://h/janus\npublishers: 3\nsubscribers: 0\npublishers_subscribe: true\nmedia: voice\n")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAudioBridgeFlags(t *testing.T) {
+	build := func(args ...string) (Plan, error) {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		f := RegisterFlags(fs)
+		if err := fs.Parse(append([]string{"--server", "http://h/janus"}, args...)); err != nil {
+			t.Fatal(err)
+		}
+		return f.Build()
+	}
+	p, err := build("--audiobridge", "12", "--decode", "3", "--talkers", "2", "--seed", "5", "--sampling-rate", "24000",
+		"--step", "4", "--step-hold", "8s", "--step-settle", "2s", "--stop-when-behind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.AudioBridge != (AudioBridge{Participants: 12, SamplingRate: 24000, Decode: 3}) || p.Publishers != 0 || p.Subscribers != 0 ||
+		p.Media != MediaVoice || p.Talkers != 2 || p.Seed != 5 || p.Steps.Size != 4 || p.Steps.Hold != 8*time.Second ||
+		p.Steps.Settle != 2*time.Second || !p.Steps.StopWhenBehind {
+		t.Fatalf("flags gave %+v", p)
+	}
+	if _, err := build("--audiobridge", "3", "--publishers", "2"); err == nil || !strings.Contains(err.Error(), "must be unset") {
+		t.Fatalf("participants and publishers together: %v", err)
+	}
+	if p, err := build("--publishers", "3", "--subscribers", "0", "--media", "voice", "--step", "1"); err != nil || p.Steps.Size != 1 || p.IsAudioBridge() {
+		t.Fatalf("stepped voice publishers: %+v %v", p, err)
+	}
 }
 
 func FuzzParse(f *testing.F) {
 	f.Add("server: http://h/janus\npublishers: 3\nsubscribers: 2\nsubscribe_to: [0]\n")
 	f.Add("server: ws://h\nmedia: audio\nduration: 1h\njoin_rate: 0.5\n")
 	f.Add("{}")
+	f.Add("server: http://h/janus\naudiobridge: {participants: 3, decode: 1}\nsteps: {size: 2, hold: 3s}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		p, err := Parse(strings.NewReader(in))
 		if err != nil {
 			return
 		}
 		// Anything accepted must be runnable: limits hold and derived numbers are sane.
-		if p.Participants() <= 0 || p.Participants() > 2*MaxClients || p.RampTime() < 0 || p.Duration <= 0 || p.JoinRate <= 0 {
+		if p.Participants() <= 0 || p.Participants() > 2*MaxClients || p.RampTime() < 0 || p.Duration <= 0 || p.JoinRate <= 0 ||
+			p.StepCount() < 1 || (p.IsAudioBridge() && p.Publishers+p.Subscribers > 0) {
 			t.Fatalf("accepted an unrunnable plan %+v", p)
 		}
 		for _, i := range p.Feeds() {

@@ -57,3 +57,57 @@ func AudioConference(server string, n int) Plan {
 	p.Duration = 20 * time.Second
 	return p
 }
+
+// AudioBridgeRoom is the audio bridge room the benchmark shapes join: the wideband (16 kHz)
+// sample room 1234 that Janus's demo expects, which both servers' configurations define.
+const AudioBridgeRoom = 1234
+
+// AudioBridgeStress is seed 001's stress test of the audio bridge: participants join one
+// wideband room in steps of step, each step held for hold, until max participants or until the
+// server falls behind real time (more than 5 % of the mixes' frames late by more than 20 ms, or
+// more than 1 % lost, in a step's window; plan.Steps). The paper went to 200.
+func AudioBridgeStress(server string, max, step int, hold time.Duration) Plan {
+	p := audioBridge(server, fmt.Sprintf("audiobridge-stress-%d", max), max, step, hold)
+	p.Steps.StopWhenBehind = true
+	return p
+}
+
+// AudioBridgeConference is the MCU half of seed 001's MCU-versus-SFU comparison: n participants
+// in one wideband audio bridge room, joining in steps of step so every size up to n is measured.
+func AudioBridgeConference(server string, n, step int, hold time.Duration) Plan {
+	return audioBridge(server, fmt.Sprintf("mcu-%d", n), n, step, hold)
+}
+
+// VoiceConference is the SFU half: n videoroom publishers sending the same voice in the same talk
+// pattern, each receiving the n-1 others, joining in steps of step.
+func VoiceConference(server string, n, step int, hold time.Duration) Plan {
+	p := AudioConference(server, n)
+	p.Name = fmt.Sprintf("sfu-%d", n)
+	p.Media = MediaVoice
+	p.JoinRate = 10
+	p.Steps = steps(step, hold)
+	p.Duration, p.Warmup = stepTail, 0
+	return p
+}
+
+// stepTail is how long a stepped shape holds after its last step (which was measured already).
+const stepTail = 2 * time.Second
+
+func audioBridge(server, name string, n, step int, hold time.Duration) Plan {
+	p := DefaultAudioBridge()
+	p.Name = name
+	p.Server = server
+	p.Room = AudioBridgeRoom
+	p.AudioBridge.Participants = n
+	p.JoinRate = 10
+	p.Steps = steps(step, hold)
+	p.Duration, p.Warmup = stepTail, 0
+	return p
+}
+
+func steps(size int, hold time.Duration) Steps {
+	s := Default().Steps
+	s.Size, s.Hold = size, hold
+	s.Settle = min(s.Settle, hold/3)
+	return s
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-rtc/strata/internal/load/plan"
 	"github.com/strata-rtc/strata/internal/load/rtpstats"
@@ -108,7 +109,7 @@ func TestWriteProducesEveryOutput(t *testing.T) {
 		t.Errorf("summary round trip: %+v", back.Totals)
 	}
 	rows := readCSV(t, filepath.Join(dir, TimeseriesFile))
-	if len(rows) != 22 || len(rows[0]) != len(timeseriesHeader) || rows[21][3] != "4" || rows[21][16] != "100.000" {
+	if len(rows) != 22 || len(rows[0]) != len(timeseriesHeader) || rows[21][4] != "4" || rows[21][17] != "100.000" {
 		t.Errorf("timeseries: %d rows, last %v", len(rows), rows[len(rows)-1])
 	}
 	if rows := readCSV(t, filepath.Join(dir, StreamsFile)); len(rows) != 5 || rows[2][10] != "0.0200" {
@@ -138,4 +139,55 @@ func readCSV(t *testing.T, path string) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// TestAudioBridgeRunReport writes a stepped audio bridge run: the timing of the mixes, what the
+// listeners heard and the steps reach summary.json, steps.csv and report.md.
+func TestAudioBridgeRunReport(t *testing.T) {
+	r := synthetic()
+	r.Plan = plan.DefaultAudioBridge()
+	r.Plan.Name, r.Plan.AudioBridge.Participants, r.Plan.Steps.Size = "ab", 20, 10
+	var c rtpstats.TimingCounts
+	for i := 0; i < 999; i++ {
+		c.Interarrival.Add(20 * time.Millisecond)
+		c.Lateness.Add(3 * time.Millisecond)
+	}
+	c.Lateness.Add(45 * time.Millisecond)
+	c.Frames, c.Late, c.Gaps = 1000, 1, 1
+	r.Totals.Audio = TimingOf(&c)
+	if a := r.Totals.Audio; a.LateShare != 0.001 || a.InterarrivalP50 != 21 || a.LatenessP99 != 4 || a.LatenessMax != 46 {
+		t.Fatalf("timing %+v", a)
+	}
+	r.Totals.Listening = Listening{Listeners: 2, Decoded: 900, SpeechFrames: 800, SpeechMeanDBov: -27.5, SpeechAudible: 0.85,
+		SilenceFrames: 50, SilenceDBov: -76}
+	r.Steps = []Step{
+		{Participants: 10, PeerConnections: 10, ServerOK: true, ServerCPUPct: 12, ServerRSSBytes: 40 << 20, Audio: r.Totals.Audio},
+		{Participants: 20, PeerConnections: 20, ServerOK: true, ServerCPUPct: 30, ServerRSSBytes: 50 << 20, LossRatio: 0.02, Behind: true},
+	}
+	r.StoppedBehind = 2
+	if r.Steps[1].CPUPerParticipant() != 1.5 || (Step{}).CPUPerParticipant() != 0 {
+		t.Fatal("CPU per participant")
+	}
+	dir := t.TempDir()
+	if err := Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSummary(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Steps) != 2 || back.StoppedBehind != 2 || back.Totals.Listening != r.Totals.Listening || back.Totals.Audio != r.Totals.Audio {
+		t.Fatalf("summary: steps %+v, stopped %d", back.Steps, back.StoppedBehind)
+	}
+	rows := readCSV(t, filepath.Join(dir, StepsFile))
+	if len(rows) != 3 || len(rows[0]) != len(stepsHeader) || rows[1][5] != "1.200" || rows[2][26] != "true" {
+		t.Fatalf("steps.csv: %v", rows)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	for _, want := range []string{"audio bridge room 1234; 20 participants", "| late frames (> 20 ms) | 1 (0.100%) |", "-27.5 dBov",
+		"| 20 | 30.0 | 1.500 | 0.000 | 50.0 |", "stopped after step 2"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
 }

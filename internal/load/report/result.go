@@ -34,6 +34,10 @@ type Result struct {
 	// Subscriptions are the receiving PeerConnections (pure subscribers and publishers' own).
 	Subscriptions []Subscription `json:"subscriptions"`
 	Streams       []Stream       `json:"streams"`
+	// Steps are the windows of a stepped run (plan.Steps), in order; StoppedBehind is the number
+	// of the step (from 1) after which the run stopped because the server fell behind, or 0.
+	Steps         []Step `json:"steps,omitempty"`
+	StoppedBehind int    `json:"stopped_behind,omitempty"`
 }
 
 // Machine is where the run happened.
@@ -82,6 +86,7 @@ type Generator struct {
 type Totals struct {
 	Publishers      int `json:"publishers"`
 	Subscribers     int `json:"subscribers"`
+	AudioBridge     int `json:"audiobridge_participants"`
 	Subscriptions   int `json:"subscriptions"`
 	PeerConnections int `json:"peer_connections"`
 	FailedJoins     int `json:"failed_joins"`
@@ -108,6 +113,11 @@ type Totals struct {
 	MeanVideoKbps         float64 `json:"mean_video_kbit_per_s"`
 	MeanAudioKbps         float64 `json:"mean_audio_kbit_per_s"`
 	GeneratorCPUPerServer float64 `json:"generator_cpu_per_server_cpu"`
+
+	// Audio is the timing of every received audio stream over the whole run.
+	Audio AudioTiming `json:"audio"`
+	// Listening is what the decoding audio bridge participants heard.
+	Listening Listening `json:"listening"`
 }
 
 // Sample is one second of the run.
@@ -115,6 +125,7 @@ type Sample struct {
 	T               float64 // seconds since the start
 	Publishers      int
 	Subscribers     int
+	AudioBridge     int // audio bridge participants
 	PeerConnections int
 	ServerOK        bool
 	ServerCPUPct    float64 // of one core
@@ -131,10 +142,11 @@ type Sample struct {
 	RecvMbps        float64 // RTP the subscribers received
 	RecvBytes       uint64  // cumulative
 	LossPct         float64 // of the packets expected in this second
+	LateFrames      uint64  // received audio frames late by more than 20 ms in this second
 }
 
-// Participants is publishers plus receive-only subscribers.
-func (s Sample) Participants() int { return s.Publishers + s.Subscribers }
+// Participants is publishers plus receive-only subscribers plus audio bridge participants.
+func (s Sample) Participants() int { return s.Publishers + s.Subscribers + s.AudioBridge }
 
 // Publisher is what one publisher sent.
 type Publisher struct {
@@ -168,10 +180,17 @@ func DetectMachine() Machine {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
+	m.LoadAvg = LoadAverage()
+	return m
+}
+
+// LoadAverage is the machine's 1-minute load average (0 if unknown).
+func LoadAverage() float64 {
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
-			m.LoadAvg, _ = strconv.ParseFloat(f[0], 64)
+			v, _ := strconv.ParseFloat(f[0], 64)
+			return v
 		}
 	}
-	return m
+	return 0
 }

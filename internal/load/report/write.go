@@ -31,8 +31,16 @@ func Write(dir string, r *Result) error {
 		writeFile(filepath.Join(dir, TimeseriesFile), func(w io.Writer) error { return WriteTimeseries(w, r.Samples) }),
 		writeFile(filepath.Join(dir, StreamsFile), func(w io.Writer) error { return WriteStreams(w, r.Streams) }),
 		WritePlots(dir, r),
+		writeStepsFile(dir, r),
 		writeFile(filepath.Join(dir, ReportFile), func(w io.Writer) error { return WriteMarkdown(w, r) }),
 	)
+}
+
+func writeStepsFile(dir string, r *Result) error {
+	if len(r.Steps) == 0 {
+		return nil
+	}
+	return writeFile(filepath.Join(dir, StepsFile), func(w io.Writer) error { return WriteSteps(w, r.Steps) })
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
@@ -67,10 +75,10 @@ func ReadSummary(path string) (*Result, error) {
 	return r, nil
 }
 
-var timeseriesHeader = []string{"t_s", "publishers", "subscribers", "participants", "peer_connections",
+var timeseriesHeader = []string{"t_s", "publishers", "subscribers", "audiobridge", "participants", "peer_connections",
 	"server_cpu_pct", "server_cpu_s", "server_rss_mb", "server_threads",
 	"server_net_in_mbps", "server_net_out_mbps", "server_net_in_pps", "server_net_out_pps",
-	"generator_cpu_pct", "generator_rss_mb", "sent_mbps", "received_mbps", "loss_pct"}
+	"generator_cpu_pct", "generator_rss_mb", "sent_mbps", "received_mbps", "loss_pct", "late_frames"}
 
 // WriteTimeseries writes one row a second. Server columns are empty when the server could not be
 // sampled, network columns when its traffic could not be isolated.
@@ -85,10 +93,10 @@ func WriteTimeseries(w io.Writer, samples []Sample) error {
 			server = []string{f1(s.ServerCPUPct), f3(s.ServerCPUSec), f1(mb(s.ServerRSSBytes)), strconv.Itoa(s.ServerThreads)}
 		}
 		net := []string{f3(s.NetInMbps), f3(s.NetOutMbps), f1(s.NetInPps), f1(s.NetOutPps)}
-		row := append([]string{f1(s.T), strconv.Itoa(s.Publishers), strconv.Itoa(s.Subscribers),
+		row := append([]string{f1(s.T), strconv.Itoa(s.Publishers), strconv.Itoa(s.Subscribers), strconv.Itoa(s.AudioBridge),
 			strconv.Itoa(s.Participants()), strconv.Itoa(s.PeerConnections)}, server...)
 		row = append(row, net...)
-		row = append(row, f1(s.GenCPUPct), f1(mb(s.GenRSSBytes)), f3(s.SentMbps), f3(s.RecvMbps), f3(s.LossPct))
+		row = append(row, f1(s.GenCPUPct), f1(mb(s.GenRSSBytes)), f3(s.SentMbps), f3(s.RecvMbps), f3(s.LossPct), u(s.LateFrames))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -118,9 +126,17 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	p, t, s, g := r.Plan, r.Totals, r.Server, r.Generator
 	fmt.Fprintf(&b, "# Load run %q\n\n", p.Name)
-	fmt.Fprintf(&b, "Server `%s`, room %d; %d publishers (%s media), %d subscribers, publishers subscribe to each other: %v; "+
-		"join rate %.3g/s, held %v after the last join.\n\n", p.Server, p.Room, p.Publishers, p.Media, p.Subscribers,
-		p.PublishersSubscribe, p.JoinRate, p.Duration)
+	if p.IsAudioBridge() {
+		fmt.Fprintf(&b, "Server `%s`, audio bridge room %d; %d participants (voice, at most %d talking at once, %d decoding the mix); ",
+			p.Server, p.Room, p.AudioBridge.Participants, p.Talkers, min(p.AudioBridge.Decode, p.AudioBridge.Participants))
+	} else {
+		fmt.Fprintf(&b, "Server `%s`, room %d; %d publishers (%s media), %d subscribers, publishers subscribe to each other: %v; ",
+			p.Server, p.Room, p.Publishers, p.Media, p.Subscribers, p.PublishersSubscribe)
+	}
+	if p.Steps.Size > 0 {
+		fmt.Fprintf(&b, "joining in steps of %d, each held %v (measured after %v); ", p.Steps.Size, p.Steps.Hold, p.Steps.Settle)
+	}
+	fmt.Fprintf(&b, "join rate %.3g/s, held %v after the last join.\n\n", p.JoinRate, p.Duration)
 	fmt.Fprintf(&b, "Machine: %s, %d cores, kernel %s, load average %.2f at the end. Started %s, ran %.1f s.", r.Machine.CPU, r.Machine.Cores,
 		r.Machine.Kernel, r.Machine.LoadAvg, r.Started.Format("2006-01-02 15:04:05 MST"), r.Seconds)
 	if r.Interrupted {
@@ -128,7 +144,8 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	}
 	b.WriteString("\n\n## Result\n\n| | |\n|---|---|\n")
 	row := func(k, v string) { fmt.Fprintf(&b, "| %s | %s |\n", k, v) }
-	row("joined", fmt.Sprintf("%d publishers, %d subscribers, %d PeerConnections (%d failed joins)", t.Publishers, t.Subscribers, t.PeerConnections, t.FailedJoins))
+	row("joined", fmt.Sprintf("%d publishers, %d subscribers, %d audio bridge participants, %d PeerConnections (%d failed joins)",
+		t.Publishers, t.Subscribers, t.AudioBridge, t.PeerConnections, t.FailedJoins))
 	if s.Sampled {
 		who := fmt.Sprintf("PID %d", s.PID)
 		if s.InProcess {
@@ -154,6 +171,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	row("freezes (> 500 ms)", fmt.Sprintf("%d", t.Freezes))
 	row("mean time to first frame", fmt.Sprintf("%.0f ms", t.MeanTTFFMs))
 	row("mean stream bitrate", fmt.Sprintf("video %.0f kbit/s, audio %.0f kbit/s", t.MeanVideoKbps, t.MeanAudioKbps))
+	writeAudio(&b, r)
 	writePublishers(&b, r)
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")

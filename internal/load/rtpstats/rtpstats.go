@@ -45,7 +45,13 @@ type Config struct {
 	Kind      Kind
 	ClockRate uint32        // RTP clock: 48000 for Opus, 90000 for video
 	FreezeGap time.Duration // 0 means DefaultFreezeGap
+	// FramePeriod is an audio stream's packet duration, against which its Timing measures late
+	// frames; 0 means DefaultFramePeriod. Video streams have no Timing.
+	FramePeriod time.Duration
 }
+
+// DefaultFramePeriod is the duration of a WebRTC audio packet (Opus's usual 20 ms ptime).
+const DefaultFramePeriod = 20 * time.Millisecond
 
 // Stream accumulates one RTP stream's statistics.
 type Stream struct {
@@ -82,6 +88,8 @@ type Stream struct {
 	freezes      uint64
 	freezeTime   time.Duration
 	maxGap       time.Duration
+
+	timing *Timing // audio only
 }
 
 // New returns an empty stream. start is when the stream was requested; the time to first frame
@@ -93,7 +101,14 @@ func New(cfg Config, start time.Duration) *Stream {
 	if cfg.ClockRate == 0 {
 		cfg.ClockRate = 90000
 	}
-	return &Stream{cfg: cfg, start: start}
+	if cfg.FramePeriod <= 0 {
+		cfg.FramePeriod = DefaultFramePeriod
+	}
+	s := &Stream{cfg: cfg, start: start}
+	if cfg.Kind == Audio {
+		s.timing = NewTiming(cfg.ClockRate, cfg.FramePeriod)
+	}
+	return s
 }
 
 // ErrShort is returned for a packet too short to be RTP.
@@ -113,6 +128,9 @@ func (s *Stream) Observe(pkt []byte, at time.Duration) error {
 	s.last = at
 	s.trackSequence(h.Seq)
 	s.trackJitter(h.Timestamp, at)
+	if s.timing != nil {
+		s.timing.Observe(h.Timestamp, at)
+	}
 	s.lastTS = h.Timestamp
 	s.trackFrames(h, pkt[h.PayloadOffset:len(pkt)-h.Padding], at)
 	return nil
@@ -248,6 +266,14 @@ type Summary struct {
 	// than the freeze gap).
 	Live    bool   `json:"live"`
 	Resyncs uint64 `json:"resyncs,omitempty"`
+	// Audio timing (Timing): frames late by more than one period, inter-arrival gaps above two
+	// periods, inter-arrival p50/p99 and lateness p99/max in ms (histogram bucket edges, 1 ms).
+	LateFrames      uint64  `json:"late_frames,omitempty"`
+	Gaps            uint64  `json:"gaps,omitempty"`
+	InterarrivalP50 float64 `json:"interarrival_p50_ms,omitempty"`
+	InterarrivalP99 float64 `json:"interarrival_p99_ms,omitempty"`
+	LatenessP99     float64 `json:"lateness_p99_ms,omitempty"`
+	LatenessMaxMs   float64 `json:"lateness_max_ms,omitempty"`
 }
 
 // Summarize returns the statistics as of time now. A stream whose last frame is older than the
@@ -282,12 +308,28 @@ func (s *Stream) Summarize(now time.Duration) Summary {
 		out.KbitPerSec = float64(s.bytes) * 8 / span.Seconds() / 1000
 	}
 	out.FreezeMs, out.MaxGapMs = ms(freezeTime), ms(maxGap)
+	if s.timing != nil && s.timing.counts.Frames > 1 {
+		c := &s.timing.counts
+		out.LateFrames, out.Gaps = c.Late, c.Gaps
+		out.InterarrivalP50, out.InterarrivalP99 = c.Interarrival.QuantileMs(0.5), c.Interarrival.QuantileMs(0.99)
+		out.LatenessP99, out.LatenessMaxMs = c.Lateness.QuantileMs(0.99), ms(s.timing.MaxLateness())
+	}
 	return out
+}
+
+// Timing returns an audio stream's timing totals (zero for video).
+func (s *Stream) Timing() TimingCounts {
+	if s.timing == nil {
+		return TimingCounts{}
+	}
+	return s.timing.Counts()
 }
 
 // Counters are the running totals a sampler differentiates over time.
 type Counters struct {
 	Packets, Bytes, Expected, Lost uint64
+	// Late and Gaps are an audio stream's late frames and long inter-arrival gaps (Timing).
+	Late, Gaps uint64
 }
 
 // Counters returns the running totals, cheaply (no rates).
@@ -295,6 +337,9 @@ func (s *Stream) Counters() Counters {
 	c := Counters{Packets: s.packets, Bytes: s.bytes, Expected: s.expPrior + s.expectedSinceResync()}
 	if rec := s.recPrior + s.received; c.Expected > rec {
 		c.Lost = c.Expected - rec
+	}
+	if s.timing != nil {
+		c.Late, c.Gaps = s.timing.counts.Late, s.timing.counts.Gaps
 	}
 	return c
 }

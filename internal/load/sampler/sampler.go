@@ -10,6 +10,8 @@ type Reading struct {
 	// OK is false when the process could not be read (gone, or no PID known).
 	OK   bool
 	Stat ProcStat
+	// Mixer is the CPU time of the process's audio mixing threads (MixerThreadPrefix).
+	Mixer time.Duration
 	// Net sums the namespace's interfaces other than loopback; NetIsolated says whether the
 	// process has the namespace to itself, so the counters measure it alone.
 	Net         NetCounters
@@ -43,6 +45,7 @@ func (s *Sampler) Read() Reading {
 		return Reading{}
 	}
 	r := Reading{OK: true, Stat: st, NetIsolated: s.isolated}
+	r.Mixer, _ = ThreadsCPU(s.pid, MixerThreadPrefix)
 	if s.isolated {
 		if devs, err := ReadNetDev(s.pid); err == nil {
 			for name, c := range devs {
@@ -53,6 +56,14 @@ func (s *Sampler) Read() Reading {
 		}
 	}
 	return r
+}
+
+// MixerCPUPercent is the CPU the mixing threads used between two readings, % of one core.
+func MixerCPUPercent(prev, cur Reading, elapsed time.Duration) float64 {
+	if !prev.OK || !cur.OK || elapsed <= 0 || cur.Mixer < prev.Mixer {
+		return 0
+	}
+	return float64(cur.Mixer-prev.Mixer) / float64(elapsed) * 100
 }
 
 // CPUPercent is the CPU used between two readings as a percentage of one core.

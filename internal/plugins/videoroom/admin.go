@@ -2,6 +2,8 @@ package videoroom
 
 import (
 	"slices"
+
+	"github.com/strata-rtc/strata/internal/plugin"
 )
 
 // syncRequests are the requests answered at once (Janus: "success" with plugindata), also reachable
@@ -77,7 +79,7 @@ func (p *Plugin) create(b body) (map[string]any, *requestError) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !given {
-		for id = randomID(); p.rooms[id] != nil; id = randomID() {
+		for id = plugin.RandomID(); p.rooms[id] != nil; id = plugin.RandomID() {
 		}
 	}
 	if id == 0 {

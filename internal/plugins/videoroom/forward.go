@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/strata-rtc/strata/internal/sfu"
+
+	"github.com/strata-rtc/strata/internal/plugin"
 )
 
 // forwarder is one rtp_forward entry: an sfu.Forwarder on a layer of a published stream, with
@@ -171,7 +173,7 @@ func (pub *publisher) newForwarders(e body, defHost string, key *sfu.SRTPKey) ([
 		if ferr != nil {
 			return closeAll(out, errorf(ErrUnknown, "Forwarding to %s: %v", addr, ferr))
 		}
-		out = append(out, &forwarder{id: randomPrivateID(), stream: st, host: host, port: int(port), sink: sink})
+		out = append(out, &forwarder{id: plugin.RandomUint32(), stream: st, host: host, port: int(port), sink: sink})
 	}
 	return out, nil
 }

@@ -12,8 +12,6 @@ package videoroom
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"log/slog"
 	"sort"
@@ -150,17 +148,4 @@ func (p *Plugin) roomList() []*room {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
-}
-
-// randomID returns a random id that fits a JavaScript number (53 bits), as Janus's ids do.
-func randomID() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.BigEndian.Uint64(b[:])&(1<<53-1) | 1
-}
-
-func randomPrivateID() uint32 {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return binary.BigEndian.Uint32(b[:]) | 1
 }

@@ -189,7 +189,7 @@ func (s *session) joinPublisher(ctx context.Context, tx string, b body, jsep *pl
 	if err != nil {
 		return err
 	}
-	pub := &publisher{s: s, room: r, privateID: randomPrivateID(), display: display, forwarders: map[uint32]*forwarder{},
+	pub := &publisher{s: s, room: r, privateID: plugin.RandomUint32(), display: display, forwarders: map[uint32]*forwarder{},
 		activePkts: o.audioActivePackets, levelAvg: o.audioLevelAverage}
 	if md, ok := b["metadata"]; ok {
 		pub.metadata = md
@@ -209,7 +209,7 @@ func (s *session) joinPublisher(ctx context.Context, tx string, b body, jsep *pl
 			return errorf(ErrIDExists, "User ID %d already exists", userID)
 		}
 	} else {
-		for userID = randomID(); r.participants[userID] != nil; userID = randomID() {
+		for userID = plugin.RandomID(); r.participants[userID] != nil; userID = plugin.RandomID() {
 		}
 	}
 	pub.id = userID

@@ -1,0 +1,152 @@
+// Package janustest runs a complete strata on loopback for a plugin's tests and drives it through
+// the Janus API with janusclient: start a server, attach, send requests, wait for events, and
+// complete a Pion PeerConnection's local description the way strata's half-trickle peers expect.
+package janustest
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/server"
+)
+
+// Logger is the server's logger in tests: silent unless STRATA_TEST_LOG is set.
+func Logger() *slog.Logger {
+	if os.Getenv("STRATA_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// StartServer runs a complete strata on loopback (free ports, ICE on lo) with edit applied to its
+// configuration, stopped when the test ends, and returns a WebSocket client.
+func StartServer(t testing.TB, edit func(*config.Config), log *slog.Logger) *janusclient.Client {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
+	cfg.Transports.HTTP.Demos = false
+	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
+	cfg.Transports.Admin.Enabled = false
+	cfg.Media.ICE.Loopback = true
+	cfg.Media.ICE.Interfaces = []string{"lo"}
+	if edit != nil {
+		edit(cfg)
+	}
+	srv, err := server.New(cfg, log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := janusclient.Dial(ctx, "ws://"+srv.WSAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Attach creates a session and attaches a handle of plugin pkg.
+func Attach(t testing.TB, c *janusclient.Client, pkg string) *janusclient.Handle {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := c.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Attach(ctx, pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Request sends a message and decodes the plugin data; plugin errors come back as error.
+func Request(t testing.TB, h *janusclient.Handle, body map[string]any, jsep *janusclient.JSEP) (map[string]any, *janusclient.JSEP, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ev, err := h.Message(ctx, body, jsep)
+	if err != nil {
+		return nil, nil, err
+	}
+	var data map[string]any
+	if ev.PluginData != nil {
+		if err := json.Unmarshal(ev.PluginData.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return data, ev.JSEP, nil
+}
+
+// MustRequest is Request failing the test on an error.
+func MustRequest(t testing.TB, h *janusclient.Handle, body map[string]any, jsep *janusclient.JSEP) (map[string]any, *janusclient.JSEP) {
+	t.Helper()
+	data, j, err := Request(t, h, body, jsep)
+	if err != nil {
+		t.Fatalf("%v: %v", body["request"], err)
+	}
+	return data, j
+}
+
+// WantCode fails the test unless err carries the Janus error code.
+func WantCode(t testing.TB, err error, code int) {
+	t.Helper()
+	if got := janusclient.Code(err); got != code {
+		t.Fatalf("error %v (code %d), want code %d", err, got, code)
+	}
+}
+
+// WaitEvent waits up to within for an unsolicited plugin event on h that satisfies ok.
+func WaitEvent(t testing.TB, h *janusclient.Handle, within time.Duration, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case ev, open := <-h.Events():
+			if !open {
+				t.Fatal("handle events closed")
+			}
+			if ev.PluginData == nil {
+				continue
+			}
+			var d map[string]any
+			if json.Unmarshal(ev.PluginData.Data, &d) == nil && ok(d) {
+				return d
+			}
+		case <-deadline:
+			t.Fatal("expected event did not arrive")
+			return nil
+		}
+	}
+}
+
+// CompleteLocal sets a local description and waits for candidate gathering, since strata's peers
+// are half-trickle, and returns it as a JSEP.
+func CompleteLocal(t testing.TB, pc *webrtc.PeerConnection, desc webrtc.SessionDescription) *janusclient.JSEP {
+	t.Helper()
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(desc); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-gathered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("candidate gathering did not complete")
+	}
+	ld := pc.LocalDescription()
+	return &janusclient.JSEP{Type: ld.Type.String(), SDP: ld.SDP}
+}

@@ -1,0 +1,128 @@
+package audiobridge
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/plugin"
+)
+
+// Plugin is janus.plugin.audiobridge: rooms whose participants' audio is mixed, each hearing
+// everyone but itself. Create it with New.
+type Plugin struct {
+	cfg config.AudioBridge
+	log *slog.Logger
+
+	mu    sync.Mutex
+	rooms map[uint64]*room
+
+	sessions plugin.SessionSet[*session]
+}
+
+// New creates the plugin with the rooms of the configuration.
+func New(cfg config.AudioBridge, log *slog.Logger) *Plugin {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Plugin{cfg: cfg, log: log, rooms: map[uint64]*room{}}
+	for _, rc := range cfg.Rooms {
+		r := newRoom(p, rc.ID, OptionsFromConfig(rc))
+		p.rooms[rc.ID] = r
+		if rc.Record {
+			r.mu.Lock()
+			if err := r.startRecordingLocked(nil, nil); err != nil {
+				log.Error("audiobridge room recording", "room", rc.ID, "err", err)
+			}
+			r.mu.Unlock()
+		}
+	}
+	return p
+}
+
+// Package returns "janus.plugin.audiobridge".
+func (p *Plugin) Package() string { return Package }
+
+// Info describes the plugin for the `info` request.
+func (p *Plugin) Info() plugin.Info {
+	return plugin.Info{
+		Name:          "strata AudioBridge plugin",
+		Author:        "strata",
+		Description:   "An audio mixer (MCU) with Janus's AudioBridge API; the full mix is encoded once for every participant who is not talking.",
+		VersionString: "0.1.0",
+		Version:       1,
+	}
+}
+
+// Attach creates the state of a newly attached handle.
+func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
+	s := newSession(p, h)
+	p.sessions.Add(s)
+	go s.work()
+	return s, nil
+}
+
+// Destroy detaches every session and stops every room (server shutdown).
+func (p *Plugin) Destroy() {
+	for _, s := range p.sessions.All() {
+		s.Detach()
+	}
+	p.mu.Lock()
+	rooms := p.rooms
+	p.rooms = map[uint64]*room{}
+	p.mu.Unlock()
+	for _, r := range rooms {
+		r.shutdown()
+	}
+}
+
+// AdminMessage answers the admin API's message_plugin with the synchronous requests.
+func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
+	name, b, err := Decode(request)
+	if err != nil {
+		return err.Data(Short)
+	}
+	if Asynchronous(name) {
+		return errorf(ErrInvalidReq, "Unknown request '%s'", b.Str("request")).Data(Short)
+	}
+	return p.handleSync(nil, name, b)
+}
+
+// handleSync answers a synchronous request; s is the requesting session (nil from the admin API).
+func (p *Plugin) handleSync(s *session, name string, b plugin.Body) any {
+	req, err := ParseBody(name, b)
+	if err != nil {
+		return err.Data(Short)
+	}
+	data, err := p.sync(s, req)
+	if err != nil {
+		return err.Data(Short)
+	}
+	return data
+}
+
+func (p *Plugin) forget(s *session) { p.sessions.Remove(s) }
+
+func (p *Plugin) room(id uint64) (*room, *Error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.rooms[id]
+	if !ok {
+		return nil, errorf(ErrNoSuchRoom, "No such room (%d)", id)
+	}
+	return r, nil
+}
+
+func (p *Plugin) roomList() []*room {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*room, 0, len(p.rooms))
+	for _, r := range p.rooms {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}

@@ -1,0 +1,26 @@
+// Package record writes Janus's per-stream recordings: the .mjr files of Janus's recorder
+// (src/record.c, format "MJR00002"), which Janus's janus-pp-rec turns into .opus, .wav, .webm or
+// .mp4 files. A recording is one track of one publisher; recording audio and video takes two.
+//
+// MJR is an sfu.Sink: a plugin records a published track by adding one to the track's
+// sfu.Receiver, and stops by removing it and calling Close. Nothing about recording touches the
+// media path beyond a copy: WriteRTP copies the packet into a fixed ring of preallocated slots and
+// returns; a goroutine per recording takes the packets out, renumbers them and writes them through
+// a buffer to the file. A disk too slow to keep up fills the ring, and what does not fit is dropped
+// and counted (Stats), never waited for.
+//
+// # The format
+//
+// A recording starts with the 8 bytes "MJR00002". With the first packet comes the info header: a
+// 2-byte big-endian length and a JSON object, {"t": "a" (audio) or "v" (video), "c": the codec as
+// Janus names it, optionally "f": the fmtp, "d": a description, "x": the header extensions by id,
+// "s": when the recording was created and "u": when its first packet arrived, both µs since the
+// Unix epoch}. Then every packet is a frame: "MEET", a 4-byte big-endian time in milliseconds
+// since the first packet, a 2-byte big-endian length, and the RTP packet as received, header
+// extensions included. A recording closed before any packet holds the 8 bytes only, as Janus's.
+//
+// As Janus's recorder does, the packets' sequence numbers and timestamps are rewritten to continue
+// across a change of SSRC and across a pause (Resync), the timestamp advancing by the time that
+// passed; unlike Janus's, the SSRC is rewritten too, to the first packet's, because janus-pp-rec
+// drops every packet whose SSRC is not the first one it reads.
+package record

@@ -1,0 +1,149 @@
+package record
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/media"
+)
+
+// The format's markers (src/record.c).
+const (
+	fileMagic  = "MJR00002"
+	frameMagic = "MEET"
+)
+
+// frameHeaderLen is a frame's header: "MEET", the time in ms, the length.
+const frameHeaderLen = 10
+
+// writer is the writer goroutine's side of a recording: the file, its buffer, and the renumbering.
+// Only that goroutine uses it (and Close, after the goroutine ended).
+type writer struct {
+	m         *MJR
+	file      *os.File
+	buf       *bufio.Writer
+	created   time.Time     // wall clock at creation
+	createdAt time.Duration // the same instant on the packets' clock (sfu.Now)
+
+	started bool
+	firstAt time.Duration
+	ssrc    uint32 // the recording's: the first packet's
+	inSSRC  uint32 // the last packet's
+	rw      media.Rewriter
+	frame   [frameHeaderLen]byte
+	dirty   bool
+	err     error
+}
+
+func newWriter(m *MJR, f *os.File, created time.Time, createdAt time.Duration) *writer {
+	w := &writer{m: m, file: f, buf: bufio.NewWriterSize(f, bufferSize), created: created, createdAt: createdAt}
+	w.rw.Init(m.codec.ClockRate())
+	copy(w.frame[:], frameMagic)
+	return w
+}
+
+// start writes the file's magic right away, as Janus does: the file is a recording from the start.
+func (w *writer) start() error {
+	w.write([]byte(fileMagic))
+	w.flush()
+	return w.err
+}
+
+// packet writes one packet (pkt is the ring's copy, which it renumbers in place) that arrived at.
+func (w *writer) packet(pkt []byte, at time.Duration, resync bool) {
+	h, ok := media.ParseRTP(pkt)
+	if !ok || w.err != nil { // the receiver parsed it already: only a failed file gets here
+		w.m.dropped.Add(1)
+		return
+	}
+	if !w.started {
+		w.started, w.firstAt, w.ssrc, w.inSSRC = true, at, h.SSRC, h.SSRC
+		w.info(at)
+	}
+	if resync || h.SSRC != w.inSSRC {
+		w.inSSRC = h.SSRC
+		w.rw.Switch()
+	}
+	f := media.NoLayers()
+	payload := h.Payload(pkt)
+	if len(payload) == 0 {
+		// Padding carries no media: leave no hole in the numbering for the post-processor to
+		// take for a loss.
+		w.rw.Drop(&h, &f, payload, false)
+		return
+	}
+	mp, ok := w.rw.Rewrite(&h, &f, payload, at)
+	if !ok {
+		w.m.dropped.Add(1)
+		return
+	}
+	media.SetSeq(pkt, mp.OutSeq)
+	media.SetTimestamp(pkt, mp.Timestamp(h.Timestamp))
+	media.SetSSRC(pkt, w.ssrc)
+	ms := max(at-w.firstAt, 0).Milliseconds()
+	binary.BigEndian.PutUint32(w.frame[4:8], uint32(ms))
+	binary.BigEndian.PutUint16(w.frame[8:10], uint16(len(pkt)))
+	w.write(w.frame[:])
+	w.write(pkt)
+	if w.err != nil {
+		w.m.dropped.Add(1)
+		return
+	}
+	w.m.packets.Add(1)
+}
+
+// info writes the info header, which Janus writes with the first packet: it says when that came.
+func (w *writer) info(firstAt time.Duration) {
+	info := w.m.info
+	info.FirstPacket = w.created.Add(firstAt - w.createdAt).UnixMicro()
+	b, err := json.Marshal(&info)
+	if err != nil {
+		w.fail(fmt.Errorf("info header: %w", err))
+		return
+	}
+	var n [2]byte
+	binary.BigEndian.PutUint16(n[:], uint16(len(b)))
+	w.write(n[:])
+	w.write(b)
+}
+
+func (w *writer) write(b []byte) {
+	if w.err != nil {
+		return
+	}
+	if _, err := w.buf.Write(b); err != nil {
+		w.fail(err)
+		return
+	}
+	w.dirty = true
+	w.m.bytes.Add(uint64(len(b)))
+}
+
+func (w *writer) flush() {
+	if w.err != nil || !w.dirty {
+		return
+	}
+	if err := w.buf.Flush(); err != nil {
+		w.fail(err)
+	}
+	w.dirty = false
+}
+
+func (w *writer) fail(err error) {
+	if w.err == nil {
+		w.err = fmt.Errorf("record: %s: %w", w.m.path, err)
+	}
+}
+
+// close flushes and closes the file.
+func (w *writer) close() error {
+	w.flush()
+	if err := w.file.Close(); err != nil {
+		w.fail(err)
+	}
+	return w.err
+}
