@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
@@ -192,18 +191,7 @@ func (p *Participant) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPRec
 // send paces the voice until Close.
 func (p *Participant) send() {
 	defer p.wg.Done()
-	p.pacer.Begin(p.env.Now())
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-		}
-		next := p.pacer.Step(p.env.Now())
-		t.Reset(max(next-p.env.Now(), 0))
-	}
+	pace(p.pacer, p.env, p.stop)
 }
 
 // drainEvents consumes the handle's events (others joining, leaving, talking): nothing in them

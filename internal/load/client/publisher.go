@@ -229,17 +229,22 @@ func (p *Publisher) readRTCP(read func() ([]rtcp.Packet, interceptor.Attributes,
 // send paces the media until Close.
 func (p *Publisher) send() {
 	defer p.wg.Done()
-	p.pacer.Begin(p.env.Now())
+	pace(p.pacer, p.env, p.stop)
+}
+
+// pace runs a pacer on the environment's clock until stop is closed.
+func pace(pacer *mediasrc.Pacer, env *Env, stop <-chan struct{}) {
+	pacer.Begin(env.Now())
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
-		case <-p.stop:
+		case <-stop:
 			return
 		case <-t.C:
 		}
-		next := p.pacer.Step(p.env.Now())
-		t.Reset(max(next-p.env.Now(), 0))
+		next := pacer.Step(env.Now())
+		t.Reset(max(next-env.Now(), 0))
 	}
 }
 
