@@ -151,8 +151,24 @@ func joinTalker(t testing.TB, c *janusclient.Client, room uint64, tone float64, 
 	return tk
 }
 
+// levelID is the audio level extension's id the negotiation gave the talker's track (0: none).
+func (tk *talker) levelID() uint8 {
+	for _, tr := range tk.pc.GetTransceivers() {
+		if tr.Sender() == nil {
+			continue
+		}
+		for _, e := range tr.Sender().GetParameters().HeaderExtensions {
+			if e.URI == sfu.AudioLevelURI {
+				return uint8(e.ID)
+			}
+		}
+	}
+	return 0
+}
+
 // send paces 20 ms Opus frames of the tone, with the audio level extension.
 func (tk *talker) send() {
+	ext := tk.levelID()
 	f := audio.Format{Rate: clientRate, Channels: 1}
 	enc, err := audio.NewEncoder(f, audio.EncoderConfig{Bitrate: 32000})
 	if err != nil {
@@ -186,9 +202,11 @@ func (tk *talker) send() {
 			return
 		}
 		pkt := &rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: seq, Timestamp: ts}, Payload: buf[:n]}
-		if err := pkt.Header.SetExtension(1, []byte{0x80 | level}); err != nil {
-			tk.t.Error(err)
-			return
+		if ext != 0 {
+			if err := pkt.Header.SetExtension(ext, []byte{0x80 | level}); err != nil {
+				tk.t.Error(err)
+				return
+			}
 		}
 		seq++
 		ts += 960

@@ -90,14 +90,15 @@ func TestSpatialAudioPans(t *testing.T) {
 }
 
 // TestTalkingEvents: in a room with audiolevel_event, a participant whose packets carry loud
-// levels is announced as talking to everyone, itself included, and as stopped when it goes quiet.
+// levels is announced as talking to everyone, itself included, and as stopped when it goes quiet;
+// the speaker joined with generate_offer, so the levels are read on a plugin-offered session too.
 func TestTalkingEvents(t *testing.T) {
 	c := startServer(t, func(cfg *config.Config) {
 		cfg.Plugins.AudioBridge.Rooms = append(cfg.Plugins.AudioBridge.Rooms,
 			config.AudioBridgeRoom{ID: 78, AudioLevelEvent: true, AudioActivePackets: 10, AudioLevelAverage: 40})
 	})
 	other := joinTalker(t, c, 78, 0, 1, nil)
-	speaker := joinTalker(t, c, 78, tones[0], 1, nil)
+	speaker := joinTalker(t, c, 78, tones[0], 1, map[string]any{"generate_offer": true})
 	is := func(name string, id uint64) func(map[string]any) bool {
 		return func(d map[string]any) bool {
 			return d["audiobridge"] == name && d["id"] == float64(id) && d["room"] == float64(78)

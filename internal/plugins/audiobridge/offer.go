@@ -56,10 +56,10 @@ func (s *session) offer(m *member) (*plugin.JSEP, *Error) {
 }
 
 // offerMedia adds the audio transceiver of a plugin offer with its Receiver, LocalSource and
-// DownTrack; the payload type the participant sends is known from the answer.
+// DownTrack. The answer keeps the offer's payload type and extension ids (RFC 8829), so both are
+// known now.
 func (s *session) offerMedia(pc *webrtc.PeerConnection, p *peer.Peer, m *member) (*sessionMedia, error) {
 	md := &sessionMedia{codec: m.codec}
-	md.recv = newInputReceiver(m.codec, sfu.ExtIDs{}, p.Batcher())
 	md.out = newMixOut(m.codec, 0, p.Batcher())
 	capability := media.Capability(m.codec, "")
 	md.down = sfu.NewDownTrack(md.out.src.Receiver(), sfu.DownTrackConfig{
@@ -77,6 +77,13 @@ func (s *session) offerMedia(pc *webrtc.PeerConnection, p *peer.Peer, m *member)
 		return nil, err
 	}
 	md.pt = uint8(chosen.PayloadType)
+	uris := map[string]int{}
+	if m.room.opts.AudioLevelExt {
+		for _, e := range t.Sender().GetParameters().HeaderExtensions {
+			uris[e.URI] = e.ID
+		}
+	}
+	md.recv = newInputReceiver(m.codec, sfu.ExtIDsFrom(uris), p.Batcher())
 	md.down.Start()
 	go readRTCP(md.down, t.Sender())
 	p.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { md.read(tr) })
