@@ -2,15 +2,12 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
-	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
 	"github.com/strata-rtc/strata/internal/load/rtpstats"
 )
@@ -24,20 +21,11 @@ type Participant struct {
 	// ID is the participant id the server gave it.
 	ID uint64
 
-	env      *Env
-	c        *janusclient.Client
-	s        *janusclient.Session
-	h        *janusclient.Handle
-	pc       *webrtc.PeerConnection
-	pacer    *mediasrc.Pacer
+	sender
 	src      mediasrc.AudioSource
 	listener *Listener
 	mix      *Stream
 	talking  atomic.Uint64 // "talking" events received (rooms with audiolevel_event)
-
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
 }
 
 // JoinParticipant joins the env's audio bridge room as Janus's demo page does (join, then
@@ -46,7 +34,7 @@ type Participant struct {
 func JoinParticipant(ctx context.Context, env *Env, index int, src mediasrc.AudioSource, listener *Listener) (*Participant, error) {
 	ctx, cancel := context.WithTimeout(ctx, env.JoinTimeout)
 	defer cancel()
-	p := &Participant{Index: index, env: env, src: src, listener: listener, stop: make(chan struct{}),
+	p := &Participant{Index: index, sender: newSender(env), src: src, listener: listener,
 		mix: &Stream{Kind: "audio", stats: rtpstats.New(rtpstats.Config{Kind: rtpstats.Audio, ClockRate: 48000}, env.Now())}}
 	if err := p.join(ctx); err != nil {
 		p.Close(context.Background())
@@ -188,12 +176,6 @@ func (p *Participant) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPRec
 	}()
 }
 
-// send paces the voice until Close.
-func (p *Participant) send() {
-	defer p.wg.Done()
-	pace(p.pacer, p.env, p.stop)
-}
-
 // drainEvents consumes the handle's events (others joining, leaving, talking): nothing in them
 // changes what a load participant does; talking events are counted.
 func (p *Participant) drainEvents() {
@@ -224,31 +206,3 @@ func (p *Participant) Mix() *Stream { return p.mix }
 
 // Listener is the participant's decoder of the mix, or nil.
 func (p *Participant) Listener() *Listener { return p.listener }
-
-// Sent returns what the participant has sent so far.
-func (p *Participant) Sent() mediasrc.PacerStats {
-	if p.pacer == nil {
-		return mediasrc.PacerStats{}
-	}
-	return p.pacer.Stats()
-}
-
-// Close stops the voice, destroys the session on the server (which leaves the room) and closes the
-// PeerConnection.
-func (p *Participant) Close(ctx context.Context) {
-	p.once.Do(func() {
-		close(p.stop)
-		var errs []error
-		if p.s != nil {
-			errs = append(errs, p.s.Destroy(ctx))
-		}
-		if p.pc != nil {
-			errs = append(errs, p.pc.Close())
-		}
-		if p.c != nil {
-			errs = append(errs, p.c.Close())
-		}
-		_ = errors.Join(errs...) // the server may already be gone
-		p.wg.Wait()
-	})
-}

@@ -2,10 +2,7 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
@@ -24,16 +21,8 @@ type Publisher struct {
 	ID        uint64
 	PrivateID uint64
 
-	env   *Env
-	c     *janusclient.Client
-	s     *janusclient.Session
-	h     *janusclient.Handle
-	pc    *webrtc.PeerConnection
-	pacer *mediasrc.Pacer
+	sender
 	video *webrtc.RTPSender
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	once  sync.Once
 }
 
 // Session is the publisher's Janus session, which its own subscription shares (as janus.js does).
@@ -44,7 +33,7 @@ func (p *Publisher) Session() *janusclient.Session { return p.s }
 func JoinPublisher(ctx context.Context, env *Env, index int) (*Publisher, error) {
 	ctx, cancel := context.WithTimeout(ctx, env.JoinTimeout)
 	defer cancel()
-	p := &Publisher{Index: index, env: env, stop: make(chan struct{})}
+	p := &Publisher{Index: index, sender: newSender(env)}
 	if err := p.join(ctx); err != nil {
 		p.Close(context.Background())
 		return nil, fmt.Errorf("publisher %d: %w", index, err)
@@ -226,28 +215,6 @@ func (p *Publisher) readRTCP(read func() ([]rtcp.Packet, interceptor.Attributes,
 	}
 }
 
-// send paces the media until Close.
-func (p *Publisher) send() {
-	defer p.wg.Done()
-	pace(p.pacer, p.env, p.stop)
-}
-
-// pace runs a pacer on the environment's clock until stop is closed.
-func pace(pacer *mediasrc.Pacer, env *Env, stop <-chan struct{}) {
-	pacer.Begin(env.Now())
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		next := pacer.Step(env.Now())
-		t.Reset(max(next-env.Now(), 0))
-	}
-}
-
 // drainEvents consumes the handle's events (other publishers, talking, media): nothing in them
 // changes what a load publisher does, and an unread channel would only drop them.
 func (p *Publisher) drainEvents() {
@@ -262,31 +229,4 @@ func (p *Publisher) drainEvents() {
 			}
 		}
 	}
-}
-
-// Sent returns what the publisher has sent so far.
-func (p *Publisher) Sent() mediasrc.PacerStats {
-	if p.pacer == nil {
-		return mediasrc.PacerStats{}
-	}
-	return p.pacer.Stats()
-}
-
-// Close stops the media, destroys the session on the server and closes the PeerConnection.
-func (p *Publisher) Close(ctx context.Context) {
-	p.once.Do(func() {
-		close(p.stop)
-		var errs []error
-		if p.s != nil {
-			errs = append(errs, p.s.Destroy(ctx))
-		}
-		if p.pc != nil {
-			errs = append(errs, p.pc.Close())
-		}
-		if p.c != nil {
-			errs = append(errs, p.c.Close())
-		}
-		_ = errors.Join(errs...) // the server may already be gone; nothing to do about it
-		p.wg.Wait()
-	})
 }
