@@ -49,6 +49,8 @@ type Stats struct {
 }
 
 // File converts the recording in to the file out, whose extension says the format: .opus or .ogg.
+// A recording that is not Opus, or holds no packets, is refused before out is created; an error
+// met while converting leaves out with what was converted before it, as janus-pp-rec does.
 func File(in, out string) (Stats, error) {
 	switch strings.ToLower(filepath.Ext(out)) {
 	case ".opus", ".ogg":

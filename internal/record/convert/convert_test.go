@@ -35,8 +35,9 @@ func tool(t *testing.T, name string, args ...string) string {
 }
 
 // toneRecording records secs seconds of a 440 Hz tone in 20 ms Opus packets through a real
-// receiver, leaving out the packets lost, and returns the recording's path.
-func toneRecording(t *testing.T, secs float64, lost func(i int) bool) string {
+// receiver, leaving out the packets lost, muting the receiver for those muted (a pause, which the
+// recording's timestamps jump over), and returns the recording's path.
+func toneRecording(t *testing.T, secs float64, lost, muted func(i int) bool) string {
 	t.Helper()
 	f := audio.Format{Rate: 48000, Channels: 1}
 	enc, err := audio.NewEncoder(f, audio.EncoderConfig{Bitrate: 32000})
@@ -60,6 +61,7 @@ func toneRecording(t *testing.T, secs float64, lost func(i int) bool) string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		recv.SetMuted(muted(i))
 		if lost(i) {
 			continue
 		}
@@ -110,12 +112,58 @@ func level(pcm []int16, from, to float64) float64 {
 	return audio.ToneLevel(pcm[int(from*48000):int(to*48000)], 1, 0, 48000, 440)
 }
 
-// A recording with a loss becomes an Ogg/Opus file that decodes without an error, lasts as long
-// as the recording (the loss is silence) and as long as janus-pp-rec's conversion, and holds the
-// tone where it was sent.
+// A recording with a loss, or a pause, becomes an Ogg/Opus file that decodes without an error,
+// lasts as long as the recording (the loss or pause is silence) and as long as janus-pp-rec's
+// conversion, and holds the tone where it was sent.
 func TestOpusRecordingBecomesOgg(t *testing.T) {
-	lost := func(i int) bool { return i >= 50 && i < 60 } // 1.0-1.2 s
-	in := toneRecording(t, 2, lost)
+	gap := func(i int) bool { return i >= 50 && i < 60 } // 1.0-1.2 s
+	never := func(int) bool { return false }
+	t.Run("loss", func(t *testing.T) {
+		in := toneRecording(t, 2, gap, never)
+		if jumps := seqJumps(t, in); jumps != 1 {
+			t.Fatalf("the recording's sequence numbers jump %d times, want once at the loss", jumps)
+		}
+		checkOgg(t, in)
+	})
+	t.Run("pause", func(t *testing.T) {
+		in := toneRecording(t, 2, never, gap)
+		if jumps := seqJumps(t, in); jumps != 0 {
+			t.Fatalf("the paused recording's sequence numbers jump %d times: not a pause", jumps)
+		}
+		checkOgg(t, in)
+	})
+}
+
+// seqJumps counts where a recording's sequence numbers do not follow on (a loss; a pause leaves
+// them continuous, only the timestamps jump).
+func seqJumps(t *testing.T, path string) int {
+	t.Helper()
+	r, err := record.OpenMJR(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	jumps, n := 0, 0
+	var last uint16
+	for ; ; n++ {
+		f, err := r.Next()
+		if err != nil {
+			break
+		}
+		seq := binary.BigEndian.Uint16(f.RTP[2:])
+		if n > 0 && seq != last+1 {
+			jumps++
+		}
+		last = seq
+	}
+	if n != 90 {
+		t.Fatalf("the recording holds %d packets, want 90", n)
+	}
+	return jumps
+}
+
+// checkOgg converts a 2 s recording whose 1.0-1.2 s are missing and checks the result.
+func checkOgg(t *testing.T, in string) {
 	out := filepath.Join(t.TempDir(), "tone.opus")
 	st, err := File(in, out)
 	if err != nil {
