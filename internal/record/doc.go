@@ -23,4 +23,7 @@
 // across a change of SSRC and across a pause (Resync), the timestamp advancing by the time that
 // passed; unlike Janus's, the SSRC is rewritten too, to the first packet's, because janus-pp-rec
 // drops every packet whose SSRC is not the first one it reads.
+//
+// MJRReader reads recordings back, frame by frame: strata's, Janus's, and those of Janus's older
+// formats (MJR00001, whose frames have no time, and the one before it, with no JSON header).
 package record
