@@ -12,7 +12,9 @@ type failure struct {
 	reason string
 }
 
-func (f failure) is(err *Error) bool { return err != nil && err.Code == f.code && err.Reason == f.reason }
+func (f failure) is(err *Error) bool {
+	return err != nil && err.Code == f.code && err.Reason == f.reason
+}
 
 // TestParseErrors: each malformed request gets Janus's code and, word for word, Janus's reason. The
 // table follows Janus's parameter tables, so where a request has several faults the first in
