@@ -101,3 +101,19 @@ func FuzzRawG711(f *testing.F) {
 		}
 	})
 }
+
+func FuzzMatroska(f *testing.F) {
+	seed, err := os.ReadFile("testdata/short.webm")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add(seed[:len(seed)/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := newWebM(nopCloser{bytes.NewReader(data)})
+		if err != nil {
+			return
+		}
+		playAll(t, d)
+	})
+}

@@ -134,3 +134,12 @@ func checkSequence(t *testing.T, pkts []rtp.Packet) []uint32 {
 	}
 	return deltas
 }
+
+func copyFile(t testing.TB, from, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, name, b)
+}
