@@ -66,8 +66,9 @@ type Stats struct {
 	// that ended other than by Close; Packets, RTP packets forwarded to the tracks.
 	Connects, Disconnects, Packets uint64
 	// Lost counts RTP packets the sessions' receivers found missing; DecodeErrors, packets
-	// and RTCP the library could not decode (counted, not logged one by one).
-	Lost, DecodeErrors uint64
+	// and RTCP the library could not decode (counted, not logged one by one); Oversize, packets
+	// dropped for being larger than a Receiver's cache slot (1504 bytes).
+	Lost, DecodeErrors, Oversize uint64
 	// LastError is why the last session ended or the last attempt failed ("" if none).
 	LastError string
 }
@@ -87,7 +88,7 @@ type Source struct {
 	last    string
 
 	connects, disconnects, packets atomic.Uint64
-	lost, decodeErrors             atomic.Uint64
+	lost, decodeErrors, oversize   atomic.Uint64
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -122,7 +123,7 @@ func Open(cfg Config, rc sfu.ReceiverConfig) (*Source, error) {
 		return nil, fmt.Errorf("rtsp %s: %w", redact(u), err)
 	}
 	for i, ch := range ss.choices {
-		t := newTrack(ch, i, rc, s.log, &s.packets)
+		t := newTrack(ch, i, rc, s.log, &s.packets, &s.oversize)
 		s.tracks = append(s.tracks, t)
 		s.pub = append(s.pub, t.Track)
 	}
@@ -363,7 +364,7 @@ func (s *Source) Stats() Stats {
 	s.mu.Unlock()
 	return Stats{
 		Connects: s.connects.Load(), Disconnects: s.disconnects.Load(), Packets: s.packets.Load(),
-		Lost: s.lost.Load(), DecodeErrors: s.decodeErrors.Load(), LastError: last,
+		Lost: s.lost.Load(), DecodeErrors: s.decodeErrors.Load(), Oversize: s.oversize.Load(), LastError: last,
 	}
 }
 

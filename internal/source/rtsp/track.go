@@ -93,9 +93,10 @@ type track struct {
 	pli    func(*description.Media, uint32)
 	inSSRC atomic.Uint32
 
-	silent  atomic.Bool // the server changed the codec: nothing is forwarded
-	anchor  atomic.Bool // the next packet starts a session: renumber from it
-	packets *atomic.Uint64
+	silent   atomic.Bool // the server changed the codec: nothing is forwarded
+	anchor   atomic.Bool // the next packet starts a session: renumber from it
+	packets  *atomic.Uint64
+	oversize *atomic.Uint64
 
 	// The packet path (one goroutine at a time: the session's reader of the medium).
 	ssrc    uint32
@@ -108,8 +109,8 @@ type track struct {
 	buf     []byte
 }
 
-func newTrack(c choice, index int, rc sfu.ReceiverConfig, log *slog.Logger, packets *atomic.Uint64) *track {
-	t := &track{log: log, packets: packets, ssrc: uint32(index) + 1, buf: make([]byte, media.SlotSize)}
+func newTrack(c choice, index int, rc sfu.ReceiverConfig, log *slog.Logger, packets, oversize *atomic.Uint64) *track {
+	t := &track{log: log, packets: packets, oversize: oversize, ssrc: uint32(index) + 1, buf: make([]byte, media.SlotSize)}
 	mid := fmt.Sprint(index)
 	rc.Codec = c.codec
 	if rc.ID != "" {
@@ -185,7 +186,12 @@ func (t *track) write(pkt *rtp.Packet) {
 	out := rtp.Packet{Header: h, Payload: pkt.Payload}
 	n, err := out.MarshalTo(t.buf)
 	if err != nil {
-		t.Recv.WriteRTP(0, nil, now) // counted as malformed
+		// Larger than a packet cache slot: a server sending big packets over TCP. Dropped (a
+		// viewer could not take it over UDP either), counted, and said once.
+		if t.oversize.Add(1) == 1 {
+			t.log.Warn("rtsp: RTP packets larger than strata forwards are dropped", "mid", t.MID,
+				"bytes", out.MarshalSize(), "max", len(t.buf))
+		}
 		return
 	}
 	t.lastSeq, t.lastTS, t.lastAt, t.started = h.SequenceNumber, h.Timestamp, now, true
