@@ -40,6 +40,9 @@ type Config struct {
 	// Timeout bounds each RTSP exchange and the silence of a session before it is considered
 	// gone (default 10 s).
 	Timeout time.Duration
+	// AudioPT and VideoPT, if not 0, are the payload types the tracks' packets carry (Janus's
+	// audiopt/videopt); otherwise the server's, from the SDP.
+	AudioPT, VideoPT uint8
 	// Log receives reconnections and codec changes (nil: discarded).
 	Log *slog.Logger
 }
@@ -123,6 +126,9 @@ func Open(cfg Config, rc sfu.ReceiverConfig) (*Source, error) {
 		return nil, fmt.Errorf("rtsp %s: %w", redact(u), err)
 	}
 	for i, ch := range ss.choices {
+		if pt := cfg.payloadType(ch.kind); pt != 0 {
+			ch.pt = pt
+		}
 		t := newTrack(ch, i, rc, s.log, &s.packets, &s.oversize)
 		s.tracks = append(s.tracks, t)
 		s.pub = append(s.pub, t.Track)
@@ -133,6 +139,14 @@ func Open(cfg Config, rc sfu.ReceiverConfig) (*Source, error) {
 	}
 	go s.run(ss.c)
 	return s, nil
+}
+
+// payloadType is the configured payload type of a kind of track (0: the server's).
+func (c *Config) payloadType(k source.Kind) uint8 {
+	if k == source.Audio {
+		return c.AudioPT & 0x7f
+	}
+	return c.VideoPT & 0x7f
 }
 
 // parseURL checks the URL and puts the credentials into it, where gortsplib takes them from.

@@ -62,14 +62,14 @@ func TestPlayReconnect(t *testing.T) {
 			srv := startServer(t, o)
 			o.addr = srv.addr()
 			logs := &syncBuffer{}
-			s, caps := openCaptured(t, Config{URL: srv.url(), Transport: transport,
+			s, caps := openCaptured(t, Config{URL: srv.url(), Transport: transport, AudioPT: 109,
 				ReconnectDelay: 100 * time.Millisecond, Timeout: 2 * time.Second,
 				Log: slog.New(slog.NewTextHandler(logs, nil))})
 			tr := s.Tracks()
 			if len(tr) != 2 || tr[0].Kind != source.Video || tr[0].Codec != media.CodecH264 || tr[0].PT != 96 ||
 				!strings.Contains(tr[0].Fmtp, "sprop-parameter-sets=Z0LAC9kCg/IAAAMAAgAAAwBkHihUkA==,aMuDyyA=") ||
 				!strings.Contains(tr[0].Fmtp, "packetization-mode=1") ||
-				tr[1].Kind != source.Audio || tr[1].Codec != media.CodecOpus || tr[1].PT != 111 {
+				tr[1].Kind != source.Audio || tr[1].Codec != media.CodecOpus || tr[1].PT != 109 {
 				t.Fatalf("tracks %+v", tr)
 			}
 			if !strings.Contains(logs.String(), "video JPEG/90000") {
@@ -103,6 +103,13 @@ func TestPlayReconnect(t *testing.T) {
 					if c.ssrc[k] != c.ssrc[0] {
 						t.Fatalf("track %d: SSRC changed", i)
 					}
+				}
+				c.mu.Unlock()
+			}
+			for i, c := range caps {
+				c.mu.Lock()
+				if c.pts[0] != tr[i].PT || c.pts[len(c.pts)-1] != tr[i].PT {
+					t.Errorf("track %d: packets with payload type %d, the track's is %d", i, c.pts[0], tr[i].PT)
 				}
 				c.mu.Unlock()
 			}

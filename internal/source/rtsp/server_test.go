@@ -194,6 +194,7 @@ type capture struct {
 	seqs []uint16
 	ssrc []uint32
 	ts   []uint32
+	pts  []uint8
 }
 
 func (c *capture) WriteRTP(p *sfu.Packet) {
@@ -201,6 +202,7 @@ func (c *capture) WriteRTP(p *sfu.Packet) {
 	c.seqs = append(c.seqs, p.Header.Seq)
 	c.ssrc = append(c.ssrc, p.Header.SSRC)
 	c.ts = append(c.ts, p.Header.Timestamp)
+	c.pts = append(c.pts, p.Header.PayloadType)
 	c.mu.Unlock()
 }
 

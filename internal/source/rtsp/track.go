@@ -24,6 +24,7 @@ type choice struct {
 	forma format.Format
 	kind  source.Kind
 	codec media.Codec
+	pt    uint8 // what the track's packets carry
 	fmtp  string
 }
 
@@ -56,7 +57,7 @@ func choose(medi *description.Media) (choice, bool) {
 		default:
 			continue
 		}
-		c.fmtp = fmtpString(f.FMTP())
+		c.fmtp, c.pt = fmtpString(f.FMTP()), f.PayloadType()
 		return c, true
 	}
 	return choice{}, false
@@ -119,7 +120,7 @@ func newTrack(c choice, index int, rc sfu.ReceiverConfig, log *slog.Logger, pack
 		rc.ID = mid
 	}
 	t.Track = source.Track{
-		Kind: c.kind, MID: mid, Codec: c.codec, PT: c.forma.PayloadType(), Fmtp: c.fmtp,
+		Kind: c.kind, MID: mid, Codec: c.codec, PT: c.pt, Fmtp: c.fmtp,
 		Recv: sfu.NewReceiver(rc, t.requestKeyframe),
 	}
 	return t
