@@ -302,6 +302,9 @@ func (s *Source) run(c *gortsplib.Client) {
 	timer.Stop()
 	for {
 		err := c.Wait()
+		for _, t := range s.tracks {
+			t.attach(nil, nil) // no keyframe requests into a finished session
+		}
 		if s.stopped() {
 			return
 		}

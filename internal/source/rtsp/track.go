@@ -88,11 +88,14 @@ type track struct {
 	source.Track
 	log *slog.Logger
 
-	// The session's medium and the server's SSRC, for keyframe requests (any goroutine).
-	mu     sync.Mutex
-	medi   *description.Media
-	pli    func(*description.Media, uint32)
-	inSSRC atomic.Uint32
+	// The session's medium and the server's SSRC, for keyframe requests (any goroutine). pli is
+	// armed by the session's first packet: gortsplib's client rebuilds its media while SETUP and
+	// PLAY may still switch transport, and must not be written to concurrently until then.
+	mu      sync.Mutex
+	medi    *description.Media
+	pli     func(*description.Media, uint32)
+	nextPLI func(*description.Media, uint32)
+	inSSRC  atomic.Uint32
 
 	silent   atomic.Bool // the server changed the codec: nothing is forwarded
 	anchor   atomic.Bool // the next packet starts a session: renumber from it
@@ -136,7 +139,7 @@ func (t *track) matches(c choice) bool {
 func (t *track) attach(c *choice, pli func(*description.Media, uint32)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.medi, t.pli = nil, nil
+	t.medi, t.pli, t.nextPLI = nil, nil, nil
 	if c == nil {
 		return
 	}
@@ -149,7 +152,7 @@ func (t *track) attach(c *choice, pli func(*description.Media, uint32)) {
 	}
 	t.silent.Store(false)
 	t.anchor.Store(true)
-	t.medi, t.pli = c.medi, pli
+	t.medi, t.nextPLI = c.medi, pli
 }
 
 // requestKeyframe is the Receiver's KeyframeRequester: a PLI to the server over the session.
@@ -171,6 +174,9 @@ func (t *track) write(pkt *rtp.Packet) {
 	now := sfu.Now()
 	if t.anchor.Swap(false) {
 		t.inSSRC.Store(pkt.SSRC)
+		t.mu.Lock()
+		t.pli = t.nextPLI
+		t.mu.Unlock()
 		t.seqOff, t.tsOff = 0, 0
 		if t.started {
 			// Go on one sequence number and the elapsed time after the last packet.
