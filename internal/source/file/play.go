@@ -49,7 +49,8 @@ var errStopped = errors.New("stopped")
 // for the RTP header, extensions and the SRTP tag a DownTrack adds.
 const videoMTU = 1100
 
-// Payload types of the dynamic codecs, as Janus's sample mountpoints number them.
+// Default payload types of the dynamic codecs: Opus and VP8 as Janus's sample mountpoints
+// number them (111, 100), VP9 the next one.
 const (
 	ptOpus = 111
 	ptVP8  = 100
