@@ -94,6 +94,7 @@ func TestPlayReconnect(t *testing.T) {
 			if st := s.Stats(); s.State() != Playing || st.Connects != 2 || st.Packets == 0 {
 				t.Fatalf("state %s, stats %+v", s.State(), st)
 			}
+			waitFor(t, "a PLI to the new session", func() bool { return srv.plis.Load() > 0 })
 			for i, c := range caps {
 				c.mu.Lock()
 				for k := 1; k < len(c.seqs); k++ {

@@ -179,6 +179,9 @@ func (t *track) write(pkt *rtp.Packet) {
 		t.mu.Unlock()
 		t.seqOff, t.tsOff = 0, 0
 		if t.started {
+			// A new session may start mid-picture-group: ask for a keyframe (video only, as
+			// the Receiver rate-limits) rather than wait for viewers to notice.
+			t.Recv.RequestKeyframe(0, now)
 			// Go on one sequence number and the elapsed time after the last packet.
 			elapsed := uint32((now - t.lastAt) * time.Duration(t.Codec.ClockRate()) / time.Second)
 			t.seqOff = t.lastSeq + 1 - pkt.SequenceNumber
