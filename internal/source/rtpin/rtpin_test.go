@@ -63,7 +63,9 @@ func sender(t *testing.T) *net.UDPConn {
 	return c
 }
 
-func to(port int) netip.AddrPort { return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)) }
+func to(port int) netip.AddrPort {
+	return netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+}
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
