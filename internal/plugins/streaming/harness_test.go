@@ -460,3 +460,29 @@ func (v *viewer) layerWidth() int {
 	}
 	return w
 }
+
+// freePorts finds n free UDP ports (released before returning).
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var out []int
+	for range n {
+		c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4zero})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, c.LocalAddr().(*net.UDPAddr).Port)
+		defer c.Close()
+	}
+	return out
+}
+
+// holdPort binds a UDP port for the test's duration.
+func holdPort(t testing.TB) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
