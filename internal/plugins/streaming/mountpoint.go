@@ -260,6 +260,11 @@ func (mp *mountpoint) info(admin bool) map[string]any {
 		if age, ok := mp.age(st, now); ok {
 			m["age_ms"] = age
 		}
+		if admin && st.recv != nil {
+			// strata's: what the source sent, and what was dropped as malformed.
+			rs := st.recv.Stats()
+			m["packets_received"], m["malformed_packets"] = rs.Packets, rs.MalformedRTP+rs.MalformedPayload
+		}
 		if f := st.recording(); admin && f != "" {
 			m["recording"] = f
 		}
