@@ -24,8 +24,8 @@ type opener func(p *Plugin, c *Create) (*opened, *Error)
 // openers are the mountpoint types, by create's "type".
 var openers = map[string]opener{
 	"rtp":      openRTP,
-	"live":     unavailable("live"),
-	"ondemand": unavailable("ondemand"),
+	"live":     openFile,
+	"ondemand": openFile,
 	"rtsp":     unavailable("rtsp"),
 }
 
@@ -98,6 +98,9 @@ func (p *Plugin) open(id uint64, c *Create) (*mountpoint, *Error) {
 	}
 	if c.RTP != nil {
 		mp.legacy = c.RTP.legacy
+	}
+	if c.File != nil {
+		mp.filename = c.File.Filename
 	}
 	return mp, nil
 }
