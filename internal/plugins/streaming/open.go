@@ -107,6 +107,9 @@ func (p *Plugin) open(id uint64, c *Create) (*mountpoint, *Error) {
 
 // openRTP opens an rtp mountpoint's ports.
 func openRTP(p *Plugin, c *Create) (*opened, *Error) {
+	if c.RTP.SRTPSuite != nil || c.RTP.SRTPCrypto != nil {
+		return nil, errorf(ErrCantCreate, "Can't add 'rtp' stream, SRTP input is not supported by this server")
+	}
 	cfg := rtpin.Config{ID: fmt.Sprintf("streaming/%d", c.ID), Log: p.log}
 	for _, m := range c.RTP.Media {
 		codec := media.CodecByName(m.Codec)
