@@ -30,6 +30,9 @@ type viewer struct {
 	paused  bool
 	up      bool
 	closed  bool
+
+	// applyMu serialises applyPause: enable and disable call it from other handles' goroutines.
+	applyMu sync.Mutex
 }
 
 // viewStream is one m-line (or data channel) of a viewer.
@@ -184,6 +187,8 @@ func (v *viewer) pause(paused bool) {
 // applyPause sets each stream's forwarding from the viewer's state: forwarding when started, not
 // paused, the stream's send on, and the mountpoint enabled.
 func (v *viewer) applyPause() {
+	v.applyMu.Lock()
+	defer v.applyMu.Unlock()
 	v.mu.Lock()
 	mp := v.mp
 	run := v.started && !v.paused && !v.closed
