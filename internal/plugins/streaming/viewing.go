@@ -300,6 +300,8 @@ func (v *viewer) slowLink(estimate cc.Bitrate) {
 
 // close ends the viewing: forwarding stops, the allocator and an ondemand source close.
 func (v *viewer) close() {
+	v.applyMu.Lock() // no applyPause starts a down-track this stops
+	defer v.applyMu.Unlock()
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()
