@@ -124,6 +124,7 @@ type viewer struct {
 	writers map[string]interface{ Close() error }
 	packets map[string]int
 	ssrcs   map[string]uint32
+	sids    map[int]int // VP9 packets received per spatial layer id
 	msgs    []string
 	events  []map[string]any
 }
@@ -138,7 +139,7 @@ func watch(t testing.TB, c *janusclient.Client, id uint64, extra map[string]any)
 func watchLimited(t testing.TB, c *janusclient.Client, id uint64, extra map[string]any, limit *rateLimit) *viewer {
 	t.Helper()
 	v := &viewer{t: t, h: attach(t, c), dir: t.TempDir(), files: map[string]string{}, writers: map[string]interface{ Close() error }{},
-		packets: map[string]int{}, ssrcs: map[string]uint32{}}
+		packets: map[string]int{}, ssrcs: map[string]uint32{}, sids: map[int]int{}}
 	body := map[string]any{"request": "watch", "id": id}
 	for k, x := range extra {
 		body[k] = x
@@ -231,6 +232,15 @@ func (v *viewer) read(tr *webrtc.TrackRemote, rcv *webrtc.RTPReceiver) {
 		v.mu.Lock()
 		v.packets[mid]++
 		v.ssrcs[mid] = pkt.SSRC
+		if strings.EqualFold(mime, "video/vp9") && len(pkt.Payload) > 3 && pkt.Payload[0]&0x20 != 0 {
+			idx := 1 // the layer index follows the picture id
+			if pkt.Payload[0]&0x80 != 0 {
+				idx += 1 + int(pkt.Payload[1]>>7)
+			}
+			if idx < len(pkt.Payload) {
+				v.sids[int(pkt.Payload[idx]>>1&7)]++
+			}
+		}
 		if w != nil && v.writers[mid] != nil {
 			_ = w.WriteRTP(pkt)
 		}
