@@ -52,6 +52,12 @@ func request(t testing.TB, h *janusclient.Handle, body map[string]any, jsep *jan
 	return janustest.MustRequest(t, h, body, jsep)
 }
 
+// request2 is request returning the error rather than failing.
+func request2(t testing.TB, h *janusclient.Handle, body map[string]any) (map[string]any, *janusclient.JSEP, error) {
+	t.Helper()
+	return janustest.Request(t, h, body, nil)
+}
+
 // mountpoint is an rtp mountpoint created for a test, with the ports strata picked.
 type mountpoint struct {
 	id    uint64

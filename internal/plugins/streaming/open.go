@@ -26,14 +26,7 @@ var openers = map[string]opener{
 	"rtp":      openRTP,
 	"live":     openFile,
 	"ondemand": openFile,
-	"rtsp":     unavailable("rtsp"),
-}
-
-// unavailable is the opener of a type whose source this build does not have yet.
-func unavailable(kind string) opener {
-	return func(*Plugin, *Create) (*opened, *Error) {
-		return nil, errorf(ErrCantCreate, "Can't add '%s' stream, not supported by this server yet", kind)
-	}
+	"rtsp":     openRTSP,
 }
 
 // create opens a new mountpoint and registers it; fromConfig skips the checks Janus makes only
@@ -102,6 +95,7 @@ func (p *Plugin) open(id uint64, c *Create) (*mountpoint, *Error) {
 	if c.File != nil {
 		mp.filename = c.File.Filename
 	}
+	mp.rtsp = c.RTSP
 	return mp, nil
 }
 
