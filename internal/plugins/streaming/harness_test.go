@@ -35,6 +35,7 @@ func startServer(t testing.TB, edit func(*config.Config)) *janusclient.Client {
 	return janustest.StartServer(t, func(c *config.Config) {
 		c.Plugins.Streaming.Mountpoints = nil
 		c.Plugins.Streaming.RecordingsDir = dir
+		c.Plugins.Streaming.Host = "127.0.0.1"
 		if edit != nil {
 			edit(c)
 		}

@@ -104,7 +104,7 @@ func openRTP(p *Plugin, c *Create) (*opened, *Error) {
 	if c.RTP.SRTPSuite != nil || c.RTP.SRTPCrypto != nil {
 		return nil, errorf(ErrCantCreate, "Can't add 'rtp' stream, SRTP input is not supported by this server")
 	}
-	cfg := rtpin.Config{ID: fmt.Sprintf("streaming/%d", c.ID), Log: p.log}
+	cfg := rtpin.Config{ID: fmt.Sprintf("streaming/%d", c.ID), Host: p.cfg.Host, Log: p.log}
 	for _, m := range c.RTP.Media {
 		codec := media.CodecByName(m.Codec)
 		if m.Type != "data" && codec == media.CodecUnknown {
@@ -123,7 +123,7 @@ func openRTP(p *Plugin, c *Create) (*opened, *Error) {
 	if err != nil {
 		return nil, errorf(ErrCantCreate, "Can't add 'rtp' stream, error creating the source (%v)", err)
 	}
-	o := &opened{src: src}
+	o := &opened{src: src, host: p.cfg.Host}
 	ports := src.Ports()
 	for i, t := range src.Tracks() {
 		m := c.RTP.Media[i]
