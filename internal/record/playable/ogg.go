@@ -34,10 +34,5 @@ func (m *oggMuxer) write(_ int, f frame) error {
 	return m.t.WriteRTP(&m.pkt)
 }
 
-func (m *oggMuxer) close(time.Duration) error {
-	err := m.w.Close()
-	if cerr := m.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// close ends the stream; the oggwriter closes the file.
+func (m *oggMuxer) close(time.Duration) error { return m.w.Close() }
