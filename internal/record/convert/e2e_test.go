@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/record"
+	"github.com/strata-rtc/strata/internal/record/playable"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
 
@@ -23,11 +24,15 @@ type recording struct {
 }
 
 // record10s records 10 s of the video codec c and Opus, as a publisher sends them, through a
-// Session whose sinks sit on real receivers; video starts videoLate after audio.
-func record10s(t *testing.T, c media.Codec, videoLate time.Duration) recording {
+// Session whose sinks sit on real receivers; video starts videoLate after audio. mangle, when not
+// nil, changes what the network delivers.
+func record10s(t *testing.T, c media.Codec, videoLate time.Duration, mangle func(v, a []sent) ([]sent, []sent)) recording {
 	t.Helper()
 	vpkts := videoPackets(t, c, videoClip(t, c), videoLate)
 	apkts := opusPackets(t, opusClip(t), 0)
+	if mangle != nil {
+		vpkts, apkts = mangle(vpkts, apkts)
+	}
 	dir := t.TempDir()
 	s, err := record.NewSession(dir, "rec", record.SessionOptions{Playable: true})
 	if err != nil {
@@ -134,7 +139,7 @@ func checkPlayable(t *testing.T, path string, want float64, videoLate time.Durat
 func testCodec(t *testing.T, c media.Codec, ext, ppExt, name string) {
 	t.Parallel()
 	const late = 300 * time.Millisecond
-	r := record10s(t, c, late)
+	r := record10s(t, c, late, nil)
 	if !strings.HasSuffix(r.live, ext) {
 		t.Fatalf("live file %q, want a %s", r.live, ext)
 	}
@@ -152,6 +157,13 @@ func testCodec(t *testing.T, c media.Codec, ext, ppExt, name string) {
 	v := st.Tracks[1]
 	if v.Frames != clipSecs*clipFPS || v.Skipped != 0 || v.Gaps != 0 || st.Tracks[0].Silence != 0 {
 		t.Fatalf("video track %+v, want %d frames, none skipped", v, clipSecs*clipFPS)
+	}
+	if c == media.CodecVP9 || c == media.CodecAV1 { // which MP4 holds too
+		mp4 := filepath.Join(t.TempDir(), "converted.mp4")
+		if _, err := File(mp4, r.audio, r.video); err != nil {
+			t.Fatal(err)
+		}
+		checkPlayable(t, mp4, clipSecs+late.Seconds(), late, name, "opus")
 	}
 	// janus-pp-rec converts each recording on its own.
 	ppv := filepath.Join(t.TempDir(), "pp"+ppExt)
@@ -194,4 +206,47 @@ func packetTimes(t *testing.T, path, stream string, n int) []float64 {
 		t.Fatalf("%s: %d packets of stream %s", path, len(ts), stream)
 	}
 	return ts
+}
+
+// Lost packets and packets out of order, through the live recorder and the conversion: the video
+// waits for the next keyframe after a loss (no decode errors), the lost audio becomes silence, the
+// packets out of order are put back.
+func TestLossAndReordering(t *testing.T) {
+	t.Parallel()
+	lostAudio := 0
+	mangle := func(v, a []sent) ([]sent, []sent) {
+		k := 0
+		for v[k].at < 1300*time.Millisecond {
+			k++
+		}
+		v = append(v[:k:k], v[k+3:]...) // three packets at 1.3 s
+		for i := 1; i+1 < len(v); i += 37 {
+			v[i].b, v[i+1].b = v[i+1].b, v[i].b // arrive swapped
+		}
+		lostAudio = 10
+		a = append(a[:200:200], a[210:]...) // 4.0-4.2 s
+		for i := 1; i+1 < len(a); i += 23 {
+			a[i].b, a[i+1].b = a[i+1].b, a[i].b
+		}
+		return v, a
+	}
+	r := record10s(t, media.CodecVP8, 0, mangle)
+	out := filepath.Join(t.TempDir(), "converted.webm")
+	st, err := File(out, r.audio, r.video)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("strata rec convert:\n%s", st.Summary(out))
+	for _, got := range []playable.Stats{r.st.Playable, st.Stats} {
+		a, v := got.Tracks[0], got.Tracks[1]
+		if a.Silence != lostAudio || a.Dropped != 0 || a.Gaps != 1 {
+			t.Fatalf("audio %+v: want %d silence frames for the loss, one gap, nothing dropped", a, lostAudio)
+		}
+		// The loss is at 1.3 s, the next keyframe at 2 s; the three packets lost may be whole frames.
+		if v.Gaps != 1 || v.KeyframeWaits != 2 || v.Skipped < 15 || v.Skipped > 25 || v.Frames+v.Skipped < clipSecs*clipFPS-3 {
+			t.Fatalf("video %+v: want one gap, a wait for the keyframe at 2 s", v)
+		}
+	}
+	checkPlayable(t, r.live, clipSecs, 0, "vp8", "opus")
+	checkPlayable(t, out, clipSecs, 0, "vp8", "opus")
 }
