@@ -48,7 +48,6 @@ type track struct {
 	curTS    uint32
 	curAt    time.Duration
 	curOpen  bool
-	curKey   bool
 	curBroke bool
 	waitKey  bool // video: skip frames until a keyframe
 
@@ -143,7 +142,9 @@ func (t *track) restart(now time.Duration, out func(*track, frame)) {
 func (t *track) gap() {
 	t.st.Gaps++
 	if t.codec.IsVideo() {
-		t.curBroke = true
+		if t.curOpen {
+			t.curBroke = true
+		}
 		t.awaitKey()
 		t.dep.reset()
 	}
@@ -167,8 +168,13 @@ func (t *track) ordered(b []byte, at time.Duration, gap bool, out func(*track, f
 		t.finish(out)
 	}
 	if !t.curOpen {
-		t.curOpen, t.curTS, t.curAt, t.curKey = true, p.Timestamp, at, false
+		t.curOpen, t.curTS, t.curAt, t.curBroke = true, p.Timestamp, at, false
 		t.cur = t.cur[:0]
+		if gap {
+			// The packets lost may have been this frame's first ones.
+			f, ok := media.ParsePayload(t.codec, p.Payload)
+			t.curBroke = !ok || !f.Start
+		}
 	}
 	if t.curBroke {
 		return
