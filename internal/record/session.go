@@ -95,7 +95,7 @@ func NewSession(dir, base string, opts SessionOptions) (*Session, error) {
 	}
 	if opts.Playable {
 		for codec, name := range opts.Formats {
-			if _, err := playable.FormatByName(name); err != nil {
+			if err := playable.CheckFormat(codec, name); err != nil {
 				return nil, fmt.Errorf("record: playable format for %s: %w", codec, err)
 			}
 		}

@@ -325,3 +325,22 @@ func (f Format) muxer(file *os.File) muxer {
 	}
 	return &webmMuxer{f: file}
 }
+
+// CheckFormat checks the configuration's choice of a container (name) for participants whose
+// video codec is key ("vp8", "vp9", "av1", "h264"), or for participants without video ("audio").
+func CheckFormat(key, name string) error {
+	f, err := FormatByName(name)
+	if err != nil {
+		return err
+	}
+	c := media.CodecOpus
+	if key != "audio" {
+		if c = media.CodecByName(key); c == media.CodecUnknown || !c.IsVideo() {
+			return fmt.Errorf("playable: %q is not a video codec (vp8, vp9, av1, h264) or audio", key)
+		}
+	}
+	if !f.Fits(c) {
+		return fmt.Errorf("playable: %s does not hold %s", f, c)
+	}
+	return nil
+}
