@@ -222,6 +222,10 @@ func (s *Session) packet(t *SessionTrack, tracks []*SessionTrack, pkt []byte, at
 		s.w.Resync(t.index)
 	}
 	s.w.Packet(t.index, pkt, at)
+	if err := s.w.Err(); err != nil && !s.failed {
+		s.failed = true // the .mjr files go on; the playable file stops here, playable up to it
+		s.log.Warn("record: the playable file stopped", "path", s.w.Path(), "err", err)
+	}
 }
 
 // create makes the playable file, in the format the tracks' video codec is given.

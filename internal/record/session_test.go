@@ -3,6 +3,7 @@ package record
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -136,4 +137,25 @@ func TestSessionDropsAndCounts(t *testing.T) {
 		t.Fatalf("%d packets written + dropped, 4000 sent: %+v", got, st)
 	}
 	t.Logf("dropped %d of 4000", st.Dropped)
+}
+
+// A playable file on a full disk stops (Close says why); the .mjr files are written all the same.
+func TestSessionFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/full", filepath.Join(dir, "full.webm")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(dir, "full", SessionOptions{Playable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.AddTrack(media.CodecOpus, "", WithSlots(512))
+	v, _ := s.AddTrack(media.CodecVP8, "", WithSlots(512))
+	sendAV(t, a, v, 250)
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("Close said %v", err)
+	}
+	if st := s.Stats(); st.MJR[0].Packets != 250 || st.MJR[1].Packets != 250 {
+		t.Fatalf("mjr %+v", st.MJR)
+	}
 }

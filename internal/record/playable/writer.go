@@ -100,6 +100,9 @@ func (w *Writer) AddTrack(t Track) (int, error) {
 	return len(w.tracks) - 1, nil
 }
 
+// Err is the error that stopped the file (a full disk), nil while it is written.
+func (w *Writer) Err() error { return w.err }
+
 // Path is the file's.
 func (w *Writer) Path() string { return w.path }
 
