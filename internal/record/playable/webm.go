@@ -14,7 +14,8 @@ import (
 )
 
 // cuesSize is the room kept after the header for the index (Cues) written at the end, which lets
-// players seek: a cue per cluster, a cluster at most every 5 s, so about a day of recording.
+// players seek: a cue per cluster (a cluster per keyframe, at most 5 s), about ten thousand; when a
+// long recording has more, ebml-go keeps every other one until they fit.
 const cuesSize = 256 << 10
 
 // clusterMax is the longest cluster (ms): a block's time is a 16-bit offset in its cluster.
