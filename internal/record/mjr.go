@@ -261,6 +261,7 @@ func (m *MJR) run() {
 			m.drain()
 		case <-tick.C:
 			m.drain()
+			m.w.releaseBy(sfu.Now())
 			m.w.flush()
 		case <-m.stop:
 			m.drain()

@@ -27,7 +27,7 @@ type mp4Muxer struct {
 	tracks []*mp4Track
 	seq    uint32
 	start0 time.Duration // the current fragment's start
-	zero   time.Duration // the earliest track's start: the file's zero
+	zero   time.Duration // the first frame's time (the interleaving gives the earliest): the file's zero
 	open   bool
 	buf    seekablebuffer.Buffer
 }
@@ -48,10 +48,6 @@ type mp4Track struct {
 
 func (m *mp4Muxer) start(tracks []*track) error {
 	var init fmp4.Init
-	m.zero = tracks[0].queue[0].pts
-	for _, t := range tracks {
-		m.zero = min(m.zero, t.queue[0].pts)
-	}
 	for i, t := range tracks {
 		mt := &mp4Track{codec: t.codec, scale: uint32(t.clock)}
 		m.tracks = append(m.tracks, mt)
@@ -92,7 +88,10 @@ func vp9Subsampling(x, y bool) uint8 {
 
 func (m *mp4Muxer) write(i int, f frame) error {
 	if !m.open {
-		m.open, m.start0 = true, f.pts
+		m.open, m.start0, m.zero = true, f.pts, f.pts
+	}
+	if f.pts < m.zero {
+		return nil // a track later than the interleaving waits for, with frames from before the file's start
 	}
 	if span := f.pts - m.start0; span >= fragmentMax || span >= fragmentMin && f.key && m.tracks[i].codec.IsVideo() {
 		if err := m.flush(); err != nil {

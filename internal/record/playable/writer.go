@@ -201,7 +201,8 @@ func (w *Writer) drain(closing bool) {
 }
 
 // tryStart writes the header once every video track has a keyframe waiting, or when too much waits
-// (or the file closes) without it: then the video without a keyframe is left out.
+// (or the file closes) without it: then the video without a keyframe is left out. Audio needs
+// nothing from its frames, so an audio track is in the file whether its frames came yet or not.
 func (w *Writer) tryStart(closing bool) bool {
 	ready, any := true, false
 	for _, t := range w.tracks {
@@ -214,7 +215,7 @@ func (w *Writer) tryStart(closing bool) bool {
 		return false
 	}
 	for _, t := range w.tracks {
-		if t.seen {
+		if t.seen || !t.codec.IsVideo() {
 			w.in = append(w.in, t)
 		} else {
 			t.leftOut = true
