@@ -160,3 +160,27 @@ func TestFullDisk(t *testing.T) {
 		}
 	}
 }
+
+// Padding-only packets (bandwidth probes on the media SSRC) between frames change nothing.
+func TestPaddingBetweenFrames(t *testing.T) {
+	w, err := New(filepath.Join(t.TempDir(), "p.webm"), Track{Codec: media.CodecVP8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := uint16(0)
+	for i := 0; i < 30; i++ {
+		w.Packet(0, packet(seq, uint32(3000*i), 1, true, vp8Frame(i == 0)), time.Duration(i)*time.Second/30)
+		seq++
+		pad, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq, Timestamp: uint32(3000 * i),
+			SSRC: 1, Padding: true}, PaddingSize: 200}).Marshal()
+		w.Packet(0, pad, time.Duration(i)*time.Second/30+time.Millisecond)
+		seq++
+	}
+	st, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := st.Tracks[0]; v.Frames != 30 || v.Skipped != 0 || v.Gaps != 0 || v.Dropped != 0 {
+		t.Fatalf("stats %+v", v)
+	}
+}

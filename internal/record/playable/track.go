@@ -160,6 +160,9 @@ func (t *track) ordered(b []byte, at time.Duration, gap bool, out func(*track, f
 	if gap {
 		t.gap()
 	}
+	if len(p.Payload) == 0 {
+		return // padding (a bandwidth probe): in the numbering, no media
+	}
 	if !t.codec.IsVideo() {
 		t.audio(&p, at, out)
 		return
