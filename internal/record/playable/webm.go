@@ -96,8 +96,11 @@ func (m *webmMuxer) start(tracks []*track) error {
 		}
 		entries[i] = e
 	}
+	// A segment info of this file's own: ebml-go writes the duration into the one it is given, and
+	// its default is shared by every writer.
+	info := &webm.Info{TimecodeScale: 1000000, MuxingApp: "strata", WritingApp: "strata"}
 	opts := []mkvcore.BlockWriterOption{mkvcore.WithSeekHead(true), mkvcore.WithCues(cuesSize),
-		mkvcore.WithBlockInterceptor(nil)}
+		mkvcore.WithBlockInterceptor(nil), mkvcore.WithSegmentInfo(info)}
 	if main != 0 {
 		// A cluster starts at each keyframe, so that seeking lands on one.
 		opts = append(opts, mkvcore.WithMinMaxClusterDuration(main, 0, clusterMax))
