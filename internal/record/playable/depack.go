@@ -60,8 +60,13 @@ func (d *vp8Depacketizer) frame(buf []byte) ([]byte, error) { return nonEmpty(bu
 func (d *vp8Depacketizer) reset()                           {}
 
 // vp9Depacketizer removes the VP9 payload descriptors (RFC 9628). The layer frames of a picture
-// are written one after the other, as janus-pp-rec does.
-type vp9Depacketizer struct{ p codecs.VP9Packet }
+// (spatial layers) are packed into one superframe with its index (VP9 bitstream specification,
+// Annex B), as the encoder made it before the sender split it into packets.
+type vp9Depacketizer struct {
+	p      codecs.VP9Packet
+	starts []int // where each layer frame starts in the frame
+	out    []byte
+}
 
 func (d *vp9Depacketizer) add(buf, payload []byte) ([]byte, error) {
 	b, err := d.p.Unmarshal(payload)
@@ -71,11 +76,47 @@ func (d *vp9Depacketizer) add(buf, payload []byte) ([]byte, error) {
 	if len(buf) == 0 && !d.p.B {
 		return buf, errors.New("playable: VP9 frame does not start with a layer frame's beginning")
 	}
+	if d.p.B {
+		d.starts = append(d.starts, len(buf))
+	}
 	return append(buf, b...), nil
 }
 
-func (d *vp9Depacketizer) frame(buf []byte) ([]byte, error) { return nonEmpty(buf) }
-func (d *vp9Depacketizer) reset()                           {}
+func (d *vp9Depacketizer) frame(buf []byte) ([]byte, error) {
+	starts := d.starts
+	d.starts = d.starts[:0]
+	if len(starts) <= 1 {
+		return nonEmpty(buf)
+	}
+	if len(starts) > 8 {
+		return nil, errors.New("playable: VP9 picture of more than 8 layer frames")
+	}
+	// The index: a marker, each layer frame's size in mag bytes (little-endian), the marker again.
+	mag := 1
+	for i, at := range starts {
+		end := len(buf)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		for end-at >= 1<<(8*mag) {
+			mag++
+		}
+	}
+	marker := byte(0xc0 | (mag-1)<<3 | (len(starts) - 1))
+	d.out = append(append(d.out[:0], buf...), marker)
+	for i, at := range starts {
+		end := len(buf)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		for k := 0; k < mag; k++ {
+			d.out = append(d.out, byte((end-at)>>(8*k)))
+		}
+	}
+	return append(d.out, marker), nil
+}
+
+func (d *vp9Depacketizer) reset() { d.starts = d.starts[:0] }
 
 // h264Depacketizer undoes single NAL unit packets, STAP-A and FU-A (RFC 6184) into Annex-B.
 type h264Depacketizer struct{ p codecs.H264Packet }

@@ -8,7 +8,8 @@
 //
 //   - puts them back in order by sequence number within a window (ReorderDelay of arrival time,
 //     at most MaxHeld packets), dropping and counting those later than that or repeated;
-//   - depacketizes them into frames (VP8, VP9: the payload descriptors removed; H.264: STAP-A and
+//   - depacketizes them into frames (VP8, VP9: the payload descriptors removed, a VP9 picture's
+//     spatial layers packed into a superframe; H.264: STAP-A and
 //     FU-A undone into Annex-B NAL units; AV1: the aggregation undone into the low-overhead
 //     bitstream; Opus: one packet is one frame), a frame being the packets of one timestamp;
 //   - for video, waits for a keyframe at the start and after every gap (a lost packet would leave

@@ -184,3 +184,29 @@ func TestPaddingBetweenFrames(t *testing.T) {
 		t.Fatalf("stats %+v", v)
 	}
 }
+
+// The layer frames of a VP9 picture (spatial layers) become one superframe with its index.
+func TestVP9Superframe(t *testing.T) {
+	d := &vp9Depacketizer{}
+	l0, l1a, l1b := make([]byte, 300), []byte{7, 7}, []byte{8, 8, 8}
+	var buf []byte
+	var err error
+	// I=0, P=0, L=0, F=0, B/E flags.
+	for _, p := range [][]byte{append([]byte{0x0c}, l0...), append([]byte{0x08}, l1a...), append([]byte{0x04}, l1b...)} {
+		if buf, err = d.add(buf, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := d.frame(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 300 needs two bytes: marker 0b110_01_001 (mag 2, 2 frames).
+	idx := []byte{0xc9, 0x2c, 0x01, 0x05, 0x00, 0xc9}
+	if len(out) != 305+len(idx) || string(out[305:]) != string(idx) {
+		t.Fatalf("superframe index % x", out[305:])
+	}
+	if out, _ := d.frame(append([]byte(nil), l0...)); len(out) != 300 {
+		t.Fatalf("a single layer frame became %d bytes", len(out))
+	}
+}
