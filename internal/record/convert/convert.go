@@ -44,7 +44,7 @@ func File(out string, ins ...string) (Stats, error) {
 		return Stats{}, errors.New("convert: no recording to convert")
 	}
 	if _, err := playable.FormatOf(out); err != nil {
-		return Stats{}, fmt.Errorf("convert: %w", err)
+		return Stats{}, err
 	}
 	inputs := make([]*input, 0, len(ins))
 	defer func() {
@@ -63,7 +63,7 @@ func File(out string, ins ...string) (Stats, error) {
 	}
 	w, err := playable.New(out, tracks...)
 	if err != nil {
-		return Stats{}, fmt.Errorf("convert: %w", err)
+		return Stats{}, err
 	}
 	return stream(w, inputs)
 }
