@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"

@@ -46,7 +46,7 @@ type session struct {
 	audioCodec string
 	prefs      codecPrefs
 	targets    layerTargets
-	delays     [2]*int64 // min_delay, max_delay: stored and reported, not applied yet
+	delays     [2]*int64                    // min_delay, max_delay: stored and reported, not applied yet
 	recordings map[string]*record.Recording // by kind: "audio", "video"
 }
 
