@@ -196,8 +196,8 @@ func (v VoiceMail) validate() []error {
 	if v.Enabled && v.Path == "" {
 		errs = append(errs, errors.New("plugins.voicemail.path: must be set"))
 	}
-	if v.Enabled && !strings.HasPrefix(v.Base, "/") {
-		errs = append(errs, fmt.Errorf("plugins.voicemail.base: %q must be a URL path starting with /", v.Base))
+	if v.Enabled && (!strings.HasPrefix(v.Base, "/") || strings.Trim(v.Base, "/") == "") {
+		errs = append(errs, fmt.Errorf("plugins.voicemail.base: %q must be a URL path below /", v.Base))
 	}
 	if v.MaxDuration <= 0 {
 		errs = append(errs, errors.New("plugins.voicemail.max_duration: must be positive"))

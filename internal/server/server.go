@@ -22,6 +22,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/plugins/voicemail"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
@@ -100,7 +101,17 @@ func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
 	if cfg.Plugins.AudioBridge.Enabled {
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, log.With("plugin", "audiobridge")))
 	}
+	if cfg.Plugins.VoiceMail.Enabled {
+		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))
+	}
 	return ps
+}
+
+// fileServer is a plugin that serves files on the HTTP listener (the voicemail's messages, whose
+// URLs its events give), whether or not the demos are served.
+type fileServer interface {
+	Pattern() string
+	Handler() http.Handler
 }
 
 // Start binds every enabled listener and serves in the background.
@@ -120,6 +131,11 @@ func (s *Server) start() error {
 		base := t.HTTP.BasePath
 		mux.Handle(base, s.http)
 		mux.Handle(base+"/", s.http)
+		for _, p := range s.plugins {
+			if f, ok := p.(fileServer); ok {
+				mux.Handle(f.Pattern(), f.Handler())
+			}
+		}
 		if t.HTTP.Demos {
 			mux.Handle("/", web.HandlerWithConfig(s.clientConfig))
 		}
