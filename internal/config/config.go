@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -183,7 +184,8 @@ type VoiceMail struct {
 	Enabled bool `yaml:"enabled"`
 	// Path is the directory the messages (.opus) are written to and served from.
 	Path string `yaml:"path"`
-	// Base is the URL path the messages are served at, and the prefix of the URL "done" returns.
+	// Base is the prefix of the URL "done" returns: a URL path, or an absolute URL; the messages are
+	// served at its path.
 	Base string `yaml:"base"`
 	// MaxDuration is how long a message may last (Janus: 10 s).
 	MaxDuration time.Duration `yaml:"max_duration"`
@@ -191,13 +193,26 @@ type VoiceMail struct {
 	Events bool `yaml:"events"`
 }
 
+// BasePath is the URL path of Base, which may be a path ("/voicemail/") or, as in Janus, an
+// absolute URL ("https://example.com/voicemail/", for messages behind a proxy); "" if it is neither.
+func (v VoiceMail) BasePath() string {
+	if strings.HasPrefix(v.Base, "/") {
+		return v.Base
+	}
+	u, err := url.Parse(v.Base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasPrefix(u.Path, "/") {
+		return ""
+	}
+	return u.Path
+}
+
 func (v VoiceMail) validate() []error {
 	var errs []error
 	if v.Enabled && v.Path == "" {
 		errs = append(errs, errors.New("plugins.voicemail.path: must be set"))
 	}
-	if v.Enabled && (!strings.HasPrefix(v.Base, "/") || strings.Trim(v.Base, "/") == "") {
-		errs = append(errs, fmt.Errorf("plugins.voicemail.base: %q must be a URL path below /", v.Base))
+	if v.Enabled && strings.Trim(v.BasePath(), "/") == "" {
+		errs = append(errs, fmt.Errorf("plugins.voicemail.base: %q must be a URL path below / or an http(s) URL with one", v.Base))
 	}
 	if v.MaxDuration <= 0 {
 		errs = append(errs, errors.New("plugins.voicemail.max_duration: must be positive"))

@@ -20,8 +20,8 @@ func (p *Plugin) URL(name string) string {
 	return strings.TrimSuffix(p.cfg.Base, "/") + "/" + name
 }
 
-// Pattern is where Handler is mounted on the HTTP listener: base, as a subtree.
-func (p *Plugin) Pattern() string { return strings.TrimSuffix(p.cfg.Base, "/") + "/" }
+// Pattern is where Handler is mounted on the HTTP listener: base's path, as a subtree.
+func (p *Plugin) Pattern() string { return strings.TrimSuffix(p.cfg.BasePath(), "/") + "/" }
 
 // Handler serves the messages at base: GET or HEAD of <base>/janus-voicemail-<id>.opus, nothing
 // else of the directory (no listing, no other names, so no path can reach outside it).
