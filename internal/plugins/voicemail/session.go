@@ -42,14 +42,13 @@ type session struct {
 	pushMu   sync.RWMutex
 	detached bool
 
-	mu       sync.Mutex // guards what follows (read by Query)
-	peer     *peer.Peer
-	recv     *sfu.Receiver // the recorded audio (media.go)
-	mid      string        // its m-line
-	rec      *message      // the message being recorded, nil when idle
-	started  bool          // the PeerConnection is up (Janus's "started")
-	startAt  time.Time     // when it came up: the length limit counts from there
-	stopping bool
+	mu      sync.Mutex // guards what follows (read by Query)
+	peer    *peer.Peer
+	recv    *sfu.Receiver // the recorded audio (media.go)
+	mid     string        // its m-line
+	rec     *message      // the message being recorded, nil when idle
+	started bool          // the PeerConnection is up (Janus's "started")
+	startAt time.Time     // when it came up: the length limit counts from there
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
