@@ -38,6 +38,7 @@ type session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
+	limit  *time.Timer // the length limit; used by the work goroutine only
 
 	pushMu   sync.RWMutex
 	detached bool
@@ -149,8 +150,8 @@ func status(st string) map[string]any { return map[string]any{short: "event", "s
 // work handles requests, the PeerConnection's coming up and going, and the length limit, in order.
 func (s *session) work() {
 	defer close(s.done)
-	limit := time.NewTimer(time.Hour)
-	limit.Stop()
+	s.limit = time.NewTimer(time.Hour)
+	s.limit.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -158,22 +159,22 @@ func (s *session) work() {
 		case m := <-s.queue:
 			s.process(m)
 		case <-s.ready:
-			s.mediaUp(limit)
+			s.mediaUp()
 		case <-s.closed:
-			limit.Stop()
+			s.limit.Stop()
 			s.mediaDown()
-		case <-limit.C:
+		case <-s.limit.C:
 			s.process(plugin.Message{Body: stopBody})
 		}
 	}
 }
 
 // mediaUp tells the client recording has started and arms the length limit.
-func (s *session) mediaUp(limit *time.Timer) {
+func (s *session) mediaUp() {
 	s.mu.Lock()
 	s.started, s.startAt = true, time.Now()
 	s.mu.Unlock()
-	limit.Reset(s.p.cfg.MaxDuration)
+	s.limit.Reset(s.p.cfg.MaxDuration)
 	s.push("", status("started"), nil)
 }
 
@@ -264,6 +265,7 @@ func (s *session) update(m plugin.Message) {
 // stop ends the message: the file is made, "done" gives its URL, and the PeerConnection is closed
 // (Janus ends the session's media).
 func (s *session) stop(tx string) {
+	s.limit.Stop()
 	s.mu.Lock()
 	s.started = false
 	s.mu.Unlock()
