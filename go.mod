@@ -3,6 +3,8 @@ module github.com/strata-rtc/strata
 go 1.25
 
 require (
+	github.com/at-wat/ebml-go v0.19.4
+	github.com/bluenviron/mediacommon/v2 v2.4.1
 	github.com/chromedp/chromedp v0.23.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/hraban/opus v0.0.0-20260708213942-bde8e4304501
@@ -19,6 +21,8 @@ require (
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
 )
+
+require github.com/abema/go-mp4 v1.4.1 // indirect
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

@@ -25,6 +25,7 @@ type Config struct {
 	General    General    `yaml:"general"`
 	Transports Transports `yaml:"transports"`
 	Media      Media      `yaml:"media"`
+	Recording  Recording  `yaml:"recording"`
 	Plugins    Plugins    `yaml:"plugins"`
 }
 
@@ -377,6 +378,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("media.ice: udp_mux_port and tcp_port must be 0-65535"))
 	}
 	errs = append(errs, c.General.Limits.validate()...)
+	errs = append(errs, c.Recording.validate()...)
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)
 	errs = append(errs, c.Plugins.AudioBridge.validate()...)
