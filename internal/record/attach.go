@@ -11,7 +11,7 @@ import (
 )
 
 // ErrOutside is the error of Confine for a path that leaves the configured directory.
-var ErrOutside = errors.New("outside the recordings directory")
+var ErrOutside = errors.New("outside")
 
 // Confine resolves a recording's path the way strata's plugins confine what requests name (Janus
 // writes wherever a request says, as the server's user): name is joined onto dir (a room's
