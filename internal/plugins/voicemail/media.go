@@ -58,12 +58,12 @@ func (m *message) finish(log *slog.Logger) (string, error) {
 	if st.Packets == 0 {
 		return "", stopErr
 	}
-	cs, err := convert.File(m.mjr, m.out)
+	cs, err := convert.File(m.out, m.mjr)
 	if err != nil {
 		os.Remove(m.out)
 		return "", errors.Join(stopErr, err)
 	}
-	log.Info("voicemail message", "path", m.out, "packets", cs.Packets, "dropped", st.Dropped)
+	log.Info("voicemail message", "path", m.out, "duration", cs.Duration, "dropped", st.Dropped)
 	return filepath.Base(m.out), nil
 }
 
