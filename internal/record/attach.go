@@ -3,10 +3,12 @@ package record
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
 
@@ -72,3 +74,56 @@ func (r *Recording) Stop() error {
 
 // Name is the recording's file name without its directory, as Janus reports recordings.
 func (r *Recording) Name() string { return filepath.Base(r.path) }
+
+// SessionOptionsFrom are the options of a participant's recording from the configuration's
+// recording section.
+func SessionOptionsFrom(c config.Recording, log *slog.Logger) SessionOptions {
+	return SessionOptions{Playable: c.Playable, Formats: c.Containers, Log: log}
+}
+
+// Participant is a recorded participant (an echo, a videoroom publisher): a Session whose track
+// sinks are on the participant's Receivers.
+type Participant struct {
+	s      *Session
+	tracks []*SessionTrack
+	recvs  []*sfu.Receiver
+}
+
+// NewParticipant starts a participant's recording in dir (created if needed): its .mjr files, and
+// with opts.Playable one playable file base.webm/.mp4/.opus of all its tracks.
+func NewParticipant(dir, base string, opts SessionOptions) (*Participant, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	s, err := NewSession(dir, base, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Participant{s: s}, nil
+}
+
+// Record records recv's track to the .mjr file name (without ".mjr"; "" for the Session's
+// base-audio/base-video) and, for video, asks the publisher for a keyframe on the recorded layer
+// so that the files start decodable soon, as Janus does.
+func (p *Participant) Record(recv *sfu.Receiver, name, fmtp string, opts ...Option) (*SessionTrack, error) {
+	t, err := p.s.AddTrackAs(name, recv.Codec(), fmtp, opts...)
+	if err != nil {
+		return nil, err
+	}
+	p.tracks, p.recvs = append(p.tracks, t), append(p.recvs, recv)
+	recv.AddSink(t)
+	if recv.Codec().IsVideo() {
+		recv.RequestKeyframe(t.mjr.layer, sfu.Now())
+	}
+	return t, nil
+}
+
+// Close takes the tracks off their receivers and closes the recording; it returns what it wrote
+// and lost, and the first error (a full disk).
+func (p *Participant) Close() (SessionStats, error) {
+	for i, t := range p.tracks {
+		p.recvs[i].RemoveSink(t)
+	}
+	err := p.s.Close()
+	return p.s.Stats(), err
+}

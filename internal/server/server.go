@@ -93,7 +93,7 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
 	var ps []plugin.Plugin
 	if cfg.Plugins.EchoTest.Enabled {
-		ps = append(ps, echotest.New(cfg.Plugins.EchoTest, log.With("plugin", "echotest")))
+		ps = append(ps, echotest.New(cfg.Plugins.EchoTest, cfg.Recording, log.With("plugin", "echotest")))
 	}
 	if cfg.Plugins.VideoRoom.Enabled {
 		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, log.With("plugin", "videoroom")))

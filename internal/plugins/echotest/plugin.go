@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // Package is the Janus package name clients attach to.
@@ -34,16 +35,17 @@ const (
 // Plugin is the echotest plugin. Create it with New.
 type Plugin struct {
 	cfg      config.EchoTest
+	rec      record.SessionOptions
 	log      *slog.Logger
 	sessions plugin.SessionSet[*session]
 }
 
-// New creates the plugin.
-func New(cfg config.EchoTest, log *slog.Logger) *Plugin {
+// New creates the plugin; rec says what recordings write beside the .mjr files.
+func New(cfg config.EchoTest, rec config.Recording, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Plugin{cfg: cfg, log: log}
+	return &Plugin{cfg: cfg, rec: record.SessionOptionsFrom(rec, log), log: log}
 }
 
 // Package returns "janus.plugin.echotest".

@@ -2,6 +2,8 @@ package echotest
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/record"
@@ -41,67 +43,71 @@ func (s *session) applyRecord(r *request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.startRecordingLocked(base); err != nil {
+		// A failure (a full disk, a missing permission) is logged and the echo goes on, as in Janus.
+		s.log.Warn("echotest recording", "err", err)
+	}
+}
+
+// startRecordingLocked records the first audio and the first video stream as one participant:
+// base-audio.mjr, base-video.mjr (and with recording.playable one playable file); s.mu is held.
+func (s *session) startRecordingLocked(base string) error {
+	path, err := record.Confine(s.plugin.cfg.RecordingsDir, "", base+"-audio.mjr")
+	if err != nil {
+		return err
+	}
+	var streams []*echoStream
 	for _, video := range []bool{false, true} {
-		st := s.firstStreamLocked(video)
-		if st == nil {
-			continue
+		if st := s.firstStreamLocked(video); st != nil {
+			streams = append(streams, st)
+		}
+	}
+	if len(streams) == 0 {
+		return nil // as in Janus, nothing is recorded before there is media
+	}
+	opts := s.plugin.rec
+	opts.Log = s.log
+	part, err := record.NewParticipant(filepath.Dir(path), strings.TrimSuffix(filepath.Base(path), "-audio.mjr"), opts)
+	if err != nil {
+		return err
+	}
+	s.recording, s.recNames = part, map[string]any{}
+	for _, st := range streams {
+		ro := []record.Option{record.WithLayer(st.topLayer())}
+		if id := st.recv.Config().Extensions.VideoOrientation; id != 0 && st.video {
+			ro = append(ro, record.WithExtension(int(id), sfu.VideoOrientationURI))
+		}
+		t, err := part.Record(st.recv, "", st.fmtp, ro...)
+		if err != nil {
+			return err
 		}
 		kind := "audio"
-		if video {
+		if st.video {
 			kind = "video"
 		}
-		if rec := s.startRecording(st, base+"-"+kind+".mjr"); rec != nil {
-			s.recordings[kind] = rec
-		}
+		s.recNames[kind] = filepath.Base(t.MJR().Path())
 	}
+	s.log.Info("echotest recording", "dir", filepath.Dir(path), "files", s.recNames)
+	return nil
 }
 
-// startRecording records one stream; a failure (a full disk, a missing permission) is logged and
-// the echo goes on, as in Janus.
-func (s *session) startRecording(st *echoStream, name string) *record.Recording {
-	path, err := record.Confine(s.plugin.cfg.RecordingsDir, "", name)
-	if err != nil {
-		s.log.Warn("echotest recording", "err", err)
-		return nil
-	}
-	opts := []record.Option{record.WithFmtp(st.fmtp), record.WithLayer(st.topLayer())}
-	if id := st.recv.Config().Extensions.VideoOrientation; id != 0 && st.video {
-		opts = append(opts, record.WithExtension(int(id), sfu.VideoOrientationURI))
-	}
-	rec, err := record.OnReceiver(st.recv, path, opts...)
-	if err != nil {
-		s.log.Warn("echotest recording", "err", err)
-		return nil
-	}
-	s.log.Info("echotest recording", "path", path)
-	return rec
-}
-
-// stopRecording ends the recordings, if any, and logs what each lost to a slow or full disk.
+// stopRecording ends the recording, if any, and logs what a slow or full disk cost it.
 func (s *session) stopRecording() {
 	s.mu.Lock()
-	recs := s.recordings
-	s.recordings = map[string]*record.Recording{}
+	part := s.recording
+	s.recording, s.recNames = nil, nil
 	s.mu.Unlock()
-	for _, rec := range recs {
-		err := rec.Stop()
-		st := rec.Stats()
-		if err != nil || st.Dropped > 0 {
-			s.log.Warn("echotest recording closed", "path", rec.Path(), "packets", st.Packets, "dropped", st.Dropped, "err", err)
-		}
+	if part == nil {
+		return
 	}
-}
-
-// recordingInfoLocked is handle_info's "recording": the file name of each kind recorded; s.mu must be held.
-func (s *session) recordingInfoLocked() map[string]any {
-	if len(s.recordings) == 0 {
-		return nil
+	st, err := part.Close()
+	dropped := st.Dropped
+	for _, m := range st.MJR {
+		dropped += m.Dropped
 	}
-	out := map[string]any{}
-	for kind, rec := range s.recordings {
-		out[kind] = rec.Name()
+	if err != nil || dropped > 0 {
+		s.log.Warn("echotest recording closed", "dropped", dropped, "playable", st.Path, "err", err)
 	}
-	return out
 }
 
 // firstStreamLocked is the stream of a kind with the lowest mid; s.mu must be held.

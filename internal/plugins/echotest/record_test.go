@@ -28,12 +28,13 @@ func (b *browser) waitConnected(d time.Duration) {
 
 // A 10 s echo of real VP8 and Opus, recorded with record/filename, is two .mjr files that
 // janus-pp-rec turns into a .webm and an .opus of 10 s (± 0.5 s) which ffmpeg decodes cleanly;
-// handle_info names them while they are written, as Janus's does.
+// handle_info names them while they are written, as Janus's does. With recording.playable the
+// echo is also one .webm of both tracks, 10 s long, that ffmpeg decodes cleanly.
 func TestRecordingAnEchoMakesPlayableFiles(t *testing.T) {
 	m := rectest.Media(t)
 	dir := t.TempDir()
 	h := newTestHandle(t)
-	s := h.attach(New(config.EchoTest{RecordingsDir: dir}, testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: dir}, config.Recording{Playable: true}, testLogger()))
 	b := newBrowser(t)
 	ev := h.request(s, `{"audio":true,"video":true,"record":true,"filename":"calls/echo"}`, b.offer())
 	if ev.data["result"] != "ok" {
@@ -56,6 +57,13 @@ func TestRecordingAnEchoMakesPlayableFiles(t *testing.T) {
 	out := t.TempDir()
 	rectest.Converted(t, filepath.Join(dir, "calls", "echo-audio.mjr"), filepath.Join(out, "echo.opus"), "opus", 10*time.Second)
 	rectest.Converted(t, filepath.Join(dir, "calls", "echo-video.mjr"), filepath.Join(out, "echo.webm"), "vp8", 10*time.Second)
+	playable := filepath.Join(dir, "calls", "echo.webm")
+	p := rectest.ProbeFile(t, playable)
+	t.Logf("%s: %v, %.3f s", playable, p.Codecs, p.Duration)
+	if strings.Join(p.Codecs, ",") != "vp8,opus" && strings.Join(p.Codecs, ",") != "opus,vp8" || p.Duration < 9.5 || p.Duration > 10.5 {
+		t.Fatalf("playable recording %+v, want VP8 and Opus, 10 s ± 0.5 s", p)
+	}
+	rectest.Decodes(t, playable)
 }
 
 // Without a filename the files are named as Janus names them; a hangup ends them; a filename
@@ -63,7 +71,7 @@ func TestRecordingAnEchoMakesPlayableFiles(t *testing.T) {
 func TestRecordingNamesAndHangup(t *testing.T) {
 	dir := t.TempDir()
 	h := newTestHandle(t)
-	s := h.attach(New(config.EchoTest{RecordingsDir: dir}, testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: dir}, config.Recording{}, testLogger()))
 	for _, bad := range []string{"../escape", "/etc/echo"} {
 		ev := h.request(s, `{"record":true,"filename":"`+bad+`"}`, nil)
 		if ev.data["error_code"] != float64(ErrInvalidElement) || !strings.Contains(ev.data["error"].(string), "outside") {

@@ -46,8 +46,9 @@ type session struct {
 	audioCodec string
 	prefs      codecPrefs
 	targets    layerTargets
-	delays     [2]*int64                    // min_delay, max_delay: stored and reported, not applied yet
-	recordings map[string]*record.Recording // by kind: "audio", "video"
+	delays     [2]*int64           // min_delay, max_delay: stored and reported, not applied yet
+	recording  *record.Participant // the echo's recording (record.go), nil when not recording
+	recNames   map[string]any      // handle_info's "recording": the .mjr file of each kind
 }
 
 // layerTargets are the requested layers; -1 keeps the stream's default (the highest).
@@ -64,7 +65,7 @@ func newSession(p *Plugin, h plugin.Handle) *session {
 	s := &session{
 		plugin: p, h: h, log: log.With("plugin", short), epoch: time.Now(),
 		queue: make(chan plugin.Message, queueSize), ctx: ctx, cancel: cancel, done: make(chan struct{}),
-		streams: map[string]*echoStream{}, recordings: map[string]*record.Recording{},
+		streams: map[string]*echoStream{},
 		targets: layerTargets{substream: 2, temporal: 2, spatial: 2, temporalSVC: 2},
 	}
 	s.audioActive.Store(true)
@@ -279,8 +280,8 @@ func (s *session) Query() any {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rec := s.recordingInfoLocked(); rec != nil {
-		q["recording"] = rec
+	if s.recNames != nil {
+		q["recording"] = s.recNames
 	}
 	if s.audioCodec != "" {
 		q["audio_codec"] = s.audioCodec
