@@ -3,12 +3,10 @@ package record
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
 
@@ -74,12 +72,6 @@ func (r *Recording) Stop() error {
 
 // Name is the recording's file name without its directory, as Janus reports recordings.
 func (r *Recording) Name() string { return filepath.Base(r.path) }
-
-// SessionOptionsFrom are the options of a participant's recording from the configuration's
-// recording section.
-func SessionOptionsFrom(c config.Recording, log *slog.Logger) SessionOptions {
-	return SessionOptions{Playable: c.Playable, Formats: c.Containers, Log: log}
-}
 
 // Participant is a recorded participant (an echo, a videoroom publisher): a Session whose track
 // sinks are on the participant's Receivers.

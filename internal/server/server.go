@@ -24,6 +24,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/plugins/voicemail"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
 	"github.com/strata-rtc/strata/internal/transport/wsapi"
@@ -92,11 +93,12 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 // loadPlugins creates every plugin enabled in the configuration.
 func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
 	var ps []plugin.Plugin
+	rec := record.SessionOptions{Playable: cfg.Recording.Playable, Formats: cfg.Recording.Containers}
 	if cfg.Plugins.EchoTest.Enabled {
-		ps = append(ps, echotest.New(cfg.Plugins.EchoTest, cfg.Recording, log.With("plugin", "echotest")))
+		ps = append(ps, echotest.New(cfg.Plugins.EchoTest, rec, log.With("plugin", "echotest")))
 	}
 	if cfg.Plugins.VideoRoom.Enabled {
-		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, log.With("plugin", "videoroom")))
+		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom")))
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, log.With("plugin", "audiobridge")))

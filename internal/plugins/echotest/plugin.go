@@ -40,12 +40,13 @@ type Plugin struct {
 	sessions plugin.SessionSet[*session]
 }
 
-// New creates the plugin; rec says what recordings write beside the .mjr files.
-func New(cfg config.EchoTest, rec config.Recording, log *slog.Logger) *Plugin {
+// New creates the plugin; rec says what recordings write beside the .mjr files (the
+// configuration's recording section).
+func New(cfg config.EchoTest, rec record.SessionOptions, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Plugin{cfg: cfg, rec: record.SessionOptionsFrom(rec, log), log: log}
+	return &Plugin{cfg: cfg, rec: rec, log: log}
 }
 
 // Package returns "janus.plugin.echotest".

@@ -10,6 +10,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/record/rectest"
 )
 
@@ -34,7 +35,7 @@ func TestRecordingAnEchoMakesPlayableFiles(t *testing.T) {
 	m := rectest.Media(t)
 	dir := t.TempDir()
 	h := newTestHandle(t)
-	s := h.attach(New(config.EchoTest{RecordingsDir: dir}, config.Recording{Playable: true}, testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: dir}, record.SessionOptions{Playable: true}, testLogger()))
 	b := newBrowser(t)
 	ev := h.request(s, `{"audio":true,"video":true,"record":true,"filename":"calls/echo"}`, b.offer())
 	if ev.data["result"] != "ok" {
@@ -71,7 +72,7 @@ func TestRecordingAnEchoMakesPlayableFiles(t *testing.T) {
 func TestRecordingNamesAndHangup(t *testing.T) {
 	dir := t.TempDir()
 	h := newTestHandle(t)
-	s := h.attach(New(config.EchoTest{RecordingsDir: dir}, config.Recording{}, testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: dir}, record.SessionOptions{}, testLogger()))
 	for _, bad := range []string{"../escape", "/etc/echo"} {
 		ev := h.request(s, `{"record":true,"filename":"`+bad+`"}`, nil)
 		if ev.data["error_code"] != float64(ErrInvalidElement) || !strings.Contains(ev.data["error"].(string), "outside") {

@@ -48,7 +48,7 @@ func mountTmpfs(t *testing.T, dir string, size int) {
 }
 
 // A recording on a full disk loses recording data, never media: with the recordings directory a
-// 64 KiB tmpfs, a recorded publisher fills it within seconds, and afterwards its subscriber keeps
+// 64 KiB tmpfs, a recorded publisher (.mjr files and the playable file) fills it within seconds, and afterwards its subscriber keeps
 // receiving, the server keeps answering, and closing the recording logs the packets it dropped
 // and the write error.
 func TestFullDiskLosesRecordingNotMedia(t *testing.T) {
@@ -58,7 +58,10 @@ func TestFullDiskLosesRecordingNotMedia(t *testing.T) {
 	m := rectest.Media(t)
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c := startServerLogged(t, func(cfg *config.Config) { cfg.Plugins.VideoRoom.RecordingsDir = dir }, log)
+	c := startServerLogged(t, func(cfg *config.Config) {
+		cfg.Plugins.VideoRoom.RecordingsDir = dir
+		cfg.Recording.Playable = true
+	}, log)
 	h := attach(t, c)
 	mustRequest(t, h, map[string]any{"request": "create", "room": 7003, "record": true}, nil)
 	p := publishAV(t, c, 7003, nil)

@@ -36,6 +36,8 @@ type publisher struct {
 	recording       bool         // Janus's recording_active
 	recBase         string       // Janus's recording_base: the request's filename
 	recordedStreams []*pubStream // the streams with a recording
+	recPart         *record.Participant
+	recName         string // the base of its files
 }
 
 // pubStream is one published m-line.
@@ -50,7 +52,7 @@ type pubStream struct {
 	rids      map[string]int
 	layers    []ssrcLayer // SSRC simulcast, lowest first (nil otherwise)
 	recv      *sfu.Receiver
-	rec       *record.Recording // guarded by the publisher's recMu
+	rec       *record.SessionTrack // guarded by the publisher's recMu
 
 	mu          sync.Mutex
 	description string

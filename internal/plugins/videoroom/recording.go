@@ -2,6 +2,8 @@ package videoroom
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/record"
@@ -35,7 +37,7 @@ func (pub *publisher) parseRecord(b body) (recordSettings, *requestError) {
 		return rs, err
 	}
 	if hasName {
-		if _, err := pub.recordingPath(name, "audio", 0); err != nil {
+		if _, _, err := pub.recordingBase(name); err != nil {
 			return rs, err
 		}
 		rs.filename = &name
@@ -105,61 +107,87 @@ func (pub *publisher) stopRecording() {
 	pub.stopRecordingLocked()
 }
 
-// recordingPath is where a stream's recording goes: <filename>-<kind>-<mindex>.mjr, or Janus's
-// videoroom-<room>-user-<id>-<µs>-<kind>-<mindex>.mjr, in the room's rec_dir inside the
-// configured directory.
-func (pub *publisher) recordingPath(base, kind string, mindex int) (string, *requestError) {
-	if base == "" {
-		base = fmt.Sprintf("videoroom-%d-user-%d-%d", pub.room.id, pub.id, time.Now().UnixMicro())
+// recordingBase is the first part of the publisher's file names, and where they go: the
+// request's filename, or Janus's videoroom-<room>-user-<id>-<µs>, in the room's rec_dir inside the
+// configured directory. A stream's .mjr is <base>-<kind>-<mindex>.mjr; with recording.playable the
+// publisher's playable file is <base>.webm (or .mp4, .opus).
+func (pub *publisher) recordingBase(filename string) (dir, base string, rerr *requestError) {
+	if filename == "" {
+		filename = fmt.Sprintf("videoroom-%d-user-%d-%d", pub.room.id, pub.id, time.Now().UnixMicro())
 	}
-	name := fmt.Sprintf("%s-%s-%d.mjr", base, kind, mindex)
-	path, err := record.Confine(pub.s.p.cfg.RecordingsDir, pub.room.options().recDir, name)
+	path, err := record.Confine(pub.s.p.cfg.RecordingsDir, pub.room.options().recDir, filename+"-audio-0.mjr")
 	if err != nil {
-		return "", errorf(ErrInvalidElement, "Invalid element (filename: %v)", err)
+		return "", "", errorf(ErrInvalidElement, "Invalid element (filename: %v)", err)
 	}
-	return path, nil
+	return filepath.Dir(path), strings.TrimSuffix(filepath.Base(path), "-audio-0.mjr"), nil
 }
 
-// startRecordingLocked records every stream that is not recorded yet; a stream that cannot be
-// (a full disk, a bad rec_dir) is logged and the publication goes on, as in Janus.
+// startRecordingLocked records every stream that is not recorded yet, as tracks of the
+// publisher's recording; a failure (a full disk, a bad rec_dir) is logged and the publication goes
+// on, as in Janus.
 func (pub *publisher) startRecordingLocked() {
-	for _, st := range pub.streamList() {
+	if err := pub.recordStreamsLocked(); err != nil {
+		pub.s.log.Warn("videoroom recording", "room", pub.room.id, "id", pub.id, "err", err)
+	}
+}
+
+func (pub *publisher) recordStreamsLocked() error {
+	streams := pub.streamList()
+	if len(streams) == 0 {
+		return nil
+	}
+	if pub.recPart == nil {
+		dir, base, rerr := pub.recordingBase(pub.recBase)
+		if rerr != nil {
+			return rerr
+		}
+		opts := pub.s.p.rec
+		opts.Log = pub.s.log
+		part, err := record.NewParticipant(dir, base, opts)
+		if err != nil {
+			return err
+		}
+		pub.recPart, pub.recName = part, base
+	}
+	for _, st := range streams {
 		if st.rec != nil {
 			continue
 		}
-		path, rerr := pub.recordingPath(pub.recBase, st.kind, st.mindex)
-		if rerr != nil {
-			pub.s.log.Warn("videoroom recording", "room", pub.room.id, "id", pub.id, "err", rerr.reason)
-			continue
-		}
 		st.mu.Lock()
-		opts := []record.Option{record.WithFmtp(st.fmtp), record.WithDescription(st.description), record.WithLayer(st.topLayer())}
+		opts := []record.Option{record.WithDescription(st.description), record.WithLayer(st.topLayer())}
 		st.mu.Unlock()
 		if id := st.recv.Config().Extensions.VideoOrientation; id != 0 && st.kind == "video" {
 			opts = append(opts, record.WithExtension(int(id), sfu.VideoOrientationURI))
 		}
-		rec, err := record.OnReceiver(st.recv, path, opts...)
+		t, err := pub.recPart.Record(st.recv, fmt.Sprintf("%s-%s-%d", pub.recName, st.kind, st.mindex), st.fmtp, opts...)
 		if err != nil {
-			pub.s.log.Warn("videoroom recording", "room", pub.room.id, "id", pub.id, "err", err)
-			continue
+			return err
 		}
-		st.rec = rec
+		st.rec = t
 		pub.recordedStreams = append(pub.recordedStreams, st)
 	}
+	return nil
 }
 
-// stopRecordingLocked ends every recording and logs what a slow or full disk cost.
+// stopRecordingLocked ends the publisher's recording and logs what a slow or full disk cost it.
 func (pub *publisher) stopRecordingLocked() {
 	for _, st := range pub.recordedStreams {
-		rec := st.rec
 		st.rec = nil
-		err := rec.Stop()
-		if s := rec.Stats(); err != nil || s.Dropped > 0 {
-			pub.s.log.Warn("videoroom recording closed", "room", pub.room.id, "id", pub.id, "path", rec.Path(),
-				"packets", s.Packets, "dropped", s.Dropped, "err", err)
-		}
 	}
-	pub.recordedStreams = nil
+	part := pub.recPart
+	pub.recordedStreams, pub.recPart, pub.recName = nil, nil, ""
+	if part == nil {
+		return
+	}
+	st, err := part.Close()
+	packets, dropped := uint64(0), st.Dropped
+	for _, m := range st.MJR {
+		packets, dropped = packets+m.Packets, dropped+m.Dropped
+	}
+	if err != nil || dropped > 0 {
+		pub.s.log.Warn("videoroom recording closed", "room", pub.room.id, "id", pub.id, "playable", st.Path,
+			"packets", packets, "dropped", dropped, "err", err)
+	}
 }
 
 // checkRecDir refuses a room's rec_dir outside the configured directory (Janus takes any).

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,12 +103,16 @@ func mjrs(t *testing.T, dir string) []string {
 
 // A publisher publishing with record and filename for 10 s of real VP8 and Opus leaves one .mjr
 // per stream, <filename>-<kind>-<mindex>.mjr in the room's rec_dir, that janus-pp-rec turns into a
-// .webm and an .opus lasting 10 s (± 0.5 s) which ffmpeg decodes cleanly.
+// .webm and an .opus lasting 10 s (± 0.5 s) which ffmpeg decodes cleanly. With
+// recording.playable the publisher is also alice.webm, both tracks in one file, as long.
 func TestPublisherRecordingPlays(t *testing.T) {
 	t.Parallel()
 	m := rectest.Media(t)
 	dir := t.TempDir()
-	c := startServer(t, func(cfg *config.Config) { cfg.Plugins.VideoRoom.RecordingsDir = dir })
+	c := startServer(t, func(cfg *config.Config) {
+		cfg.Plugins.VideoRoom.RecordingsDir = dir
+		cfg.Recording.Playable = true
+	})
 	h := attach(t, c)
 	mustRequest(t, h, map[string]any{"request": "create", "room": 7001, "rec_dir": "room7001"}, nil)
 	p := publishAV(t, c, 7001, map[string]any{"record": true, "filename": "alice"})
@@ -120,6 +125,19 @@ func TestPublisherRecordingPlays(t *testing.T) {
 	out := t.TempDir()
 	rectest.Converted(t, audio, filepath.Join(out, "alice.opus"), "opus", 10*time.Second)
 	rectest.Converted(t, video, filepath.Join(out, "alice.webm"), "vp8", 10*time.Second)
+	playable := filepath.Join(dir, "room7001", "alice.webm")
+	p2 := rectest.ProbeFile(t, playable)
+	t.Logf("%s: %v, %.3f s", filepath.Base(playable), p2.Codecs, p2.Duration)
+	if codecs := strings.Join(sorted(p2.Codecs), ","); codecs != "opus,vp8" || p2.Duration < 9.5 || p2.Duration > 10.5 {
+		t.Fatalf("playable recording %+v, want VP8 and Opus, 10 s ± 0.5 s", p2)
+	}
+	rectest.Decodes(t, playable)
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }
 
 // enable_recording starts and stops the recording of the room's publishers as Janus does, named
