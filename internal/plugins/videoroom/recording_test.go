@@ -155,18 +155,11 @@ func TestEnableRecordingToggles(t *testing.T) {
 	p := publishAV(t, c, 7002, map[string]any{"record": true}) // locked: ignored without the secret
 	_, _, err = request(t, p.h, map[string]any{"request": "configure", "filename": "/etc/x"}, nil)
 	wantCode(t, err, 430)
-	stop := make(chan struct{})
+	stop := make(chan time.Time)
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				rectest.Send(m, p.audio, p.video, time.Second)
-			}
-		}
+		rectest.SendUntil(m, p.audio, p.video, stop)
 	}()
 	defer func() { close(stop); <-sent }()
 	time.Sleep(time.Second)
@@ -185,7 +178,7 @@ func TestEnableRecordingToggles(t *testing.T) {
 	}
 	growing := func() bool {
 		before := sizes(t, got)
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(2500 * time.Millisecond) // the recordings are flushed every second
 		after := sizes(t, got)
 		return after[0] > before[0] && after[1] > before[1]
 	}

@@ -44,6 +44,11 @@ func Media(t testing.TB) *mediasrc.Media {
 // Send paces m's media in real time for d: audio to audio, video (if not nil) to video. It
 // returns what it sent.
 func Send(m *mediasrc.Media, audio, video mediasrc.Writer, d time.Duration) mediasrc.PacerStats {
+	return SendUntil(m, audio, video, time.After(d))
+}
+
+// SendUntil is Send until stop is closed (or receives).
+func SendUntil(m *mediasrc.Media, audio, video mediasrc.Writer, stop <-chan time.Time) mediasrc.PacerStats {
 	var vw []mediasrc.Writer
 	mm := *m
 	if video != nil {
@@ -53,11 +58,17 @@ func Send(m *mediasrc.Media, audio, video mediasrc.Writer, d time.Duration) medi
 	}
 	start := time.Now()
 	p := mediasrc.NewPacer(&mm, audio, vw, 0)
-	for now := time.Duration(0); now < d; now = time.Since(start) {
-		next := p.Step(now)
-		time.Sleep(max(next-time.Since(start), 0))
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return p.Stats()
+		case <-t.C:
+		}
+		next := p.Step(time.Since(start))
+		t.Reset(max(next-time.Since(start), 0))
 	}
-	return p.Stats()
 }
 
 // Probe is what ffprobe says of a media file.
