@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/record/playable"
 )
 
@@ -26,21 +25,8 @@ func (r Recording) validate() []error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		f, err := playable.FormatByName(r.Containers[k])
-		if err != nil {
+		if err := playable.CheckFormat(k, r.Containers[k]); err != nil {
 			errs = append(errs, fmt.Errorf("recording.containers.%s: %w", k, err))
-			continue
-		}
-		c := media.CodecOpus
-		if k != "audio" {
-			c = media.CodecByName(k)
-			if c == media.CodecUnknown || !c.IsVideo() {
-				errs = append(errs, fmt.Errorf("recording.containers: %q is not a video codec (vp8, vp9, av1, h264) or audio", k))
-				continue
-			}
-		}
-		if !f.Fits(c) {
-			errs = append(errs, fmt.Errorf("recording.containers.%s: %s does not hold %s", k, f, c))
 		}
 	}
 	return errs

@@ -24,6 +24,11 @@
 // passed; unlike Janus's, the SSRC is rewritten too, to the first packet's, because janus-pp-rec
 // drops every packet whose SSRC is not the first one it reads.
 //
+// A Session records one participant for the plugins: a .mjr file per track, always, and, when
+// the configuration's recording.playable says so, one file players read (WebM, Ogg or MP4, audio
+// and video together and in sync) written beside them as the media arrives, through the pipeline
+// of package playable. Its tracks are sinks too, with the same ring discipline as MJR.
+//
 // MJRReader reads recordings back, frame by frame: strata's, Janus's, and those of Janus's older
 // formats (MJR00001, whose frames have no time, and the one before it, with no JSON header).
 package record

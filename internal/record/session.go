@@ -95,7 +95,7 @@ func NewSession(dir, base string, opts SessionOptions) (*Session, error) {
 	}
 	if opts.Playable {
 		for codec, name := range opts.Formats {
-			if _, err := playable.FormatByName(name); err != nil {
+			if err := playable.CheckFormat(codec, name); err != nil {
 				return nil, fmt.Errorf("record: playable format for %s: %w", codec, err)
 			}
 		}
@@ -231,6 +231,10 @@ func (s *Session) packet(t *SessionTrack, tracks []*SessionTrack, pkt []byte, at
 		s.w.Resync(t.index)
 	}
 	s.w.Packet(t.index, pkt, at)
+	if err := s.w.Err(); err != nil && !s.failed {
+		s.failed = true // the .mjr files go on; the playable file stops here, playable up to it
+		s.log.Warn("record: the playable file stopped", "path", s.w.Path(), "err", err)
+	}
 }
 
 // create makes the playable file, in the format the tracks' video codec is given.

@@ -250,3 +250,26 @@ func TestLossAndReordering(t *testing.T) {
 	checkPlayable(t, r.live, clipSecs, 0, "vp8", "opus")
 	checkPlayable(t, out, clipSecs, 0, "vp8", "opus")
 }
+
+// The sample recording Janus ships (janus-demos: a VP8 and an Opus .mjr, made by Janus's recorder)
+// becomes one WebM file as long as janus-pp-rec's conversion of its video, decoding without errors.
+func TestJanusSampleRecording(t *testing.T) {
+	t.Parallel()
+	const dir = "/usr/share/janus/recordings"
+	audio, video := filepath.Join(dir, "rec-sample-audio.mjr"), filepath.Join(dir, "rec-sample-video.mjr")
+	if _, err := os.Stat(video); err != nil {
+		t.Fatalf("Janus's sample recording is needed (scripts/install-deps.sh test installs janus-demos): %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "sample.webm")
+	st, err := File(out, audio, video)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", st.Summary(out))
+	pp := filepath.Join(t.TempDir(), "pp.webm")
+	tool(t, "janus-pp-rec", video, pp)
+	checkPlayable(t, out, probeFile(t, pp).duration, 0, "vp8", "opus")
+	if v := st.Tracks[1]; v.Dropped != 0 || v.Skipped != 0 || st.Tracks[0].Dropped != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}

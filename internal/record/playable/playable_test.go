@@ -140,3 +140,23 @@ func TestWriterNewSSRC(t *testing.T) {
 		t.Fatalf("stats %+v", v)
 	}
 }
+
+// A full disk (/dev/full) is an error of Write's or Close's, never a hang, in every format.
+func TestFullDisk(t *testing.T) {
+	for _, ext := range []string{".webm", ".opus", ".mp4"} {
+		path := filepath.Join(t.TempDir(), "full"+ext)
+		if err := os.Symlink("/dev/full", path); err != nil {
+			t.Fatal(err)
+		}
+		w, err := New(path, Track{Codec: media.CodecOpus})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3000; i++ {
+			w.Packet(0, packet(uint16(i), uint32(960*i), 1, false, []byte{0xf8, 0xff, 0xfe}), time.Duration(i)*20*time.Millisecond)
+		}
+		if _, err := w.Close(); err == nil || !strings.Contains(err.Error(), "no space left") {
+			t.Fatalf("%s: Close said %v", ext, err)
+		}
+	}
+}

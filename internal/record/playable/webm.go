@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/at-wat/ebml-go/mkvcore"
@@ -13,7 +14,8 @@ import (
 )
 
 // cuesSize is the room kept after the header for the index (Cues) written at the end, which lets
-// players seek: a cue per cluster, a cluster at most every 5 s, so about a day of recording.
+// players seek: a cue per cluster (a cluster per keyframe, at most 5 s), about ten thousand; when a
+// long recording has more, ebml-go keeps every other one until they fit.
 const cuesSize = 256 << 10
 
 // clusterMax is the longest cluster (ms): a block's time is a 16-bit offset in its cluster.
@@ -23,6 +25,51 @@ const clusterMax = 5000
 type webmMuxer struct {
 	f  *os.File
 	ws []webm.BlockWriteCloser
+	// out is what ebml-go writes to: it writes on a goroutine of its own, which ends at its first
+	// error and leaves every later Write and Close blocked, so out keeps the error (a full disk)
+	// for the muxer to report, and ebml-go never sees one.
+	out errorKeeper
+}
+
+// errorKeeper is a file that keeps its first error and drops what is written after it.
+type errorKeeper struct {
+	f   *os.File
+	mu  sync.Mutex
+	err error
+}
+
+func (e *errorKeeper) Write(b []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		_, e.err = e.f.Write(b)
+	}
+	return len(b), nil
+}
+
+func (e *errorKeeper) WriteAt(b []byte, off int64) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		_, e.err = e.f.WriteAt(b, off)
+	}
+	return len(b), nil
+}
+
+func (e *errorKeeper) Close() error {
+	err := e.f.Close()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err == nil {
+		e.err = err
+	}
+	return nil
+}
+
+func (e *errorKeeper) failed() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
 }
 
 func (m *webmMuxer) start(tracks []*track) error {
@@ -55,12 +102,16 @@ func (m *webmMuxer) start(tracks []*track) error {
 		// A cluster starts at each keyframe, so that seeking lands on one.
 		opts = append(opts, mkvcore.WithMinMaxClusterDuration(main, 0, clusterMax))
 	}
-	ws, err := webm.NewSimpleBlockWriter(m.f, entries, opts...)
+	m.out.f = m.f
+	ws, err := webm.NewSimpleBlockWriter(&m.out, entries, opts...)
 	m.ws = ws
 	return err
 }
 
 func (m *webmMuxer) write(i int, f frame) error {
+	if err := m.out.failed(); err != nil {
+		return err
+	}
 	_, err := m.ws[i].Write(f.key, f.pts.Milliseconds(), f.data)
 	return err
 }
@@ -71,6 +122,9 @@ func (m *webmMuxer) close(time.Duration) error {
 		if cerr := w.Close(); err == nil {
 			err = cerr
 		}
+	}
+	if err == nil {
+		err = m.out.failed()
 	}
 	return err
 }

@@ -100,6 +100,9 @@ func (w *Writer) AddTrack(t Track) (int, error) {
 	return len(w.tracks) - 1, nil
 }
 
+// Err is the error that stopped the file (a full disk), nil while it is written.
+func (w *Writer) Err() error { return w.err }
+
 // Path is the file's.
 func (w *Writer) Path() string { return w.path }
 
@@ -324,4 +327,23 @@ func (f Format) muxer(file *os.File) muxer {
 		return &mp4Muxer{f: file}
 	}
 	return &webmMuxer{f: file}
+}
+
+// CheckFormat checks the configuration's choice of a container (name) for participants whose
+// video codec is key ("vp8", "vp9", "av1", "h264"), or for participants without video ("audio").
+func CheckFormat(key, name string) error {
+	f, err := FormatByName(name)
+	if err != nil {
+		return err
+	}
+	c := media.CodecOpus
+	if key != "audio" {
+		if c = media.CodecByName(key); c == media.CodecUnknown || !c.IsVideo() {
+			return fmt.Errorf("playable: %q is not a video codec (vp8, vp9, av1, h264) or audio", key)
+		}
+	}
+	if !f.Fits(c) {
+		return fmt.Errorf("playable: %s does not hold %s", f, c)
+	}
+	return nil
 }
