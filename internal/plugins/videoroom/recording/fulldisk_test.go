@@ -1,4 +1,4 @@
-package videoroom_test
+package recording_test
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func TestFullDiskLosesRecordingNotMedia(t *testing.T) {
 	h := attach(t, c)
 	mustRequest(t, h, map[string]any{"request": "create", "room": 7003, "record": true}, nil)
 	p := publishAV(t, c, 7003, nil)
-	sub := subscribe(t, c, 7003, p.id, nil)
+	sub := subscribe(t, c, 7003, p.id)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -1,4 +1,4 @@
-package videoroom_test
+package recording_test
 
 import (
 	"os"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/record/rectest"
 )
 
@@ -30,7 +31,7 @@ func publishAV(t *testing.T, c *janusclient.Client, room uint64, publish map[str
 	p := &avPublisher{h: attach(t, c)}
 	joined, _ := mustRequest(t, p.h, map[string]any{"request": "join", "ptype": "publisher", "room": room}, nil)
 	p.id = uint64(joined["id"].(float64))
-	pc, err := clientAPI(t, nil).NewPeerConnection(webrtc.Configuration{})
+	pc, err := clientAPI(t).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func publishAV(t *testing.T, c *janusclient.Client, room uint64, publish map[str
 	for k, v := range publish {
 		body[k] = v
 	}
-	data, answer := mustRequest(t, p.h, body, completeLocal(t, pc, offer))
+	data, answer := mustRequest(t, p.h, body, janustest.CompleteLocal(t, pc, offer))
 	if data["configured"] != "ok" || answer == nil {
 		t.Fatalf("publish: %v", data)
 	}
