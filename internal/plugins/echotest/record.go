@@ -105,8 +105,8 @@ func (s *session) stopRecording() {
 	for _, m := range st.MJR {
 		dropped += m.Dropped
 	}
-	if err != nil || dropped > 0 {
-		s.log.Warn("echotest recording closed", "dropped", dropped, "playable", st.Path, "err", err)
+	if err != nil || dropped > 0 || st.Playable.LeftOut > 0 {
+		s.log.Warn("echotest recording closed", "dropped", dropped, "playable", st.Path, "left_out", st.Playable.LeftOut, "err", err)
 	}
 }
 

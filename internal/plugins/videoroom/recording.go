@@ -184,9 +184,9 @@ func (pub *publisher) stopRecordingLocked() {
 	for _, m := range st.MJR {
 		packets, dropped = packets+m.Packets, dropped+m.Dropped
 	}
-	if err != nil || dropped > 0 {
+	if err != nil || dropped > 0 || st.Playable.LeftOut > 0 {
 		pub.s.log.Warn("videoroom recording closed", "room", pub.room.id, "id", pub.id, "playable", st.Path,
-			"packets", packets, "dropped", dropped, "err", err)
+			"left_out", st.Playable.LeftOut, "packets", packets, "dropped", dropped, "err", err)
 	}
 }
 
