@@ -58,13 +58,7 @@ func TestRecordingAnEchoMakesPlayableFiles(t *testing.T) {
 	out := t.TempDir()
 	rectest.Converted(t, filepath.Join(dir, "calls", "echo-audio.mjr"), filepath.Join(out, "echo.opus"), "opus", 10*time.Second)
 	rectest.Converted(t, filepath.Join(dir, "calls", "echo-video.mjr"), filepath.Join(out, "echo.webm"), "vp8", 10*time.Second)
-	playable := filepath.Join(dir, "calls", "echo.webm")
-	p := rectest.ProbeFile(t, playable)
-	t.Logf("%s: %v, %.3f s", playable, p.Codecs, p.Duration)
-	if strings.Join(p.Codecs, ",") != "vp8,opus" && strings.Join(p.Codecs, ",") != "opus,vp8" || p.Duration < 9.5 || p.Duration > 10.5 {
-		t.Fatalf("playable recording %+v, want VP8 and Opus, 10 s ± 0.5 s", p)
-	}
-	rectest.Decodes(t, playable)
+	t.Run("playable", func(t *testing.T) { rectest.Playable(t, filepath.Join(dir, "calls", "echo.webm"), 10*time.Second) })
 }
 
 // Without a filename the files are named as Janus names them; a hangup ends them; a filename

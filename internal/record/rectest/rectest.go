@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +122,18 @@ func Converted(t testing.TB, mjr, out, codec string, want time.Duration) Probe {
 	}
 	Decodes(t, out)
 	return p
+}
+
+// Playable checks a participant's playable recording: one VP8 and one Opus stream, lasting want
+// (within 0.5 s), that ffmpeg decodes cleanly.
+func Playable(t testing.TB, path string, want time.Duration) {
+	t.Helper()
+	p := ProbeFile(t, path)
+	t.Logf("%s: %v, %.3f s", filepath.Base(path), p.Codecs, p.Duration)
+	codecs := append([]string(nil), p.Codecs...)
+	sort.Strings(codecs)
+	if d := p.Duration - want.Seconds(); strings.Join(codecs, ",") != "opus,vp8" || d > 0.5 || d < -0.5 {
+		t.Fatalf("%s has streams %v and lasts %.3f s, want VP8 and Opus for %v ± 0.5 s", path, p.Codecs, p.Duration, want)
+	}
+	Decodes(t, path)
 }
