@@ -190,6 +190,16 @@ func (pub *publisher) stopRecordingLocked() {
 	}
 }
 
+// recordingOf is the name of the .mjr file st is recorded to, "" when it is not.
+func (pub *publisher) recordingOf(st *pubStream) string {
+	pub.recMu.Lock()
+	defer pub.recMu.Unlock()
+	if st.rec == nil {
+		return ""
+	}
+	return filepath.Base(st.rec.MJR().Path())
+}
+
 // checkRecDir refuses a room's rec_dir outside the configured directory (Janus takes any).
 func (p *Plugin) checkRecDir(dir string) *requestError {
 	if dir == "" {

@@ -1,17 +1,23 @@
 package recording_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/peer/peertest"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
+	"github.com/strata-rtc/strata/internal/server"
 )
 
 var (
@@ -32,7 +38,44 @@ func startServer(t testing.TB, edit func(*config.Config)) *janusclient.Client {
 
 func attach(t testing.TB, c *janusclient.Client) *janusclient.Handle {
 	t.Helper()
-	return janustest.Attach(t, c, videoroom.Package)
+	_, h := attachIn(t, c)
+	return h
+}
+
+// attachIn is attach that also returns the session's id.
+func attachIn(t testing.TB, c *janusclient.Client) (uint64, *janusclient.Handle) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := c.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Attach(ctx, videoroom.Package)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.ID, h
+}
+
+// pluginInfo is the plugin_specific part of the admin API's handle_info for a handle.
+func pluginInfo(t testing.TB, srv *server.Server, session, handle uint64) map[string]any {
+	t.Helper()
+	raw := fmt.Sprintf(`{"janus":"handle_info","transaction":"i","admin_secret":%q,"session_id":%d,"handle_id":%d}`,
+		srv.AdminSecret(), session, handle)
+	b, err := json.Marshal(srv.Gateway().Admin(context.Background(), []byte(raw), gateway.Origin{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply struct {
+		Info struct {
+			PluginSpecific map[string]any `json:"plugin_specific"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(b, &reply); err != nil || reply.Info.PluginSpecific == nil {
+		t.Fatalf("handle_info: %s (%v)", b, err)
+	}
+	return reply.Info.PluginSpecific
 }
 
 func clientAPI(t testing.TB) *webrtc.API {

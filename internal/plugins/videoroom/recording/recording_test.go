@@ -18,6 +18,7 @@ import (
 
 // avPublisher publishes one Opus and one VP8 track (the load generator's real clips).
 type avPublisher struct {
+	session      uint64
 	h            *janusclient.Handle
 	pc           *webrtc.PeerConnection
 	id           uint64
@@ -27,7 +28,8 @@ type avPublisher struct {
 // publishAV joins room and publishes with the extra fields of publish (record, filename, secret).
 func publishAV(t *testing.T, c *janusclient.Client, room uint64, publish map[string]any) *avPublisher {
 	t.Helper()
-	p := &avPublisher{h: attach(t, c)}
+	p := &avPublisher{}
+	p.session, p.h = attachIn(t, c)
 	joined, _ := mustRequest(t, p.h, map[string]any{"request": "join", "ptype": "publisher", "room": room}, nil)
 	p.id = uint64(joined["id"].(float64))
 	pc, err := clientAPI(t).NewPeerConnection(webrtc.Configuration{})
@@ -135,7 +137,7 @@ func TestEnableRecordingToggles(t *testing.T) {
 	t.Parallel()
 	m := rectest.Media(t)
 	dir := t.TempDir()
-	c := startServer(t, func(cfg *config.Config) { cfg.Plugins.VideoRoom.RecordingsDir = dir })
+	srv, c := janustest.Start(t, func(cfg *config.Config) { cfg.Plugins.VideoRoom.RecordingsDir = dir }, janustest.Logger())
 	h := attach(t, c)
 	_, _, err := request(t, h, map[string]any{"request": "create", "room": 7002, "rec_dir": "../elsewhere"}, nil)
 	wantCode(t, err, 430)
@@ -172,6 +174,13 @@ func TestEnableRecordingToggles(t *testing.T) {
 	}
 	if !growing() {
 		t.Fatal("the recordings do not grow")
+	}
+	// handle_info names each stream's recording, as Janus's does.
+	for _, st := range pluginInfo(t, srv, p.session, p.h.ID)["streams"].([]any) {
+		st := st.(map[string]any)
+		if rec, _ := st["recording"].(string); rec == "" || !name.MatchString("/"+rec) {
+			t.Fatalf("handle_info stream %v", st)
+		}
 	}
 	mustRequest(t, h, map[string]any{"request": "enable_recording", "room": 7002, "secret": "s3", "record": false}, nil)
 	if growing() {
