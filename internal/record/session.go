@@ -117,6 +117,13 @@ func NewSession(dir, base string, opts SessionOptions) (*Session, error) {
 // returns its sink, to add to the track's sfu.Receiver. Add the tracks before their packets flow:
 // the playable file's tracks are those added when its first packet comes.
 func (s *Session) AddTrack(codec media.Codec, fmtp string, opts ...Option) (*SessionTrack, error) {
+	return s.AddTrackAs("", codec, fmtp, opts...)
+}
+
+// AddTrackAs is AddTrack with the .mjr file's name (without ".mjr") chosen by the caller, for
+// plugins whose file names Janus fixes per stream (the videoroom's <base>-<kind>-<mindex>); ""
+// names it as AddTrack does.
+func (s *Session) AddTrackAs(name string, codec media.Codec, fmtp string, opts ...Option) (*SessionTrack, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -127,9 +134,11 @@ func (s *Session) AddTrack(codec media.Codec, fmtp string, opts ...Option) (*Ses
 		kind = "video"
 	}
 	s.kinds[kind]++
-	name := s.base + "-" + kind
-	if n := s.kinds[kind]; n > 1 {
-		name += fmt.Sprint("-", n)
+	if name == "" {
+		name = s.base + "-" + kind
+		if n := s.kinds[kind]; n > 1 {
+			name += fmt.Sprint("-", n)
+		}
 	}
 	m, err := NewMJR(filepath.Join(s.dir, name+".mjr"), codec, append([]Option{WithFmtp(fmtp)}, opts...)...)
 	if err != nil {
