@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h264"
 	"github.com/pion/rtp"
 	"github.com/pion/rtp/codecs"
+	"github.com/pion/webrtc/v4/pkg/media/h264reader"
 	"github.com/pion/webrtc/v4/pkg/media/ivfreader"
 
 	"github.com/strata-rtc/strata/internal/media"
@@ -132,18 +132,26 @@ func videoFrames(t *testing.T, c media.Codec, path string) [][]byte {
 	}
 	var frames [][]byte
 	if c == media.CodecH264 {
-		var au h264.AnnexB
-		if err := au.Unmarshal(b); err != nil {
+		// Pion's reader, not mediacommon's AnnexB: that one refuses more than 50 NAL units, and a
+		// clip has hundreds.
+		r, err := h264reader.NewReader(bytes.NewReader(b))
+		if err != nil {
 			t.Fatal(err)
 		}
 		var cur []byte
-		for _, n := range au {
-			if h264.NALUType(n[0]&0x1f) == h264.NALUTypeAccessUnitDelimiter && cur != nil {
+		for {
+			n, err := r.NextNAL()
+			if errors.Is(err, io.EOF) {
+				return append(frames, cur)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.UnitType == h264reader.NalUnitTypeAUD && cur != nil {
 				frames, cur = append(frames, cur), nil
 			}
-			cur = append(append(cur, 0, 0, 0, 1), n...)
+			cur = append(append(cur, 0, 0, 0, 1), n.Data...)
 		}
-		return append(frames, cur)
 	}
 	r, _, err := ivfreader.NewWith(bytes.NewReader(b))
 	if err != nil {
