@@ -7,7 +7,7 @@ import (
 	"github.com/bluenviron/mediacommon/v2/pkg/codecs/h264"
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4"
 	"github.com/bluenviron/mediacommon/v2/pkg/formats/fmp4/seekablebuffer"
-	"github.com/bluenviron/mediacommon/v2/pkg/formats/mp4"
+	"github.com/bluenviron/mediacommon/v2/pkg/formats/mp4/codecs"
 
 	"github.com/strata-rtc/strata/internal/media"
 )
@@ -54,16 +54,16 @@ func (m *mp4Muxer) start(tracks []*track) error {
 		it := &fmp4.InitTrack{ID: i + 1, TimeScale: mt.scale}
 		switch t.codec {
 		case media.CodecH264:
-			it.Codec = &mp4.CodecH264{SPS: t.video.sps, PPS: t.video.pps}
+			it.Codec = &codecs.H264{SPS: t.video.sps, PPS: t.video.pps}
 		case media.CodecVP9:
 			h := &t.video.vp9
-			it.Codec = &mp4.CodecVP9{Width: t.video.width, Height: t.video.height, Profile: h.Profile,
+			it.Codec = &codecs.VP9{Width: t.video.width, Height: t.video.height, Profile: h.Profile,
 				BitDepth: h.ColorConfig.BitDepth, ChromaSubsampling: vp9Subsampling(h.ColorConfig.SubsamplingX, h.ColorConfig.SubsamplingY),
 				ColorRange: h.ColorConfig.ColorRange}
 		case media.CodecAV1:
-			it.Codec = &mp4.CodecAV1{SequenceHeader: t.video.seq}
+			it.Codec = &codecs.AV1{SequenceHeader: t.video.seq}
 		default:
-			it.Codec = &mp4.CodecOpus{ChannelCount: opusChannels(t.fmtp)}
+			it.Codec = &codecs.Opus{ChannelCount: opusChannels(t.fmtp)}
 		}
 		init.Tracks = append(init.Tracks, it)
 	}
@@ -112,10 +112,11 @@ func (m *mp4Muxer) write(i int, f frame) error {
 		if err := au.Unmarshal(f.data); err != nil {
 			return nil // the keyframe check parsed it: only a corrupt frame gets here
 		}
-		if err := s.FillH264(0, au); err != nil {
+		avcc, err := h264.AVCC(au).Marshal()
+		if err != nil {
 			return nil
 		}
-		s.IsNonSyncSample = !f.key
+		s.Payload = avcc
 	default:
 		s.Payload = f.data
 	}
