@@ -22,6 +22,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/plugins/recordplay"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
@@ -99,6 +100,13 @@ func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, log.With("plugin", "audiobridge")))
+	}
+	if cfg.Plugins.RecordPlay.Enabled {
+		if rp, err := recordplay.New(cfg.Plugins.RecordPlay, log.With("plugin", "recordplay")); err != nil {
+			log.Error("janus.plugin.recordplay not loaded", "err", err)
+		} else {
+			ps = append(ps, rp)
+		}
 	}
 	return ps
 }

@@ -1,0 +1,358 @@
+package recordplay
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
+	"github.com/strata-rtc/strata/internal/sfu"
+)
+
+var recordParams = []plugin.Param{
+	{Name: "name", Kind: plugin.NonEmptyString, Required: true},
+	{Name: "id", Kind: plugin.Positive},
+	{Name: "filename", Kind: plugin.String},
+	{Name: "audiocodec", Kind: plugin.String},
+	{Name: "videocodec", Kind: plugin.String},
+	{Name: "videoprofile", Kind: plugin.String},
+	{Name: "opusred", Kind: plugin.Bool},
+	{Name: "textdata", Kind: plugin.Bool},
+	{Name: "update", Kind: plugin.Bool},
+}
+
+// recorder records the first audio and the first video m-line of a client's offer, each track
+// through a Receiver into a record.MJR.
+type recorder struct {
+	s    *session
+	rec  *recording
+	peer *peer.Peer
+	stop chan struct{}
+
+	mu     sync.Mutex // guards what follows
+	tracks map[string]*recTrack
+	paused bool
+	ended  bool
+}
+
+// recTrack is one recorded m-line.
+type recTrack struct {
+	recv  *sfu.Receiver
+	mjr   *record.MJR
+	video bool
+	fed   bool // a track feeds the receiver (the first one: simulcast layers beyond it are not recorded)
+}
+
+// record answers a client's offer and starts recording it.
+func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plugin.JSEP, *plugin.RequestError) {
+	if jsep == nil || jsep.SDP == "" || jsep.Type != "offer" {
+		return nil, nil, errorf(ErrMissingElement, "Missing SDP offer")
+	}
+	if rerr := b.Validate(recordParams...); rerr != nil {
+		return nil, nil, rerr
+	}
+	s.mu.Lock()
+	busy := s.rec != nil || s.play != nil
+	s.mu.Unlock()
+	if busy {
+		return nil, nil, errorf(ErrInvalidState, "Already recording or playing: stop first")
+	}
+	base := b.Str("filename")
+	if b.Has("filename") && (!plainName(base) || strings.HasPrefix(base, ".")) {
+		return nil, nil, errorf(ErrInvalidElement, "Invalid filename (a file name in the recordings directory, without a directory)")
+	}
+	id := b.Uint("id")
+	rec, ok := s.p.lib.reserve(id, nfo{Name: cleanName(b.Str("name")), Date: time.Now().Format("2006-01-02 15:04:05")})
+	if !ok {
+		return nil, nil, errorf(ErrRecordingExists, "Recording %d already exists", id)
+	}
+	if base == "" {
+		base = fmt.Sprintf("rec-%d", rec.ID)
+	}
+	p, err := s.h.Peer()
+	if err != nil {
+		s.p.lib.forget(rec)
+		return nil, nil, errorf(ErrUnknown, "No PeerConnection: %v", err)
+	}
+	r := &recorder{s: s, rec: rec, peer: p, stop: make(chan struct{}), tracks: map[string]*recTrack{}}
+	prefs := codecPrefs{audio: b.Str("audiocodec"), video: b.Str("videocodec"), profile: b.Str("videoprofile")}
+	p.OnTrack(r.onTrack)
+	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
+	defer cancel()
+	answer, err := p.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP},
+		peer.BeforeLocal(func(pc *webrtc.PeerConnection) error { return r.prepare(pc, prefs, base) }))
+	if err == nil && len(r.tracks) == 0 {
+		err = fmt.Errorf("the offer has no audio or video to record")
+	}
+	if err != nil {
+		r.discard()
+		return nil, nil, errorf(ErrInvalidSDP, "Error parsing offer: %v", err)
+	}
+	s.mu.Lock()
+	s.rec = r
+	s.mu.Unlock()
+	go r.feedback()
+	return map[string]any{"status": "recording", "id": rec.ID}, &plugin.JSEP{Type: "answer", SDP: answer.SDP, E2EE: jsep.E2EE}, nil
+}
+
+// codecPrefs are the codecs a record request asks for.
+type codecPrefs struct{ audio, video, profile string }
+
+// prepare runs between applying the offer and creating the answer: the first audio and the first
+// video transceiver each get one codec (the one asked for, or the client's first), a Receiver and
+// a recording. Pion answers them recvonly, since strata sends nothing.
+func (r *recorder) prepare(pc *webrtc.PeerConnection, prefs codecPrefs, base string) error {
+	for _, t := range pc.GetTransceivers() {
+		kind := t.Kind()
+		video := kind == webrtc.RTPCodecTypeVideo
+		if (kind != webrtc.RTPCodecTypeAudio && !video) || t.Mid() == "" || r.has(video) {
+			continue
+		}
+		offered := t.Receiver().GetParameters()
+		pref, profile := prefs.audio, ""
+		if video {
+			pref, profile = prefs.video, prefs.profile
+		}
+		chosen, ok := media.PickCodec(offered.Codecs, []string{pref}, profile)
+		if !ok {
+			chosen, ok = media.PickCodec(offered.Codecs, nil, "")
+		}
+		codec := media.CodecByName(chosen.MimeType)
+		if !ok || codec == media.CodecUnknown {
+			continue
+		}
+		if err := t.SetCodecPreferences(media.WithRTX(chosen, offered.Codecs)); err != nil {
+			return fmt.Errorf("codec preferences for mid %s: %w", t.Mid(), err)
+		}
+		if err := r.addTrack(t.Mid(), codec, chosen.SDPFmtpLine, offered.HeaderExtensions, base); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *recorder) has(video bool) bool {
+	for _, t := range r.tracks {
+		if t.video == video {
+			return true
+		}
+	}
+	return false
+}
+
+// addTrack creates the Receiver and the recording of one m-line: <base>-audio.mjr or
+// <base>-video.mjr, as Janus names them, with the header extensions Janus notes in the file.
+func (r *recorder) addTrack(mid string, codec media.Codec, fmtp string, exts []webrtc.RTPHeaderExtensionParameter, base string) error {
+	uris := map[string]int{}
+	var opts []record.Option
+	for _, e := range exts {
+		uris[e.URI] = e.ID
+		if e.URI == sfu.AudioLevelURI && !codec.IsVideo() || e.URI == sfu.VideoOrientationURI && codec.IsVideo() {
+			opts = append(opts, record.WithExtension(e.ID, e.URI))
+		}
+	}
+	if codec.IsVideo() {
+		opts = append(opts, record.WithFmtp(fmtp))
+	}
+	kind := "audio"
+	if codec.IsVideo() {
+		kind = "video"
+	}
+	file := base + "-" + kind + ".mjr"
+	if err := os.MkdirAll(r.s.p.lib.dir, 0o755); err != nil {
+		return fmt.Errorf("recordings directory: %w", err)
+	}
+	mjr, err := record.NewMJR(filepath.Join(r.s.p.lib.dir, file), codec, opts...)
+	if err != nil {
+		return err
+	}
+	pc := r.peer.PC
+	recv := sfu.NewReceiver(sfu.ReceiverConfig{ID: fmt.Sprintf("rec-%d/%s", r.rec.ID, kind), Codec: codec,
+		Extensions: sfu.ExtIDsFrom(uris), Batcher: r.peer.Batcher()},
+		func(_ int, ssrc uint32) {
+			_ = pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
+		})
+	recv.AddSink(mjr)
+	r.tracks[mid] = &recTrack{recv: recv, mjr: mjr, video: codec.IsVideo()}
+	m := medium{file: file, codec: codec, fmtp: fmtp}
+	if codec.IsVideo() {
+		r.rec.Video, r.rec.video = file, m
+	} else {
+		r.rec.Audio, r.rec.audio = file, m
+	}
+	return nil
+}
+
+// onTrack feeds an incoming track into its m-line's Receiver.
+func (r *recorder) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
+	var rt *recTrack
+	for _, t := range r.peer.PC.GetTransceivers() {
+		if t.Receiver() == receiver {
+			r.mu.Lock()
+			rt = r.tracks[t.Mid()]
+			if rt != nil && rt.fed {
+				rt = nil
+			} else if rt != nil {
+				rt.fed = true
+			}
+			r.mu.Unlock()
+		}
+	}
+	buf := make([]byte, 1500)
+	if rt != nil {
+		rt.recv.SetLayerSSRC(0, uint32(track.SSRC()))
+	}
+	for {
+		n, _, err := track.Read(buf)
+		if err != nil {
+			return
+		}
+		if rt != nil {
+			rt.recv.WriteRTP(0, buf[:n], sfu.Now())
+		}
+	}
+}
+
+// feedback asks the browser for keyframes every video-keyframe-interval and caps its video with
+// REMB every five seconds, as Janus's recorder does (faster at the start).
+func (r *recorder) feedback() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var sinceREMB, sinceKeyframe time.Duration
+	for i := 0; ; i++ {
+		r.s.mu.Lock()
+		bitrate, keyframe := r.s.bitrate, time.Duration(r.s.keyframeMs)*time.Millisecond
+		r.s.mu.Unlock()
+		if i < 4 || sinceREMB >= 5*time.Second {
+			r.sendREMB(bitrate)
+			sinceREMB = 0
+		}
+		if keyframe > 0 && sinceKeyframe >= keyframe {
+			r.requestKeyframe()
+			sinceKeyframe = 0
+		}
+		select {
+		case <-t.C:
+			sinceREMB += time.Second
+			sinceKeyframe += time.Second
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+func (r *recorder) sendREMB(bitrate uint32) {
+	for _, t := range r.videoTracks() {
+		if ssrc := t.recv.LayerSSRC(0); ssrc != 0 {
+			_ = r.peer.PC.WriteRTCP([]rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: float32(bitrate), SSRCs: []uint32{ssrc}}})
+		}
+	}
+}
+
+func (r *recorder) requestKeyframe() {
+	for _, t := range r.videoTracks() {
+		t.recv.RequestKeyframe(0, sfu.Now())
+	}
+}
+
+func (r *recorder) videoTracks() []*recTrack {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*recTrack
+	for _, t := range r.tracks {
+		if t.video {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// setPaused stops (or resumes) writing the recordings: a paused recording's receivers have no
+// sink; on resume the recordings re-anchor (the pause stays in the timeline, as time that passed)
+// and a keyframe is asked for so the video goes on decodable.
+func (r *recorder) setPaused(pause bool) {
+	r.mu.Lock()
+	if r.paused == pause || r.ended {
+		r.mu.Unlock()
+		return
+	}
+	r.paused = pause
+	for _, t := range r.tracks {
+		if pause {
+			t.recv.RemoveSink(t.mjr)
+		} else {
+			t.mjr.Resync()
+			t.recv.AddSink(t.mjr)
+		}
+	}
+	r.mu.Unlock()
+	if !pause {
+		r.requestKeyframe()
+	}
+}
+
+// stats sums what the recordings wrote.
+func (r *recorder) stats() map[string]record.Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]record.Stats{}
+	for _, t := range r.tracks {
+		out[filepath.Base(t.mjr.Path())] = t.mjr.Stats()
+	}
+	return out
+}
+
+// closeTracks ends the recordings; empty says which recorded no packet.
+func (r *recorder) closeTracks() (empty []*recTrack) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return nil
+	}
+	r.ended = true
+	close(r.stop)
+	for _, t := range r.tracks {
+		t.recv.Close()
+		if err := t.mjr.Close(); err != nil {
+			r.s.log.Warn("recording", "file", t.mjr.Path(), "err", err)
+		}
+		if t.mjr.Stats().Packets == 0 {
+			empty = append(empty, t)
+		}
+	}
+	return empty
+}
+
+// finish ends the recording and writes its .nfo, which lists it. A track that recorded nothing is
+// left out of the .nfo (its file holds no packet to play), and a recording of nothing is dropped.
+func (r *recorder) finish() {
+	for _, t := range r.closeTracks() {
+		if t.video {
+			r.rec.Video = ""
+		} else {
+			r.rec.Audio = ""
+		}
+		_ = os.Remove(t.mjr.Path())
+	}
+	if err := r.s.p.lib.complete(r.rec); err != nil {
+		r.s.log.Error("completing a recording", "id", r.rec.ID, "err", err)
+	}
+}
+
+// discard ends a recording that never started.
+func (r *recorder) discard() {
+	for _, t := range r.closeTracks() {
+		_ = os.Remove(t.mjr.Path())
+	}
+	r.s.p.lib.forget(r.rec)
+}
