@@ -17,9 +17,9 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
-	"github.com/strata-rtc/strata/internal/plugins/recordplay"
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
 	"github.com/strata-rtc/strata/internal/peer/peertest"
+	"github.com/strata-rtc/strata/internal/plugins/recordplay"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
 

@@ -42,6 +42,9 @@ func parseNFO(b []byte) (nfo, error) {
 	section, seen, inFirst := "", false, false
 	items := map[string]string{}
 	for i, line := range bytes.Split(b, []byte("\n")) {
+		if end := bytes.IndexByte(line, 0); end >= 0 {
+			line = line[:end] // Janus reads lines as C strings
+		}
 		text := strings.TrimSpace(stripComment(string(line)))
 		if text == "" {
 			continue
@@ -161,7 +164,7 @@ func isTrue(s string) bool {
 }
 
 // format writes the .nfo as Janus does (CRLF line ends, the media lines present only when
-// recorded), the name made safe for Janus's reader: one line, ';' escaped, no leading '>'.
+// recorded), each value made safe for Janus's reader (nfoValue).
 func (n *nfo) format() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "[%d]\r\nname = %s\r\ndate = %s\r\n", n.ID, nfoValue(n.Name), nfoValue(n.Date))
@@ -170,25 +173,30 @@ func (n *nfo) format() []byte {
 	}
 	for _, m := range []struct{ key, file string }{{"audio", n.Audio}, {"video", n.Video}, {"data", n.Data}} {
 		if m.file != "" {
-			fmt.Fprintf(&b, "%s = %s\r\n", m.key, m.file)
+			fmt.Fprintf(&b, "%s = %s\r\n", m.key, nfoValue(m.file))
 		}
 	}
 	return b.Bytes()
 }
 
-// cleanName is what of a name survives a .nfo: one line, trimmed, without a leading '>'.
+// cleanName is what of a name fits a .nfo line: line breaks and NULs become spaces, and the
+// spaces around it go (Janus's reader trims them).
 func cleanName(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' || r == 0 {
-			return ' '
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\r' || c == '\n' || c == 0 {
+			b[i] = ' '
 		}
-		return r
-	}, s)
-	s = strings.TrimSpace(s)
-	for strings.HasPrefix(s, ">") {
-		s = strings.TrimSpace(s[1:])
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// nfoValue writes a value so that Janus's reader gives it back: ';' escaped (it starts a comment)
+// and a leading '>' protected by the one '>' the reader strips.
+func nfoValue(s string) string {
+	s = strings.ReplaceAll(cleanName(s), ";", `\;`)
+	if strings.HasPrefix(s, ">") {
+		s = "> " + s
 	}
 	return s
 }
-
-func nfoValue(s string) string { return strings.ReplaceAll(cleanName(s), ";", `\;`) }
