@@ -38,7 +38,7 @@ func TestPlayJanusSamplePauseResume(t *testing.T) {
 		e["video_codec"] != "vp8" || e["audio"] != true || e["video"] != true {
 		t.Fatalf("list: %v", list)
 	}
-	v := newViewer(t)
+	v := newViewer(t, nil)
 	p := janustest.Attach(t, c, recordplay.Package)
 	play(t, p, v, 1234)
 	waitFor(t, "media", func() bool { return v.audio.Load() > 25 && v.vids.Load() > 10 })
@@ -78,7 +78,7 @@ func TestErrors(t *testing.T) {
 	dir := t.TempDir()
 	copySample(t, dir)
 	_, h := startServer(t, dir)
-	offer := newSender(t).offer(t)
+	offer := newSender(t, nil).offer(t)
 	cases := []struct {
 		body map[string]any
 		jsep *janusclient.JSEP
@@ -190,7 +190,7 @@ func TestBrokenEntries(t *testing.T) {
 func TestRecordWithFilename(t *testing.T) {
 	dir := t.TempDir()
 	c, h := startServer(t, dir)
-	s := newSender(t)
+	s := newSender(t, nil)
 	data, j := janustest.MustRequest(t, h, map[string]any{"request": "record", "name": "named", "filename": "talk"}, s.offer(t))
 	r, _ := data["result"].(map[string]any)
 	id, _ := r["id"].(float64)
@@ -206,7 +206,7 @@ func TestRecordWithFilename(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	v := newViewer(t)
+	v := newViewer(t, nil)
 	play(t, janustest.Attach(t, c, recordplay.Package), v, uint64(id))
 	waitFor(t, "media", func() bool { return v.audio.Load() > 10 && v.vids.Load() > 10 })
 }

@@ -51,13 +51,17 @@ type sender struct {
 	media        *mediasrc.Media
 }
 
-func newSender(t *testing.T) *sender {
+// newSender makes a sender on api (nil: on the loopback interface, where the test's strata is).
+func newSender(t *testing.T, api *webrtc.API) *sender {
 	t.Helper()
+	if api == nil {
+		api = peertest.BrowserAPI(t)
+	}
 	m, err := mediasrc.Load(mediasrc.DefaultDir(), []mediasrc.Layer{mediasrc.Layers[2]})
 	if err != nil {
 		t.Fatalf("test media (ffmpeg): %v", err)
 	}
-	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
+	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,10 +123,10 @@ func (s *sender) send(t *testing.T, d time.Duration) {
 	}
 }
 
-// record records d of media under id and stops; it returns when the recording is listed.
-func record(t *testing.T, h *janusclient.Handle, id uint64, name string, d time.Duration) {
+// record records d of media under id (sent from api, nil: loopback) and stops; it returns when the recording is listed.
+func record(t *testing.T, api *webrtc.API, h *janusclient.Handle, id uint64, name string, d time.Duration) {
 	t.Helper()
-	s := newSender(t)
+	s := newSender(t, api)
 	data, j := janustest.MustRequest(t, h, map[string]any{"request": "record", "id": id, "name": name}, s.offer(t))
 	if r, _ := data["result"].(map[string]any); r["status"] != "recording" || r["id"] != float64(id) {
 		t.Fatalf("record: %v", data)
@@ -146,9 +150,13 @@ type viewer struct {
 	tracks      atomic.Int32
 }
 
-func newViewer(t *testing.T) *viewer {
+// newViewer makes a viewer on api (nil: on the loopback interface).
+func newViewer(t *testing.T, api *webrtc.API) *viewer {
 	t.Helper()
-	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
+	if api == nil {
+		api = peertest.BrowserAPI(t)
+	}
+	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}

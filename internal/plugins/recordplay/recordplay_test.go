@@ -18,7 +18,7 @@ func TestRecordAndPlayBack(t *testing.T) {
 	dir := t.TempDir()
 	c, h := startServer(t, dir)
 	const id = 4242
-	record(t, h, id, "my; recording", 6*time.Second)
+	record(t, nil, h, id, "my; recording", 6*time.Second)
 
 	nfo, err := os.ReadFile(filepath.Join(dir, "4242.nfo"))
 	if err != nil {
@@ -40,7 +40,7 @@ func TestRecordAndPlayBack(t *testing.T) {
 		t.Errorf("listed as %v", e)
 	}
 
-	v := newViewer(t)
+	v := newViewer(t, nil)
 	play(t, janustest.Attach(t, c, recordplay.Package), v, id)
 	deadline := time.After(20 * time.Second)
 	for v.vids.Load() == 0 || v.audio.Load() < 250 {
