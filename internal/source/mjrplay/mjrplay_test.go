@@ -239,7 +239,7 @@ func TestClose(t *testing.T) {
 func TestPrimaryOfRED(t *testing.T) {
 	hdr := []byte{0x80, 63, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}
 	// one redundant block of 3 bytes (pt 111, offset 960, length 3), then the primary (pt 111).
-	payload := []byte{0x80 | 111, 0x0f, 0x00 | 0, 3, 111, 'r', 'r', 'r', 'p', 'p'}
+	payload := []byte{0x80 | 111, 0x0f, 0x00, 3, 111, 'r', 'r', 'r', 'p', 'p'}
 	out := primaryOfRED(append(hdr, payload...))
 	if string(out[12:]) != "pp" || out[1]&0x7f != 111 {
 		t.Errorf("got %q pt %d", out[12:], out[1]&0x7f)
