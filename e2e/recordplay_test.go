@@ -119,3 +119,38 @@ func TestJanusJSRecordPlay(t *testing.T) {
 		})
 	}
 }
+
+// TestJanusRecordPlayDemo runs Janus's own Record&Play demo (recordplaytest.html and
+// recordplaytest.js from Debian's janus-demos, unmodified; settings.js as serveJanusDemos fixes it)
+// against strata, as a user would: Start, Record, a name in the prompt, Stop after a few seconds,
+// the recording picked from the demo's list, Play; the played-back video decodes.
+func TestJanusRecordPlayDemo(t *testing.T) {
+	api, _ := recordPlayStrata(t)
+	b := newBrowser(t)
+	pages := serveJanusDemos(t, api, nil)
+	b.do(10*time.Second, chromedp.Navigate(pages.URL+"/recordplaytest.html"))
+	b.waitFor("Janus.init", `window.Janus && Janus.initDone`, 10*time.Second)
+	b.do(5*time.Second, chromedp.Click(chromedp.ID("start")))
+	b.waitFor("the Record button", `!$('#record').prop('disabled')`, 10*time.Second)
+	b.do(5*time.Second, chromedp.Click(chromedp.ID("record")))
+	b.waitFor("the name prompt", `$('.bootbox-input').is(':visible')`, 5*time.Second)
+	if _, err := eval[chromedp.Void](b, `$('.bootbox-input').val('Janus demo recording'); $('.bootbox-accept').click()`); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the recording to run", `recordingId && recordplay.webrtcStuff.pc && recordplay.webrtcStuff.pc.connectionState === 'connected'`, 20*time.Second)
+	time.Sleep(4 * time.Second)
+	b.do(5*time.Second, chromedp.Click(chromedp.ID("stop")))
+	b.waitFor("the demo's \"Recording completed!\"", `$('.bootbox-body:contains("Recording completed!")').is(':visible')`, 10*time.Second)
+	if _, err := eval[chromedp.Void](b, `$('.bootbox-accept').click()`); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the recording in the demo's list", `$('#recslist a:contains("Janus demo recording")').length === 1`, 10*time.Second)
+	if _, err := eval[chromedp.Void](b, `$('#recslist a:contains("Janus demo recording")').click()`); err != nil {
+		t.Fatal(err)
+	}
+	b.waitFor("the Play button", `!$('#play').prop('disabled') && !$('.modal-backdrop').length`, 5*time.Second)
+	b.do(5*time.Second, chromedp.Click(chromedp.ID("play")))
+	requireDecodedVideo(b, "recordplay.webrtcStuff.pc", "played-back video in Janus's demo", 20*time.Second)
+	b.screenshot("janus-recordplay-demo")
+	b.requireCleanConsole("during the test")
+}

@@ -43,6 +43,10 @@ type session struct {
 	bitrate    uint32
 	keyframeMs uint32
 	ready      bool // the PeerConnection is up
+	// lastID is the recording the session recorded or played last: what `stop` reports when the
+	// client's hangup ended the media just before the stop request was handled (janus.js's demo
+	// sends both at once).
+	lastID uint64
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
@@ -159,11 +163,15 @@ func (s *session) process(m plugin.Message) {
 func (s *session) stop(tx string) {
 	result := map[string]any{"status": "stopped"}
 	s.mu.Lock()
-	if s.rec != nil {
+	switch {
+	case s.rec != nil:
 		result["id"] = s.rec.rec.ID
-	} else if s.play != nil {
+	case s.play != nil:
 		result["id"] = s.play.rec.ID
+	case s.lastID != 0:
+		result["id"] = s.lastID
 	}
+	s.lastID = 0
 	s.mu.Unlock()
 	s.push(tx, map[string]any{short: "event", "result": result}, nil)
 	s.h.ClosePeer("stop")
@@ -222,6 +230,12 @@ func (s *session) endMedia() bool {
 	s.mu.Lock()
 	rec, play := s.rec, s.play
 	s.rec, s.play, s.ready = nil, nil, false
+	switch {
+	case rec != nil:
+		s.lastID = rec.rec.ID
+	case play != nil:
+		s.lastID = play.rec.ID
+	}
 	s.mu.Unlock()
 	if rec != nil {
 		rec.finish()
