@@ -123,8 +123,8 @@ func (s *sender) send(t *testing.T, d time.Duration) {
 	}
 }
 
-// record records d of media under id (sent from api, nil: loopback) and stops; it returns when the recording is listed.
-func record(t *testing.T, api *webrtc.API, h *janusclient.Handle, id uint64, name string, d time.Duration) {
+// recordMedia records d of media under id (sent from api, nil: loopback) and stops; it returns when the recording is listed.
+func recordMedia(t *testing.T, api *webrtc.API, h *janusclient.Handle, id uint64, name string, d time.Duration) {
 	t.Helper()
 	s := newSender(t, api)
 	data, j := janustest.MustRequest(t, h, map[string]any{"request": "record", "id": id, "name": name}, s.offer(t))

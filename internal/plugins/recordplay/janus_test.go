@@ -27,7 +27,7 @@ import (
 func TestRecordingsShareWithJanus(t *testing.T) {
 	dir := t.TempDir()
 	c, h := startServer(t, dir)
-	record(t, nil, h, 77, "made by strata", 3*time.Second)
+	recordMedia(t, nil, h, 77, "made by strata", 3*time.Second)
 
 	iface, api := hostAPI(t)
 	jc := startJanus(t, dir, iface)
@@ -41,7 +41,7 @@ func TestRecordingsShareWithJanus(t *testing.T) {
 	waitFor(t, "media from Janus", func() bool { return v.audio.Load() > 25 && v.vids.Load() > 10 })
 
 	// Janus records (its .nfo, its MJR00002 files); strata finds it on update and plays it.
-	record(t, api, janustest.Attach(t, jc, recordplay.Package), 88, "made by Janus", 3*time.Second)
+	recordMedia(t, api, janustest.Attach(t, jc, recordplay.Package), 88, "made by Janus", 3*time.Second)
 	janustest.MustRequest(t, h, map[string]any{"request": "update"}, nil)
 	if list, _ := listed(t, h); list[88] == nil || list[88]["video_codec"] != "vp8" {
 		t.Fatalf("strata lists %v", list)

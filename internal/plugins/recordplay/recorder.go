@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pion/rtcp"
+	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
@@ -39,6 +40,8 @@ type recorder struct {
 	peer *peer.Peer
 	stop chan struct{}
 
+	topRID map[string]string // mid → the highest simulcast rid the client offers to send
+
 	mu     sync.Mutex // guards what follows
 	tracks map[string]*recTrack
 	paused bool
@@ -50,7 +53,10 @@ type recTrack struct {
 	recv  *sfu.Receiver
 	mjr   *record.MJR
 	video bool
-	fed   bool // a track feeds the receiver (the first one: simulcast layers beyond it are not recorded)
+	// rid is the simulcast stream recorded, the highest, as Janus records it ("" without
+	// simulcast); the other layers are not.
+	rid string
+	fed bool // a track feeds the receiver
 }
 
 // record answers a client's offer and starts recording it.
@@ -84,7 +90,8 @@ func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plu
 		s.p.lib.forget(rec)
 		return nil, nil, errorf(ErrUnknown, "No PeerConnection: %v", err)
 	}
-	r := &recorder{s: s, rec: rec, peer: p, stop: make(chan struct{}), tracks: map[string]*recTrack{}}
+	r := &recorder{s: s, rec: rec, peer: p, stop: make(chan struct{}), tracks: map[string]*recTrack{},
+		topRID: highestRIDs(jsep.SDP, jsep.RIDOrder)}
 	prefs := codecPrefs{audio: b.Str("audiocodec"), video: b.Str("videocodec"), profile: b.Str("videoprofile")}
 	p.OnTrack(r.onTrack)
 	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
@@ -183,7 +190,7 @@ func (r *recorder) addTrack(mid string, codec media.Codec, fmtp string, exts []w
 			_ = pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
 		})
 	recv.AddSink(mjr)
-	r.tracks[mid] = &recTrack{recv: recv, mjr: mjr, video: codec.IsVideo()}
+	r.tracks[mid] = &recTrack{recv: recv, mjr: mjr, video: codec.IsVideo(), rid: r.topRID[mid]}
 	m := medium{file: file, codec: codec, fmtp: fmtp}
 	if codec.IsVideo() {
 		r.rec.Video, r.rec.video = file, m
@@ -193,6 +200,25 @@ func (r *recorder) addTrack(mid string, codec media.Codec, fmtp string, exts []w
 	return nil
 }
 
+// highestRIDs finds, per mid, the rid of the highest simulcast stream an offer sends.
+func highestRIDs(offer, ridOrder string) map[string]string {
+	out := map[string]string{}
+	var parsed sdp.SessionDescription
+	if parsed.Unmarshal([]byte(offer)) != nil {
+		return out
+	}
+	for _, md := range parsed.MediaDescriptions {
+		mid, _ := md.Attribute(sdp.AttrKeyMID)
+		top := -1
+		for rid, layer := range media.SimulcastLayers(media.SendRIDs(md), ridOrder) {
+			if layer > top {
+				top, out[mid] = layer, rid
+			}
+		}
+	}
+	return out
+}
+
 // onTrack feeds an incoming track into its m-line's Receiver.
 func (r *recorder) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
 	var rt *recTrack
@@ -200,7 +226,7 @@ func (r *recorder) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiv
 		if t.Receiver() == receiver {
 			r.mu.Lock()
 			rt = r.tracks[t.Mid()]
-			if rt != nil && rt.fed {
+			if rt != nil && (rt.fed || rt.rid != track.RID()) {
 				rt = nil
 			} else if rt != nil {
 				rt.fed = true

@@ -18,7 +18,7 @@ func TestRecordAndPlayBack(t *testing.T) {
 	dir := t.TempDir()
 	c, h := startServer(t, dir)
 	const id = 4242
-	record(t, nil, h, id, "my; recording", 6*time.Second)
+	recordMedia(t, nil, h, id, "my; recording", 6*time.Second)
 
 	nfo, err := os.ReadFile(filepath.Join(dir, "4242.nfo"))
 	if err != nil {
