@@ -49,6 +49,7 @@ type sender struct {
 	pc           *webrtc.PeerConnection
 	audio, video *webrtc.TrackLocalStaticRTP
 	media        *mediasrc.Media
+	pacer        *mediasrc.Pacer // one stream across calls of send, as a browser's
 }
 
 // newSender makes a sender on api (nil: on the loopback interface, where the test's strata is).
@@ -97,7 +98,8 @@ func (s *sender) answer(t *testing.T, j *janusclient.JSEP) {
 	}
 }
 
-// send sends the media in real time for d once the connection is up.
+// send sends the media in real time for d once the connection is up; a later call goes on with the
+// same stream.
 func (s *sender) send(t *testing.T, d time.Duration) {
 	t.Helper()
 	up := make(chan struct{})
@@ -116,9 +118,11 @@ func (s *sender) send(t *testing.T, d time.Duration) {
 		t.Fatal("the sender did not connect")
 	}
 	start := sfu.Now()
-	p := mediasrc.NewPacer(s.media, s.audio, []mediasrc.Writer{s.video}, start)
+	if s.pacer == nil {
+		s.pacer = mediasrc.NewPacer(s.media, s.audio, []mediasrc.Writer{s.video}, start)
+	}
 	for now := start; now-start < d; now = sfu.Now() {
-		next := p.Step(now)
+		next := s.pacer.Step(now)
 		time.Sleep(max(next-sfu.Now(), time.Millisecond))
 	}
 }

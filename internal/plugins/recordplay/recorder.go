@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/rtcp"
@@ -52,6 +53,7 @@ type recorder struct {
 type recTrack struct {
 	recv  *sfu.Receiver
 	mjr   *record.MJR
+	sink  *pausable
 	video bool
 	// rid is the simulcast stream recorded, the highest, as Janus records it ("" without
 	// simulcast); the other layers are not.
@@ -189,8 +191,9 @@ func (r *recorder) addTrack(mid string, codec media.Codec, fmtp string, exts []w
 		func(_ int, ssrc uint32) {
 			_ = pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
 		})
-	recv.AddSink(mjr)
-	r.tracks[mid] = &recTrack{recv: recv, mjr: mjr, video: codec.IsVideo(), rid: r.topRID[mid]}
+	sink := &pausable{mjr: mjr}
+	recv.AddSink(sink)
+	r.tracks[mid] = &recTrack{recv: recv, mjr: mjr, sink: sink, video: codec.IsVideo(), rid: r.topRID[mid]}
 	m := medium{file: file, codec: codec, fmtp: fmtp}
 	if codec.IsVideo() {
 		r.rec.Video, r.rec.video = file, m
@@ -303,9 +306,10 @@ func (r *recorder) videoTracks() []*recTrack {
 	return out
 }
 
-// setPaused stops (or resumes) writing the recordings: a paused recording's receivers have no
-// sink; on resume the recordings re-anchor (the pause stays in the timeline, as time that passed)
-// and a keyframe is asked for so the video goes on decodable.
+// setPaused stops (or resumes) writing the recordings. As Janus's recorder does, the pause is left
+// out: after it the recording goes on as if no time had passed (its timestamps continue from where
+// they stopped), so a player or janus-pp-rec jumps from before the pause to after it. A keyframe is
+// asked for on resume so the video goes on decodable.
 func (r *recorder) setPaused(pause bool) {
 	r.mu.Lock()
 	if r.paused == pause || r.ended {
@@ -313,12 +317,15 @@ func (r *recorder) setPaused(pause bool) {
 		return
 	}
 	r.paused = pause
+	now := sfu.Now()
 	for _, t := range r.tracks {
 		if pause {
-			t.recv.RemoveSink(t.mjr)
+			t.recv.RemoveSink(t.sink)
+			t.sink.pausedAt = now
 		} else {
+			t.sink.shift.Add(int64(now - t.sink.pausedAt))
 			t.mjr.Resync()
-			t.recv.AddSink(t.mjr)
+			t.recv.AddSink(t.sink)
 		}
 	}
 	r.mu.Unlock()
@@ -326,6 +333,25 @@ func (r *recorder) setPaused(pause bool) {
 		r.requestKeyframe()
 	}
 }
+
+// pausable is a recording as its Receiver's sink: it hands the packets on with their arrival time
+// moved back by the pauses so far, so the recorder, which continues its timestamps across a Resync
+// by the time that passed, sees no pause. shift and pausedAt change only while the sink is removed
+// from its receiver (setPaused); shift is atomic for a packet that was on its way at the removal.
+type pausable struct {
+	mjr      *record.MJR
+	shift    atomic.Int64 // time.Duration
+	pausedAt time.Duration
+}
+
+func (p *pausable) WriteRTP(pkt *sfu.Packet) {
+	at := pkt.At
+	pkt.At -= time.Duration(p.shift.Load()) // the sinks of a packet run one after another: restored before the next
+	p.mjr.WriteRTP(pkt)
+	pkt.At = at
+}
+
+func (p *pausable) Resync() { p.mjr.Resync() }
 
 // stats sums what the recordings wrote.
 func (r *recorder) stats() map[string]record.Stats {

@@ -4,9 +4,9 @@
 // forwards a published track.
 //
 // One goroutine plays every track of a source. Each packet has a place on the recording's timeline,
-// computed from its RTP timestamp (and, in MJR00002 files, checked against the frame's recorded time
-// so that a jump in the timestamps does not stall the playback); the tracks are aligned by the time
-// their first packet was recorded (the info header's "u"). The goroutine sleeps until each packet's
+// computed from its RTP timestamp as Janus's player and janus-pp-rec compute it (a pause Janus's
+// recorder left out of the timestamps is left out of the playback too); the tracks are aligned by
+// the time their first packet was recorded (the info header's "u"). The goroutine sleeps until each packet's
 // moment, measured from the start time, so that lateness never accumulates: a packet sent late
 // does not delay the ones after it.
 //

@@ -264,3 +264,35 @@ func TestPlaybackAllocatesNothing(t *testing.T) {
 		t.Errorf("%.1f allocations per packet", allocs)
 	}
 }
+
+// The timeline is the RTP timestamps', as Janus's player and janus-pp-rec read it: a pause Janus's
+// recorder left out of the timestamps (the frame times still show it) is left out of the playback,
+// and a timestamp jump of more than 10 s (a broken stream) plays on at once.
+func TestTimelineFollowsTimestamps(t *testing.T) {
+	dir := t.TempDir()
+	ps := audioPkts(20, 1, 0, 5)
+	for i := 10; i < 20; i++ {
+		ps[i].at += 3000 // recorded 3 s later, timestamps continuous: a pause left out
+	}
+	a := writeMJR(t, dir, "a.mjr", "a", "opus", 1, ps)
+	ps = audioPkts(20, 1, 0, 5)
+	for i := 10; i < 20; i++ {
+		ps[i].ts += 48000 * 20 // a 20 s jump
+	}
+	b := writeMJR(t, dir, "b.mjr", "a", "opus", 1, ps)
+	for _, path := range []string{a, b} {
+		s, recs := openWithSinks(t, path)
+		begin := sfu.Now()
+		s.Start()
+		waitDone(t, s, 3*time.Second)
+		if took := sfu.Now() - begin; took > time.Second {
+			t.Errorf("%s: 400 ms of packets played in %v", filepath.Base(path), took)
+		}
+		out := recs[0].packets()
+		for i := 1; i < len(out); i++ {
+			if d := out[i].ts - out[i-1].ts; d > 960 {
+				t.Errorf("%s: timestamp step %d", filepath.Base(path), d)
+			}
+		}
+	}
+}

@@ -91,37 +91,30 @@ func (t *track) advance() uint64 {
 	return skipped
 }
 
-// place puts the packet in the buffer on the timeline. Timestamps are unwrapped; a change of SSRC
-// re-anchors the timeline (the new stream's timestamps have nothing to do with the old one's), and
-// so does a timestamp that disagrees by more than a second with the frame's recorded time (in
-// files that have one) or jumps by more than maxJump (in those that do not).
+// place puts the packet in the buffer on the timeline, as Janus's player and janus-pp-rec do: by
+// its (unwrapped) RTP timestamp. Two discontinuities re-anchor the timeline: a change of SSRC (the
+// new stream's timestamps have nothing to do with the old one's), placed at the frame's recorded
+// time in files that have one, and a timestamp step beyond maxJump, a broken stream that plays on
+// at once rather than stall.
 func (t *track) place(at time.Duration) {
 	b := t.buf[:t.n]
 	seq, ts, ssrc := binary.BigEndian.Uint16(b[2:]), binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:])
-	atPos := durToTicks(at, t.clock)
-	timed := t.info.Version >= 2
 	switch {
 	case !t.started:
 		t.started, t.inSSRC = true, ssrc
 		t.seqOff -= seq
-		t.ext, t.anchorExt, t.anchorPos = int64(ts), int64(ts), atPos
+		t.ext, t.anchorExt, t.anchorPos = int64(ts), int64(ts), durToTicks(at, t.clock)
 	case ssrc != t.inSSRC:
 		t.inSSRC = ssrc
 		t.seqOff = t.lastSeq + 1 - seq
 		t.ext = int64(ts)
-		t.anchorExt = t.ext
-		if timed {
-			t.anchorPos = atPos
-		} else {
-			t.anchorPos = t.pos
+		t.anchorExt, t.anchorPos = t.ext, t.pos
+		if t.info.Version >= 2 {
+			t.anchorPos = max(t.pos, durToTicks(at, t.clock))
 		}
 	default:
 		t.ext += int64(int32(ts - t.lastTS))
-		next := t.anchorPos + t.ext - t.anchorExt
-		switch {
-		case timed && abs(next-atPos) > t.clock:
-			t.anchorExt, t.anchorPos = t.ext, atPos
-		case !timed && abs(next-t.pos) > maxJump*t.clock:
+		if next := t.anchorPos + t.ext - t.anchorExt; abs(next-t.pos) > maxJump*t.clock {
 			t.anchorExt, t.anchorPos = t.ext, t.pos
 		}
 	}
@@ -130,8 +123,8 @@ func (t *track) place(at time.Duration) {
 	t.due = t.offset + ticksToDur(t.pos, t.clock)
 }
 
-// maxJump (seconds) is the largest timestamp step between two packets of a file without frame
-// times that is played as a pause; a larger one is a broken stream and plays on at once.
+// maxJump (seconds) is the largest timestamp step between two packets that is played as it is; a
+// larger one is a broken stream.
 const maxJump = 10
 
 // send renumbers the pending packet onto the track's continuous stream and hands it to the
