@@ -353,13 +353,14 @@ func (p *pausable) WriteRTP(pkt *sfu.Packet) {
 
 func (p *pausable) Resync() { p.mjr.Resync() }
 
-// stats sums what the recordings wrote.
-func (r *recorder) stats() map[string]record.Stats {
+// stats is what each recording wrote, by file.
+func (r *recorder) stats() map[string]any {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[string]record.Stats{}
+	out := map[string]any{}
 	for _, t := range r.tracks {
-		out[filepath.Base(t.mjr.Path())] = t.mjr.Stats()
+		st := t.mjr.Stats()
+		out[filepath.Base(t.mjr.Path())] = map[string]any{"packets": st.Packets, "dropped": st.Dropped, "bytes": st.Bytes}
 	}
 	return out
 }

@@ -282,7 +282,8 @@ func (s *session) Query() any {
 		q["recorded"] = s.rec.stats()
 	case s.play != nil:
 		q["type"], r = "player", s.play.rec
-		q["played"] = s.play.src.Stats()
+		st := s.play.src.Stats()
+		q["played"] = map[string]any{"packets": st.Packets, "skipped": st.Skipped}
 		q["paused"] = s.play.src.Paused()
 	}
 	if r != nil {
