@@ -223,6 +223,11 @@ func TestRecordWithFilename(t *testing.T) {
 		t.Fatalf("record: %v", data)
 	}
 	s.answer(t, j)
+	// Another handle cannot record into the same files meanwhile.
+	other := janustest.Attach(t, c, recordplay.Package)
+	if _, code := request(t, other, map[string]any{"request": "record", "name": "clash", "filename": "talk"}, newSender(t, nil).offer(t)); code != recordplay.ErrInvalidState {
+		t.Errorf("a second recording into talk-*.mjr: code %d, want 418", code)
+	}
 	s.send(t, time.Second)
 	// A pause is left out of the recording, as Janus's recorder leaves it out.
 	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "pause"}, nil)

@@ -29,6 +29,8 @@ type medium struct {
 type recording struct {
 	nfo
 	audio, video medium
+	// base is the file names' stem while recording (rec-<id> or the request's filename).
+	base string
 	// completed: the .nfo exists. A recording in progress is not listed and cannot be played.
 	completed bool
 }
@@ -231,22 +233,37 @@ func (l *library) get(id uint64) *recording {
 	return nil
 }
 
-// reserve enters a new recording in progress under id (a random free one when 0); ok is false
-// when id is taken.
-func (l *library) reserve(id uint64, n nfo) (*recording, bool) {
+// reserve enters a new recording in progress under id (a random free one when 0) whose files are
+// named from base (rec-<id> when empty). It fails when id is taken (errIDTaken) or another
+// recording in progress writes files of that name (errBaseTaken): two writers on one file would
+// ruin both.
+func (l *library) reserve(id uint64, n nfo, base string) (*recording, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if id != 0 && l.recs[id] != nil {
-		return nil, false
+		return nil, errIDTaken
 	}
 	for id == 0 || l.recs[id] != nil {
 		id = plugin.RandomID()
 	}
+	if base == "" {
+		base = fmt.Sprintf("rec-%d", id)
+	}
+	for _, r := range l.recs {
+		if !r.completed && r.base == base {
+			return nil, errBaseTaken
+		}
+	}
 	n.ID = id
-	r := &recording{nfo: n}
+	r := &recording{nfo: n, base: base}
 	l.recs[id] = r
-	return r, true
+	return r, nil
 }
+
+var (
+	errIDTaken   = errors.New("id taken")
+	errBaseTaken = errors.New("file name in use")
+)
 
 // complete writes the .nfo of a recording that ended and lists it; a recording that recorded
 // nothing is forgotten.

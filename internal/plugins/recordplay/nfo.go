@@ -119,7 +119,8 @@ func stripComment(line string) string {
 }
 
 // parseID reads a section name as Janus does (g_ascii_strtoull with base 0: decimal, 0x hex or 0
-// octal, trailing text ignored), refusing zero and ids beyond what JSON numbers carry exactly.
+// octal, trailing text ignored), refusing zero and ids beyond the JSON integers Janus writes ids
+// as (jansson's, 63 bits).
 func parseID(s string) (uint64, bool) {
 	base, digits := 10, s
 	switch {
@@ -139,8 +140,8 @@ func parseID(s string) (uint64, bool) {
 	return id, true
 }
 
-// maxID is the largest id a JavaScript number holds exactly (the ids janus.js handles).
-const maxID = 1<<53 - 1
+// maxID is the largest id a request can name (a JSON integer, as jansson reads it).
+const maxID = 1<<63 - 1
 
 func isDigit(c byte, base int) bool {
 	switch {

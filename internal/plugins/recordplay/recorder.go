@@ -2,6 +2,7 @@ package recordplay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,13 +81,14 @@ func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plu
 		return nil, nil, errorf(ErrInvalidElement, "Invalid filename (a file name in the recordings directory, without a directory)")
 	}
 	id := b.Uint("id")
-	rec, ok := s.p.lib.reserve(id, nfo{Name: cleanName(b.Str("name")), Date: time.Now().Format("2006-01-02 15:04:05")})
-	if !ok {
+	rec, err := s.p.lib.reserve(id, nfo{Name: cleanName(b.Str("name")), Date: time.Now().Format("2006-01-02 15:04:05")}, base)
+	switch {
+	case errors.Is(err, errIDTaken):
 		return nil, nil, errorf(ErrRecordingExists, "Recording %d already exists", id)
+	case err != nil:
+		return nil, nil, errorf(ErrInvalidState, "Another recording is writing files named %s", base)
 	}
-	if base == "" {
-		base = fmt.Sprintf("rec-%d", rec.ID)
-	}
+	base = rec.base
 	p, err := s.h.Peer()
 	if err != nil {
 		s.p.lib.forget(rec)
