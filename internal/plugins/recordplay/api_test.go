@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/webrtc/v4"
+
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
@@ -59,6 +61,17 @@ func TestPlayJanusSamplePauseResume(t *testing.T) {
 		t.Fatalf("resume: %v", data)
 	}
 	waitFor(t, "media after resume", func() bool { return v.audio.Load() > held+25 })
+	// An ICE restart: strata offers again with new credentials, the viewer answers in start.
+	data, offer := janustest.MustRequest(t, p, map[string]any{"request": "play", "id": 1234, "restart": true}, nil)
+	if r, _ := data["result"].(map[string]any); r["status"] != "restarting" || offer == nil {
+		t.Fatalf("restart: %v", data)
+	}
+	data, _ = janustest.MustRequest(t, p, map[string]any{"request": "start"}, v.answer(t, offer))
+	if r, _ := data["result"].(map[string]any); r["status"] != "playing" {
+		t.Fatalf("start after restart: %v", data)
+	}
+	before := v.audio.Load()
+	waitFor(t, "media after the ICE restart", func() bool { return v.audio.Load() > before+25 })
 	data, _ = janustest.MustRequest(t, p, map[string]any{"request": "stop"}, nil)
 	if r, _ := data["result"].(map[string]any); r["status"] != "stopped" || r["id"] != float64(1234) {
 		t.Fatalf("stop: %v", data)
@@ -239,7 +252,18 @@ func TestRecordWithFilename(t *testing.T) {
 	if r, _ := data["result"].(map[string]any); r["status"] != "resumed" {
 		t.Fatalf("resume: %v", data)
 	}
-	s.send(t, time.Second)
+	s.send(t, 500*time.Millisecond)
+	// A new offer while recording (an ICE restart) is answered and the recording goes on.
+	o, err := s.pc.CreateOffer(&webrtc.OfferOptions{ICERestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, j = janustest.MustRequest(t, h, map[string]any{"request": "record", "name": "named"}, janustest.CompleteLocal(t, s.pc, o))
+	if r, _ := data["result"].(map[string]any); r["status"] != "recording" || r["id"] != id {
+		t.Fatalf("update: %v", data)
+	}
+	s.answer(t, j)
+	s.send(t, 500*time.Millisecond)
 	janustest.MustRequest(t, h, map[string]any{"request": "stop"}, nil)
 	janustest.WaitEvent(t, h, 5*time.Second, func(d map[string]any) bool { return d["result"] == "done" })
 	for _, f := range []string{"talk-audio.mjr", "talk-video.mjr"} {

@@ -44,10 +44,13 @@ func (s *session) startPlay(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *
 		return nil, nil, rerr
 	}
 	s.mu.Lock()
-	busy := s.rec != nil || s.play != nil
+	busy, playing := s.rec != nil || s.play != nil, s.play
 	s.mu.Unlock()
 	if b.Bool("restart") {
-		return nil, nil, errorf(ErrInvalidState, "Not a playout session, can't restart")
+		if playing == nil {
+			return nil, nil, errorf(ErrInvalidState, "Not a playout session, can't restart")
+		}
+		return playing.restart()
 	}
 	if busy {
 		return nil, nil, errorf(ErrInvalidState, "Already recording or playing: stop first")
@@ -118,6 +121,26 @@ func (l *library) open(rec *recording) (*mjrplay.Source, string, error) {
 		}
 	}
 	return nil, "", fmt.Errorf("%s", strings.Join(errs, "; "))
+}
+
+// restart offers the playout again with new ICE credentials (Janus's "restart"); the client
+// answers in `start` and the playout goes on.
+func (pl *player) restart() (map[string]any, *plugin.JSEP, *plugin.RequestError) {
+	p, err := pl.s.h.Peer()
+	if err != nil {
+		return nil, nil, errorf(ErrUnknown, "No PeerConnection: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(pl.s.ctx, negotiateTimeout)
+	defer cancel()
+	desc, err := p.Offer(ctx, peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
+		// This offer's credentials are new; Peer.Offer then creates the real one.
+		_, err := pc.CreateOffer(&webrtc.OfferOptions{ICERestart: true})
+		return err
+	}))
+	if err != nil {
+		return nil, nil, errorf(ErrUnknown, "Error creating the offer: %v", err)
+	}
+	return map[string]any{"status": "restarting", "id": pl.rec.ID}, &plugin.JSEP{Type: "offer", SDP: desc.SDP}, nil
 }
 
 // brokenWarning is Janus's warning when only the medium playing plays.

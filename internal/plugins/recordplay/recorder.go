@@ -71,8 +71,11 @@ func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plu
 		return nil, nil, rerr
 	}
 	s.mu.Lock()
-	busy := s.rec != nil || s.play != nil
+	busy, recording := s.rec != nil || s.play != nil, s.rec
 	s.mu.Unlock()
+	if recording != nil { // a renegotiation (Janus's core marks it "update"), such as an ICE restart
+		return recording.update(jsep)
+	}
 	if busy {
 		return nil, nil, errorf(ErrInvalidState, "Already recording or playing: stop first")
 	}
@@ -114,6 +117,18 @@ func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plu
 	s.mu.Unlock()
 	go r.feedback()
 	return map[string]any{"status": "recording", "id": rec.ID}, &plugin.JSEP{Type: "answer", SDP: answer.SDP, E2EE: jsep.E2EE}, nil
+}
+
+// update answers a new offer of a client that is recording (an ICE restart, Janus's "update"): the
+// recording goes on with the tracks it has.
+func (r *recorder) update(jsep *plugin.JSEP) (map[string]any, *plugin.JSEP, *plugin.RequestError) {
+	ctx, cancel := context.WithTimeout(r.s.ctx, negotiateTimeout)
+	defer cancel()
+	answer, err := r.peer.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP})
+	if err != nil {
+		return nil, nil, errorf(ErrInvalidSDP, "Error parsing offer: %v", err)
+	}
+	return map[string]any{"status": "recording", "id": r.rec.ID}, &plugin.JSEP{Type: "answer", SDP: answer.SDP, E2EE: jsep.E2EE}, nil
 }
 
 // codecPrefs are the codecs a record request asks for.
