@@ -79,19 +79,11 @@ func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plu
 	if busy {
 		return nil, nil, errorf(ErrInvalidState, "Already recording or playing: stop first")
 	}
-	base := b.Str("filename")
-	if b.Has("filename") && (!plainName(base) || strings.HasPrefix(base, ".")) {
-		return nil, nil, errorf(ErrInvalidElement, "Invalid filename (a file name in the recordings directory, without a directory)")
+	rec, rerr := s.reserve(b)
+	if rerr != nil {
+		return nil, nil, rerr
 	}
-	id := b.Uint("id")
-	rec, err := s.p.lib.reserve(id, nfo{Name: cleanName(b.Str("name")), Date: time.Now().Format("2006-01-02 15:04:05")}, base)
-	switch {
-	case errors.Is(err, errIDTaken):
-		return nil, nil, errorf(ErrRecordingExists, "Recording %d already exists", id)
-	case err != nil:
-		return nil, nil, errorf(ErrInvalidState, "Another recording is writing files named %s", base)
-	}
-	base = rec.base
+	base := rec.base
 	p, err := s.h.Peer()
 	if err != nil {
 		s.p.lib.forget(rec)
@@ -117,6 +109,23 @@ func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plu
 	s.mu.Unlock()
 	go r.feedback()
 	return map[string]any{"status": "recording", "id": rec.ID}, &plugin.JSEP{Type: "answer", SDP: answer.SDP, E2EE: jsep.E2EE}, nil
+}
+
+// reserve checks a new recording's id and file name and enters it in the library.
+func (s *session) reserve(b plugin.Body) (*recording, *plugin.RequestError) {
+	base := b.Str("filename")
+	if b.Has("filename") && (!plainName(base) || strings.HasPrefix(base, ".")) {
+		return nil, errorf(ErrInvalidElement, "Invalid filename (a file name in the recordings directory, without a directory)")
+	}
+	id := b.Uint("id")
+	rec, err := s.p.lib.reserve(id, nfo{Name: cleanName(b.Str("name")), Date: time.Now().Format("2006-01-02 15:04:05")}, base)
+	switch {
+	case errors.Is(err, errIDTaken):
+		return nil, errorf(ErrRecordingExists, "Recording %d already exists", id)
+	case err != nil:
+		return nil, errorf(ErrInvalidState, "Another recording is writing files named %s", base)
+	}
+	return rec, nil
 }
 
 // update answers a new offer of a client that is recording (an ICE restart, Janus's "update"): the
