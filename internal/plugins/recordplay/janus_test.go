@@ -42,10 +42,13 @@ func TestRecordingsShareWithJanus(t *testing.T) {
 
 	// Janus records (its .nfo, its MJR00002 files); strata finds it on update and plays it.
 	recordMedia(t, api, janustest.Attach(t, jc, recordplay.Package), 88, "made by Janus", 3*time.Second)
-	janustest.MustRequest(t, h, map[string]any{"request": "update"}, nil)
-	if list, _ := listed(t, h); list[88] == nil || list[88]["video_codec"] != "vp8" {
-		t.Fatalf("strata lists %v", list)
-	}
+	// Janus says "done" before it writes the .nfo (janus_recordplay_hangup_media_internal): update
+	// until it is there.
+	waitFor(t, "Janus's recording listed by strata", func() bool {
+		janustest.MustRequest(t, h, map[string]any{"request": "update"}, nil)
+		list, _ := listed(t, h)
+		return list[88] != nil && list[88]["video_codec"] == "vp8" && list[88]["audio_codec"] == "opus"
+	})
 	v = newViewer(t, nil)
 	play(t, janustest.Attach(t, c, recordplay.Package), v, 88)
 	waitFor(t, "the end of the playout", func() bool { return v.audio.Load() > 120 && v.vids.Load() > 60 })
