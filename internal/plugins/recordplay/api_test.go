@@ -61,6 +61,12 @@ func TestPlayJanusSamplePauseResume(t *testing.T) {
 		t.Fatalf("resume: %v", data)
 	}
 	waitFor(t, "media after resume", func() bool { return v.audio.Load() > held+25 })
+	v.closeIVF() // the video so far, paused and resumed, decodes
+	n := decodedFrames(t, v.ivf)
+	t.Logf("Janus's sample: %d video frames decoded", n)
+	if n < 10 {
+		t.Errorf("decoded %d frames of Janus's sample", n)
+	}
 	// An ICE restart: strata offers again with new credentials, the viewer answers in start.
 	data, offer := janustest.MustRequest(t, p, map[string]any{"request": "play", "id": 1234, "restart": true}, nil)
 	if r, _ := data["result"].(map[string]any); r["status"] != "restarting" || offer == nil {
