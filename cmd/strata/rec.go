@@ -7,11 +7,15 @@ import (
 	"github.com/strata-rtc/strata/internal/record/convert"
 )
 
-const recUsage = `usage: strata rec convert IN.mjr OUT.opus
+const recUsage = `usage: strata rec convert IN.mjr [IN2.mjr ...] OUT.(webm|mkv|opus|ogg|mp4)
 
-Converts a recording (Janus's .mjr format, as strata and Janus write it) into a file players read,
-as janus-pp-rec does: packets put back in order, gaps filled with silence. The extension of OUT
-says the format; for now Opus recordings become .opus or .ogg files.`
+Converts recordings (Janus's .mjr format, as strata and Janus write them) of one participant, its
+audio and its video, into one file players read, as janus-pp-rec does: packets put back in order,
+video waiting for a keyframe after a loss, audio gaps filled with silence, audio and video in sync.
+Nothing is transcoded. The extension of OUT says the format:
+  .webm, .mkv   VP8, VP9, AV1 and Opus
+  .opus, .ogg   Opus
+  .mp4          H.264, VP9, AV1 and Opus (fragmented MP4)`
 
 // recCommand is "strata rec": tools for recordings.
 func recCommand(args []string, stdout, stderr io.Writer) int {
@@ -22,19 +26,16 @@ func recCommand(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if len(args) != 3 {
+	if len(args) < 3 {
 		fmt.Fprintln(stderr, recUsage)
 		return 2
 	}
-	st, err := convert.File(args[1], args[2])
+	ins, out := args[1:len(args)-1], args[len(args)-1]
+	st, err := convert.File(out, ins...)
 	if err != nil {
 		fmt.Fprintln(stderr, "strata rec convert:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: %d packets, %d silence frames filling gaps, %d dropped, %.3f s\n",
-		args[2], st.Packets, st.Silence, st.Dropped, st.Duration.Seconds())
-	if st.Cut {
-		fmt.Fprintf(stderr, "strata rec convert: %s ends inside a packet; converted what came before it\n", args[1])
-	}
+	fmt.Fprint(stdout, st.Summary(out))
 	return 0
 }

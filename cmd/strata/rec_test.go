@@ -44,7 +44,7 @@ func TestRecConvert(t *testing.T) {
 	if code := run([]string{"rec", "convert", in, out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	if want := "50 packets, 0 silence frames filling gaps, 0 dropped, 1.000 s"; !strings.Contains(stdout.String(), want) {
+	if want := "opus: starts at 0.000 s, 1.000 s, 50 packets, 50 frames, 0 dropped, 0 gaps, 0 silence frames"; !strings.Contains(stdout.String(), want) {
 		t.Fatalf("said %q, want %q", stdout.String(), want)
 	}
 	if b, err := os.ReadFile(out); err != nil || !bytes.HasPrefix(b, []byte("OggS")) {
@@ -63,7 +63,9 @@ func TestRecConvertRefuses(t *testing.T) {
 		{[]string{"rec", "play"}, 2, "usage: strata rec convert"},
 		{[]string{"rec", "convert", "a.mjr"}, 2, "usage: strata rec convert"},
 		{[]string{"rec", "convert", filepath.Join(dir, "nope.mjr"), filepath.Join(dir, "x.opus")}, 1, "no such file"},
-		{[]string{"rec", "convert", "a.mjr", "a.mp4"}, 1, "unknown format"},
+		{[]string{"rec", "convert", "a.mjr", "a.mov"}, 1, "unknown format"},
+		{[]string{"rec", "convert", silenceRecording(t, 1), filepath.Join(dir, "a.mp4")}, 0, ""},
+		{[]string{"rec", "convert", silenceRecording(t, 1), silenceRecording(t, 1), filepath.Join(dir, "a.ogg")}, 1, "one Opus track"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {

@@ -30,6 +30,14 @@ func Logger() *slog.Logger {
 // configuration, stopped when the test ends, and returns a WebSocket client.
 func StartServer(t testing.TB, edit func(*config.Config), log *slog.Logger) *janusclient.Client {
 	t.Helper()
+	_, c := Start(t, edit, log)
+	return c
+}
+
+// Start is StartServer that also returns the server (its listeners' addresses). The HTTP listener
+// is on, the demos off.
+func Start(t testing.TB, edit func(*config.Config), log *slog.Logger) (*server.Server, *janusclient.Client) {
+	t.Helper()
 	cfg := config.Default()
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
 	cfg.Transports.HTTP.Demos = false
@@ -55,7 +63,7 @@ func StartServer(t testing.TB, edit func(*config.Config), log *slog.Logger) *jan
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return srv, c
 }
 
 // Attach creates a session and attaches a handle of plugin pkg.

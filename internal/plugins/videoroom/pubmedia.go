@@ -287,5 +287,6 @@ func (pub *publisher) mediaUp() {
 	if was || n == 0 {
 		return
 	}
+	pub.recordIfWanted()
 	pub.room.notify(map[string]any{short: "event", "room": pub.room.id, "publishers": []map[string]any{pub.describe()}}, pub)
 }

@@ -1,248 +1,166 @@
 // Package convert turns .mjr recordings into files ordinary players read, as Janus's janus-pp-rec
-// does: the packets are put back in order by sequence number, depacketized into the container, and
-// a gap in the stream becomes silence, so that the file's timeline is the recording's. Nothing is
-// transcoded. For now it writes Ogg/Opus (.opus, .ogg) from Opus recordings.
+// does: the recordings of one participant (audio, video, or both) become one WebM, Ogg/Opus or
+// MP4 file, chosen by the output's extension. The packets go through the same pipeline as the live
+// recorder's (package playable): put back in order by sequence number, depacketized, video waiting
+// for keyframes after gaps, audio gaps filled with silence, audio and video placed on one timeline
+// by when their first packets arrived. Nothing is transcoded.
 package convert
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/pion/rtp"
-	"github.com/pion/webrtc/v4/pkg/media/oggwriter"
-
+	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/record"
+	"github.com/strata-rtc/strata/internal/record/playable"
 )
-
-// Window is how many packets the conversion holds to put them back in order: a packet that comes
-// later than this many packets after its place is dropped (counted). Recordings are written in
-// arrival order, and at 20 ms a packet 64 places late is over a second late.
-const Window = 64
-
-// rate is Opus's RTP clock, and the granule rate of Ogg/Opus.
-const rate = 48000
-
-// silenceSamples is the length of the silence frame a gap is filled with.
-const silenceSamples = rate / 50
-
-// opusSilence is a 20 ms mono CELT frame of silence, the frame janus-pp-rec fills gaps with.
-var opusSilence = []byte{0xf8, 0xff, 0xfe}
-
-// maxFill bounds the silence one gap becomes: a longer jump in the timestamps (a corrupt packet,
-// not a pause anyone recorded) is left as a jump, rather than hours of silence written out.
-const maxFill = time.Hour
 
 // Stats says what a conversion did.
 type Stats struct {
-	// Packets were written; Silence frames of 20 ms filled gaps; Dropped packets came too late to
-	// be put in order, twice, from another SSRC than the first, or were not Opus.
-	Packets, Silence, Dropped int
-	// Cut says the recording ended inside a packet (its recorder was stopped by a crash); what
-	// came before was converted.
-	Cut bool
-	// Duration is the converted file's.
-	Duration time.Duration
+	playable.Stats
+	// Problems are the recordings that ended early: cut inside a packet (a crash), or holding
+	// something that is not a frame; what came before was converted.
+	Problems []string
 }
 
-// File converts the recording in to the file out, whose extension says the format: .opus or .ogg.
-// A recording that is not Opus, or holds no packets, is refused before out is created; an error
-// met while converting leaves out with what was converted before it, as janus-pp-rec does.
-func File(in, out string) (Stats, error) {
-	switch strings.ToLower(filepath.Ext(out)) {
-	case ".opus", ".ogg":
-	default:
-		return Stats{}, fmt.Errorf("convert: %s: unknown format (known: .opus, .ogg)", out)
+// input is one recording being read, with its next frame.
+type input struct {
+	path string
+	r    *record.MJRReader
+	base time.Duration // when its first packet arrived (µs since the epoch, as a duration)
+	next record.Frame
+	done bool
+}
+
+// File converts the recordings ins (the tracks of one participant) into the file out, whose
+// extension says the format: .webm or .mkv, .opus or .ogg, .mp4. A recording that holds no
+// packets, is not audio or video, or whose codec the format does not hold is refused before out is
+// created; an error met while converting leaves out with what was converted before it.
+func File(out string, ins ...string) (Stats, error) {
+	if len(ins) == 0 {
+		return Stats{}, errors.New("convert: no recording to convert")
 	}
-	r, err := record.OpenMJR(in)
+	if _, err := playable.FormatOf(out); err != nil {
+		return Stats{}, err
+	}
+	inputs := make([]*input, 0, len(ins))
+	defer func() {
+		for _, in := range inputs {
+			in.r.Close()
+		}
+	}()
+	tracks := make([]playable.Track, 0, len(ins))
+	for _, path := range ins {
+		in, track, err := open(path)
+		if err != nil {
+			return Stats{}, err
+		}
+		inputs = append(inputs, in)
+		tracks = append(tracks, track)
+	}
+	w, err := playable.New(out, tracks...)
 	if err != nil {
 		return Stats{}, err
 	}
-	defer r.Close()
-	info := r.Info()
-	if info.Type != "a" || !strings.EqualFold(info.Codec, "opus") {
-		return Stats{}, fmt.Errorf("convert: %s is a %s recording; only Opus is converted to %s", in, info.Codec, filepath.Ext(out))
-	}
-	if info.OpusRED > 0 {
-		return Stats{}, fmt.Errorf("convert: %s carries Opus with redundancy (RED), which is not converted yet", in)
-	}
-	channels := uint16(1)
-	if strings.Contains(info.Fmtp, "stereo=1") {
-		channels = 2
-	}
-	w, err := oggwriter.New(out, rate, channels)
+	return stream(w, inputs)
+}
+
+// open opens a recording and says what track it is.
+func open(path string) (*input, playable.Track, error) {
+	r, err := record.OpenMJR(path)
 	if err != nil {
-		return Stats{}, fmt.Errorf("convert: %w", err)
+		return nil, playable.Track{}, err
 	}
-	st, err := Opus(r, w)
-	if cerr := w.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("convert: %s: %w", out, cerr)
+	info := r.Info()
+	c := media.CodecByName(info.Codec)
+	switch {
+	case info.Type == "d":
+		err = fmt.Errorf("convert: %s is a data recording, which no media file holds", path)
+	case c == media.CodecUnknown:
+		err = fmt.Errorf("convert: %s: unknown codec %q", path, info.Codec)
+	case info.E2EE:
+		err = fmt.Errorf("convert: %s is end-to-end encrypted: its frames cannot be read", path)
+	case info.OpusRED > 0:
+		err = fmt.Errorf("convert: %s carries Opus with redundancy (RED), which is not converted yet", path)
 	}
-	return st, err
+	if err != nil {
+		r.Close()
+		return nil, playable.Track{}, err
+	}
+	in := &input{path: path, r: r, base: time.Duration(info.FirstPacket.UnixNano())}
+	return in, playable.Track{Codec: c, Fmtp: info.Fmtp}, nil
 }
 
-// RTPWriter takes the ordered packets: an oggwriter.OggWriter.
-type RTPWriter interface {
-	WriteRTP(*rtp.Packet) error
-}
-
-// Opus reads an Opus recording and writes its packets in order to w, gaps filled with silence.
-func Opus(r *record.MJRReader, w RTPWriter) (Stats, error) {
-	c := &opusConv{w: w}
+// stream feeds the recordings' packets to w in the order they arrived (track i is inputs[i]) and
+// closes w.
+func stream(w *playable.Writer, inputs []*input) (Stats, error) {
+	var problems []string
+	for _, in := range inputs {
+		in.advance(&problems)
+	}
 	for {
-		f, err := r.Next()
-		if err == io.EOF {
+		i := earliest(inputs)
+		if i < 0 {
 			break
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			c.st.Cut = true
-			break
-		}
-		if err != nil {
-			return c.st, err
-		}
-		if err := c.add(f.RTP); err != nil {
-			return c.st, err
-		}
+		in := inputs[i]
+		w.Packet(i, in.next.RTP, in.base+in.next.At)
+		in.advance(&problems)
 	}
-	for len(c.buf) > 0 {
-		if err := c.emit(); err != nil {
-			return c.st, err
-		}
-	}
-	c.st.Duration = time.Duration(c.samples) * time.Second / rate
-	return c.st, nil
+	st, err := w.Close()
+	return Stats{Stats: st, Problems: problems}, err
 }
 
-// opusConv orders packets in a window by extended sequence number and writes them.
-type opusConv struct {
-	w  RTPWriter
-	st Stats
-
-	started bool
-	ssrc    uint32
-	highest int64      // the highest extended sequence number seen
-	buf     []held     // the window, in order
-	last    int64      // the extended sequence number written last
-	wrote   bool       // a packet was written (last, nextTS mean something)
-	nextTS  uint32     // where the last written packet ends, in RTP time
-	samples int64      // written so far, silence included
-	silence rtp.Packet // reused for the frames a gap becomes
+// advance reads the input's next frame; an input that ends early is noted in problems.
+func (in *input) advance(problems *[]string) {
+	if in.done {
+		return
+	}
+	f, err := in.r.Next()
+	switch {
+	case err == io.EOF:
+		in.done = true
+	case err != nil:
+		in.done = true
+		*problems = append(*problems, fmt.Sprintf("%s: %v; converted what came before", in.path, err))
+	default:
+		in.next = f
+	}
 }
 
-type held struct {
-	seq int64
-	pkt rtp.Packet
-	n   int // samples
-}
-
-// add parses a packet and puts it in its place in the window, writing the oldest when full.
-func (c *opusConv) add(b []byte) error {
-	var p rtp.Packet
-	if err := p.Unmarshal(b); err != nil || len(p.Payload) == 0 {
-		c.st.Dropped++
-		return nil
-	}
-	n := opusSamples(p.Payload)
-	if n == 0 {
-		c.st.Dropped++
-		return nil
-	}
-	if !c.started {
-		c.started, c.ssrc, c.highest = true, p.SSRC, int64(p.SequenceNumber)
-	}
-	if p.SSRC != c.ssrc {
-		c.st.Dropped++ // as janus-pp-rec, which keeps the first SSRC's packets
-		return nil
-	}
-	seq := c.highest + int64(int16(p.SequenceNumber-uint16(c.highest)))
-	c.highest = max(c.highest, seq)
-	if c.wrote && seq <= c.last {
-		c.st.Dropped++ // too late, or a copy of one written
-		return nil
-	}
-	i := len(c.buf)
-	for i > 0 && c.buf[i-1].seq > seq {
-		i--
-	}
-	if i > 0 && c.buf[i-1].seq == seq {
-		c.st.Dropped++
-		return nil
-	}
-	p.Payload = append([]byte(nil), p.Payload...) // the reader reuses its buffer
-	c.buf = append(c.buf, held{})
-	copy(c.buf[i+1:], c.buf[i:])
-	c.buf[i] = held{seq: seq, pkt: p, n: n}
-	if len(c.buf) > Window {
-		return c.emit()
-	}
-	return nil
-}
-
-// emit writes the oldest packet of the window, after silence for the time missing before it.
-func (c *opusConv) emit() error {
-	h := c.buf[0]
-	c.buf = c.buf[1:]
-	if c.wrote {
-		if err := c.fill(int32(h.pkt.Timestamp - c.nextTS)); err != nil {
-			return err
+// earliest is the input whose next frame arrived first, -1 when all ended.
+func earliest(inputs []*input) int {
+	best := -1
+	for i, in := range inputs {
+		if !in.done && (best < 0 || in.base+in.next.At < inputs[best].base+inputs[best].next.At) {
+			best = i
 		}
 	}
-	if err := c.w.WriteRTP(&h.pkt); err != nil {
-		return fmt.Errorf("convert: %w", err)
-	}
-	c.wrote, c.last, c.nextTS = true, h.seq, h.pkt.Timestamp+uint32(h.n)
-	c.samples += int64(h.n)
-	c.st.Packets++
-	return nil
+	return best
 }
 
-// fill writes the silence a gap of gap samples becomes, in whole 20 ms frames.
-func (c *opusConv) fill(gap int32) error {
-	if gap < silenceSamples || time.Duration(gap)*time.Second/rate > maxFill {
-		return nil
-	}
-	c.silence.Header = rtp.Header{Version: 2, SSRC: c.ssrc}
-	c.silence.Payload = opusSilence
-	for k := int32(0); k+silenceSamples <= gap; k += silenceSamples {
-		c.silence.Timestamp = c.nextTS + uint32(k)
-		if err := c.w.WriteRTP(&c.silence); err != nil {
-			return fmt.Errorf("convert: %w", err)
+// Summary describes a conversion in a few lines, for people.
+func (st Stats) Summary(out string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s, %.3f s\n", out, st.Format, st.Duration.Seconds())
+	for _, t := range st.Tracks {
+		fmt.Fprintf(&b, "  %s: starts at %.3f s, %.3f s, %d packets, %d frames, %d dropped, %d gaps",
+			t.Codec, t.Start.Seconds(), t.Duration.Seconds(), t.Packets, t.Frames, t.Dropped, t.Gaps)
+		if t.Codec.IsVideo() {
+			fmt.Fprintf(&b, ", %d keyframe waits (%d frames skipped)", t.KeyframeWaits, t.Skipped)
+		} else {
+			fmt.Fprintf(&b, ", %d silence frames", t.Silence)
 		}
-		c.samples += silenceSamples
-		c.st.Silence++
+		b.WriteByte('\n')
 	}
-	return nil
-}
-
-// opusSamples is how many 48 kHz samples an Opus packet holds (RFC 6716 §3.1), 0 if its table
-// of contents is malformed.
-func opusSamples(p []byte) int {
-	toc := p[0]
-	var frame int // samples per frame
-	switch cfg := toc >> 3; {
-	case cfg < 12: // SILK: 10, 20, 40, 60 ms
-		frame = []int{480, 960, 1920, 2880}[cfg&3]
-	case cfg < 16: // hybrid: 10, 20 ms
-		frame = []int{480, 960}[cfg&1]
-	default: // CELT: 2.5, 5, 10, 20 ms
-		frame = []int{120, 240, 480, 960}[cfg&3]
+	if st.LeftOut > 0 {
+		fmt.Fprintf(&b, "  %d video track(s) left out: no keyframe\n", st.LeftOut)
 	}
-	frames := 1
-	switch toc & 3 {
-	case 1, 2:
-		frames = 2
-	case 3:
-		if len(p) < 2 {
-			return 0
-		}
-		frames = int(p[1] & 0x3f)
+	for _, p := range st.Problems {
+		fmt.Fprintf(&b, "  warning: %s\n", p)
 	}
-	if n := frame * frames; n > 0 && n <= 5760 { // at most 120 ms
-		return n
-	}
-	return 0
+	return b.String()
 }

@@ -165,13 +165,14 @@ func seqJumps(t *testing.T, path string) int {
 // checkOgg converts a 2 s recording whose 1.0-1.2 s are missing and checks the result.
 func checkOgg(t *testing.T, in string) {
 	out := filepath.Join(t.TempDir(), "tone.opus")
-	st, err := File(in, out)
+	st, err := File(out, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("stats %+v", st)
-	if st.Packets != 90 || st.Silence != 10 || st.Dropped != 0 || st.Cut || st.Duration != 2*time.Second {
-		t.Fatalf("stats %+v, want 90 packets, 10 silence frames, 2 s", st)
+	t.Logf("%s", st.Summary(out))
+	a := st.Tracks[0]
+	if a.Frames != 100 || a.Silence != 10 || a.Dropped != 0 || len(st.Problems) != 0 || st.Duration != 2*time.Second {
+		t.Fatalf("stats %+v, want 90 packets and 10 silence frames, 2 s", st)
 	}
 	if errs := tool(t, "ffmpeg", "-v", "error", "-i", out, "-f", "null", "-"); errs != "" {
 		t.Fatalf("ffmpeg decoding errors:\n%s", errs)
@@ -191,55 +192,52 @@ func checkOgg(t *testing.T, in string) {
 	}
 }
 
-// Packets out of order within the window are put back in order; copies and packets later than
-// the window are dropped; a file cut inside a packet converts up to it.
-func TestOpusOrdersPackets(t *testing.T) {
-	var file bytes.Buffer
-	file.WriteString("MJR00002")
-	info := `{"t":"a","c":"opus","s":1,"u":2}`
-	binary.Write(&file, binary.BigEndian, uint16(len(info)))
-	file.WriteString(info)
-	frame := func(seq uint16) {
-		b, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: seq, Timestamp: 960 * uint32(seq), SSRC: 5},
-			Payload: []byte{0xf8, byte(seq), 0}}).Marshal()
-		file.WriteString("MEET\x00\x00\x00\x00")
-		binary.Write(&file, binary.BigEndian, uint16(len(b)))
-		file.Write(b)
+// mjrFile builds a recording by hand: the info header, then one frame per packet.
+func mjrFile(info string, pkts ...[]byte) []byte {
+	file := append([]byte("MJR00002"), 0, byte(len(info)))
+	file = append(file, info...)
+	for i, b := range pkts {
+		file = append(file, "MEET"...)
+		file = binary.BigEndian.AppendUint32(file, uint32(20*i))
+		file = binary.BigEndian.AppendUint16(file, uint16(len(b)))
+		file = append(file, b...)
 	}
-	order := []uint16{1, 3, 2, 2, 4}
-	for s := uint16(5); s < 5+Window; s++ {
-		order = append(order, s)
-	}
-	order = append(order, 0) // older than the window: dropped
-	for _, s := range order {
-		frame(s)
-	}
-	frame(200)
-	cut := file.Bytes()[:file.Len()-3]
-	r, err := record.NewMJRReader(bytes.NewReader(cut))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w collect
-	st, err := Opus(r, &w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Packets != 4+Window || st.Dropped != 2 || !st.Cut || st.Silence != 0 {
-		t.Fatalf("stats %+v", st)
-	}
-	for i, s := range w.seqs {
-		if s != uint16(i+1) {
-			t.Fatalf("written in order %v", w.seqs)
-		}
-	}
+	return file
 }
 
-type collect struct{ seqs []uint16 }
+func opusPacket(seq uint16) []byte {
+	b, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: seq, Timestamp: 960 * uint32(seq), SSRC: 5},
+		Payload: []byte{0xf8, 0xff, 0xfe}}).Marshal()
+	return b
+}
 
-func (c *collect) WriteRTP(p *rtp.Packet) error {
-	c.seqs = append(c.seqs, p.SequenceNumber)
-	return nil
+const opusInfo = `{"t":"a","c":"opus","s":1,"u":2}`
+
+// Packets out of order are put back in order, copies are dropped, and a file cut inside a packet
+// converts up to it, saying so.
+func TestOrdersAndSurvivesACut(t *testing.T) {
+	var pkts [][]byte
+	for _, s := range []uint16{1, 3, 2, 2, 4, 5, 6, 7} {
+		pkts = append(pkts, opusPacket(s))
+	}
+	file := mjrFile(opusInfo, pkts...)
+	in := filepath.Join(t.TempDir(), "cut.mjr")
+	if err := os.WriteFile(in, file[:len(file)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "cut.opus")
+	st, err := File(out, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := st.Tracks[0]
+	if a.Packets != 7 || a.Frames != 6 || a.Dropped != 1 || a.Silence != 0 || len(st.Problems) != 1 ||
+		!strings.Contains(st.Problems[0], "cut short") {
+		t.Fatalf("stats %+v", st)
+	}
+	if d := duration(t, out); d < 0.11 || d > 0.13 {
+		t.Fatalf("duration %.3f s, want 0.12", d)
+	}
 }
 
 func TestFileRefuses(t *testing.T) {
@@ -250,67 +248,74 @@ func TestFileRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close()
-	for _, tc := range []struct{ in, out, want string }{
-		{"x.mjr", "x.webm", "unknown format"},
-		{filepath.Join(dir, "nope.mjr"), filepath.Join(dir, "x.opus"), "no such file"},
-		{vp8, filepath.Join(dir, "x.opus"), "holds no packets"},
-	} {
-		if _, err := File(tc.in, tc.out); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Fatalf("File(%s, %s): error %v, want it to say %q", tc.in, tc.out, err, tc.want)
-		}
+	opus := filepath.Join(dir, "a.mjr")
+	if err := os.WriteFile(opus, mjrFile(opusInfo, opusPacket(1)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestOpusSamples(t *testing.T) {
+	h264 := filepath.Join(dir, "h.mjr")
+	if err := os.WriteFile(h264, mjrFile(`{"t":"v","c":"h264","s":1,"u":2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "d.mjr")
+	if err := os.WriteFile(data, mjrFile(`{"t":"d","c":"text","s":1,"u":2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junk := filepath.Join(dir, "junk.mjr")
+	if err := os.WriteFile(junk, []byte("RIFF....WAVEfmt "), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		p    []byte
-		want int
+		out  string
+		ins  []string
+		want string
 	}{
-		{[]byte{0xf8}, 960},          // CELT FB 20 ms
-		{[]byte{0x78}, 960},          // hybrid FB 20 ms
-		{[]byte{0x18}, 2880},         // SILK NB 60 ms
-		{[]byte{0xf9}, 1920},         // two 20 ms frames
-		{[]byte{0xfb, 0x03}, 2880},   // three 20 ms frames (code 3)
-		{[]byte{0xfb, 0x07}, 0},      // seven 20 ms frames: longer than 120 ms
-		{[]byte{0xfb}, 0},            // code 3 without its count
-		{[]byte{0xfb, 0x00}, 0},      // code 3, no frames
-		{[]byte{0x03 << 3, 0}, 2880}, // SILK config 3: 60 ms
+		{"x.mov", []string{opus}, "unknown format"},
+		{filepath.Join(dir, "x.opus"), []string{filepath.Join(dir, "nope.mjr")}, "no such file"},
+		{filepath.Join(dir, "x.opus"), []string{vp8}, "holds no packets"},
+		{filepath.Join(dir, "x.opus"), []string{junk}, "not a recording"},
+		{filepath.Join(dir, "x.webm"), []string{data}, "data recording"},
+		{filepath.Join(dir, "x.webm"), []string{opus, h264}, "h264 does not fit in webm"},
+		{filepath.Join(dir, "x.opus"), []string{opus, opus}, "one Opus track"},
+		{filepath.Join(dir, "x.mp4"), nil, "no recording"},
 	} {
-		if got := opusSamples(tc.p); got != tc.want {
-			t.Errorf("opusSamples(% x) = %d, want %d", tc.p, got, tc.want)
+		_, err := File(tc.out, tc.ins...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("File(%s, %v): error %v, want it to say %q", tc.out, tc.ins, err, tc.want)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.webm")); err == nil {
+		t.Fatal("a refused conversion left its output")
 	}
 }
 
-// FuzzOpus converts arbitrary recordings: an error or a conversion, never a panic, and the packets
-// written are in order.
-func FuzzOpus(f *testing.F) {
-	info := `{"t":"a","c":"opus","s":1,"u":2}`
-	head := append([]byte("MJR00002"), 0, byte(len(info)))
-	head = append(head, info...)
-	for _, seqs := range [][]uint16{{1, 2, 3}, {3, 1, 2, 2}, {65535, 0, 1}, {1, 40, 2}} {
-		file := append([]byte{}, head...)
-		for _, s := range seqs {
-			b, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: s, Timestamp: 960 * uint32(s), SSRC: 5},
-				Payload: []byte{0xf8 | byte(s&3), 0xff, 0xfe}}).Marshal()
-			file = append(file, "MEET\x00\x00\x00\x00"...)
-			file = binary.BigEndian.AppendUint16(file, uint16(len(b)))
-			file = append(file, b...)
-		}
-		f.Add(file)
+// FuzzConvert converts arbitrary recordings into each format: an error or a file, never a panic.
+func FuzzConvert(f *testing.F) {
+	var pkts [][]byte
+	for _, s := range []uint16{3, 1, 2, 2, 65535, 0, 40} {
+		pkts = append(pkts, opusPacket(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := record.NewMJRReader(bytes.NewReader(b))
+	f.Add(mjrFile(opusInfo, pkts...), uint8(0))
+	for _, c := range []string{"vp8", "vp9", "h264", "av1"} {
+		vp := rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: 7, Timestamp: 9, SSRC: 5, Marker: true},
+			Payload: []byte{0x10, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00}}
+		b, _ := vp.Marshal()
+		f.Add(mjrFile(`{"t":"v","c":"`+c+`","s":1,"u":2}`, b, b), uint8(len(c)))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte, format uint8) {
+		in := filepath.Join(dir, "in.mjr")
+		if err := os.WriteFile(in, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out"+[]string{".webm", ".opus", ".mp4"}[format%3])
+		st, err := File(out, in)
 		if err != nil {
 			return
 		}
-		var w collect
-		st, err := Opus(r, &w)
-		if err != nil {
-			return
-		}
-		if st.Packets+st.Silence != len(w.seqs) {
-			t.Fatalf("stats %+v, %d packets written", st, len(w.seqs))
+		for _, tr := range st.Tracks {
+			if tr.Frames > tr.Packets+tr.Silence {
+				t.Fatalf("stats %+v: more frames than packets", st)
+			}
 		}
 	})
 }
