@@ -9,6 +9,8 @@ type RecordPlay struct {
 	// Path is the recordings directory: where recordings are written (.mjr files and their .nfo)
 	// and listed from; created if missing.
 	Path string `yaml:"path"`
+	// Events is Janus's switch for event handlers, which strata does not have; accepted, unused.
+	Events bool `yaml:"events"`
 }
 
 func (r RecordPlay) validate() []error {

@@ -112,7 +112,7 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))
 	}
 	if cfg.Plugins.RecordPlay.Enabled {
-		if rp, err := recordplay.New(cfg.Plugins.RecordPlay, log.With("plugin", "recordplay")); err != nil {
+		if rp, err := recordplay.New(cfg.Plugins.RecordPlay, rec, log.With("plugin", "recordplay")); err != nil {
 			log.Error("janus.plugin.recordplay not loaded", "err", err)
 		} else {
 			ps = append(ps, rp)

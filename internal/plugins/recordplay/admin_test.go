@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // The admin API's message_plugin takes `update`, as Janus's; anything else is refused with
 // Janus's codes. A recordings directory that does not exist yet lists nothing.
 func TestAdminUpdate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "not-yet")
-	p, err := New(config.RecordPlay{Enabled: true, Path: dir}, nil)
+	p, err := New(config.RecordPlay{Enabled: true, Path: dir}, record.SessionOptions{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package recordplay_test
 import (
 	"encoding/binary"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
@@ -230,10 +232,11 @@ func TestBrokenEntries(t *testing.T) {
 	}
 }
 
-// A record request's filename names the files; the .nfo says so and the recording plays.
+// A record request's filename names the files; the .nfo says so and the recording plays. With
+// recording.playable the recording also has its playable file, both tracks in it.
 func TestRecordWithFilename(t *testing.T) {
 	dir := t.TempDir()
-	c, h := startServer(t, dir)
+	c, h := startServer(t, dir, func(cfg *config.Config) { cfg.Recording.Playable = true })
 	s := newSender(t, nil)
 	data, j := janustest.MustRequest(t, h, map[string]any{"request": "record", "name": "named", "filename": "talk"}, s.offer(t))
 	r, _ := data["result"].(map[string]any)
@@ -276,6 +279,10 @@ func TestRecordWithFilename(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 1000 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	out, err := exec.Command("ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", filepath.Join(dir, "talk.webm")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "vp8") || !strings.Contains(string(out), "opus") {
+		t.Errorf("the playable file: %v\n%s", err, out)
 	}
 	if span := recordedSpan(t, filepath.Join(dir, "talk-audio.mjr")); span < 1200*time.Millisecond || span > 2500*time.Millisecond {
 		t.Errorf("the recording's timestamps span %v: up to 2 s recorded around a 1.5 s pause", span)

@@ -23,10 +23,16 @@ import (
 	"github.com/strata-rtc/strata/internal/sfu"
 )
 
-// startServer runs strata with its recordings in dir and returns a handle of the plugin.
-func startServer(t *testing.T, dir string) (*janusclient.Client, *janusclient.Handle) {
+// startServer runs strata with its recordings in dir (and edits applied) and returns a handle of
+// the plugin.
+func startServer(t *testing.T, dir string, edits ...func(*config.Config)) (*janusclient.Client, *janusclient.Handle) {
 	t.Helper()
-	c := janustest.StartServer(t, func(cfg *config.Config) { cfg.Plugins.RecordPlay.Path = dir }, janustest.Logger())
+	c := janustest.StartServer(t, func(cfg *config.Config) {
+		cfg.Plugins.RecordPlay.Path = dir
+		for _, e := range edits {
+			e(cfg)
+		}
+	}, janustest.Logger())
 	return c, janustest.Attach(t, c, recordplay.Package)
 }
 

@@ -8,10 +8,13 @@ package recordplay
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // Package is the Janus package name clients attach to; short the tag of its plugindata.
@@ -50,12 +53,13 @@ func errorf(code int, format string, args ...any) *plugin.RequestError {
 type Plugin struct {
 	log      *slog.Logger
 	lib      *library
+	rec      record.SessionOptions
 	sessions plugin.SessionSet[*session]
 }
 
-// New creates the plugin over its recordings directory (created if missing) and lists the
-// recordings there.
-func New(cfg config.RecordPlay, log *slog.Logger) (*Plugin, error) {
+// New creates the plugin over its recordings directory and lists the recordings there; rec says
+// whether a recording also gets a playable file (recording.playable).
+func New(cfg config.RecordPlay, rec record.SessionOptions, log *slog.Logger) (*Plugin, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -64,7 +68,18 @@ func New(cfg config.RecordPlay, log *slog.Logger) (*Plugin, error) {
 		return nil, err
 	}
 	lib.scan()
-	return &Plugin{log: log, lib: lib}, nil
+	return &Plugin{log: log, lib: lib, rec: rec}, nil
+}
+
+// newSession starts the files of a recording: base-audio.mjr, base-video.mjr and, with
+// recording.playable, base.webm (or .mp4, .opus), in the recordings directory.
+func (p *Plugin) newSession(base string, log *slog.Logger) (*record.Session, error) {
+	if err := os.MkdirAll(p.lib.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("recordings directory: %w", err)
+	}
+	opts := p.rec
+	opts.Log = log
+	return record.NewSession(p.lib.dir, base, opts)
 }
 
 // Package returns "janus.plugin.recordplay".

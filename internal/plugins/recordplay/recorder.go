@@ -43,6 +43,8 @@ type recorder struct {
 	stop chan struct{}
 
 	topRID map[string]string // mid → the highest simulcast rid the client offers to send
+	// sess writes the tracks' .mjr files and, with recording.playable, one playable file of both.
+	sess *record.Session
 
 	mu     sync.Mutex // guards what follows
 	tracks map[string]*recTrack
@@ -89,8 +91,13 @@ func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plu
 		s.p.lib.forget(rec)
 		return nil, nil, errorf(ErrUnknown, "No PeerConnection: %v", err)
 	}
+	sess, err := s.p.newSession(base, s.log)
+	if err != nil {
+		s.p.lib.forget(rec)
+		return nil, nil, errorf(ErrUnknown, "Error creating the recording: %v", err)
+	}
 	r := &recorder{s: s, rec: rec, peer: p, stop: make(chan struct{}), tracks: map[string]*recTrack{},
-		topRID: highestRIDs(jsep.SDP, jsep.RIDOrder)}
+		topRID: highestRIDs(jsep.SDP, jsep.RIDOrder), sess: sess}
 	prefs := codecPrefs{audio: b.Str("audiocodec"), video: b.Str("videocodec"), profile: b.Str("videoprofile")}
 	p.OnTrack(r.onTrack)
 	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
@@ -196,28 +203,25 @@ func (r *recorder) addTrack(mid string, codec media.Codec, fmtp string, exts []w
 			opts = append(opts, record.WithExtension(e.ID, e.URI))
 		}
 	}
-	if codec.IsVideo() {
-		opts = append(opts, record.WithFmtp(fmtp))
-	}
 	kind := "audio"
 	if codec.IsVideo() {
 		kind = "video"
 	}
-	file := base + "-" + kind + ".mjr"
-	if err := os.MkdirAll(r.s.p.lib.dir, 0o755); err != nil {
-		return fmt.Errorf("recordings directory: %w", err)
-	}
-	mjr, err := record.NewMJR(filepath.Join(r.s.p.lib.dir, file), codec, opts...)
+	track, err := r.sess.AddTrackAs(base+"-"+kind, codec, fmtp, opts...)
 	if err != nil {
 		return err
 	}
+	mjr := track.MJR()
+	file := filepath.Base(mjr.Path())
 	pc := r.peer.PC
 	recv := sfu.NewReceiver(sfu.ReceiverConfig{ID: fmt.Sprintf("rec-%d/%s", r.rec.ID, kind), Codec: codec,
 		Extensions: sfu.ExtIDsFrom(uris), Batcher: r.peer.Batcher()},
 		func(_ int, ssrc uint32) {
-			_ = pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
+			if ssrc != 0 {
+				_ = pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
+			}
 		})
-	sink := &pausable{mjr: mjr}
+	sink := &pausable{sink: track, mjr: mjr}
 	recv.AddSink(sink)
 	r.tracks[mid] = &recTrack{recv: recv, mjr: mjr, sink: sink, video: codec.IsVideo(), rid: r.topRID[mid]}
 	m := medium{file: file, codec: codec, fmtp: fmtp}
@@ -350,7 +354,7 @@ func (r *recorder) setPaused(pause bool) {
 			t.sink.pausedAt = now
 		} else {
 			t.sink.shift.Add(int64(now - t.sink.pausedAt))
-			t.mjr.Resync()
+			t.sink.Resync()
 			t.recv.AddSink(t.sink)
 		}
 	}
@@ -365,6 +369,7 @@ func (r *recorder) setPaused(pause bool) {
 // by the time that passed, sees no pause. shift and pausedAt change only while the sink is removed
 // from its receiver (setPaused); shift is atomic for a packet that was on its way at the removal.
 type pausable struct {
+	sink     sfu.Sink // the track's recording: its .mjr file and its part of the playable file
 	mjr      *record.MJR
 	shift    atomic.Int64 // time.Duration
 	pausedAt time.Duration
@@ -373,11 +378,11 @@ type pausable struct {
 func (p *pausable) WriteRTP(pkt *sfu.Packet) {
 	at := pkt.At
 	pkt.At -= time.Duration(p.shift.Load()) // the sinks of a packet run one after another: restored before the next
-	p.mjr.WriteRTP(pkt)
+	p.sink.WriteRTP(pkt)
 	pkt.At = at
 }
 
-func (p *pausable) Resync() { p.mjr.Resync() }
+func (p *pausable) Resync() { p.sink.Resync() }
 
 // stats is what each recording wrote, by file.
 func (r *recorder) stats() map[string]any {
@@ -401,10 +406,14 @@ func (r *recorder) closeTracks() (empty []*recTrack) {
 	r.ended = true
 	close(r.stop)
 	for _, t := range r.tracks {
+		t.recv.RemoveSink(t.sink)
 		t.recv.Close()
-		if err := t.mjr.Close(); err != nil {
-			r.s.log.Warn("recording", "file", t.mjr.Path(), "err", err)
-		}
+	}
+	err := r.sess.Close()
+	if st := r.sess.Stats(); err != nil || st.Dropped > 0 {
+		r.s.log.Warn("recording closed", "id", r.rec.ID, "dropped", st.Dropped, "playable", st.Path, "err", err)
+	}
+	for _, t := range r.tracks {
 		if t.mjr.Stats().Packets == 0 {
 			empty = append(empty, t)
 		}
