@@ -5,6 +5,7 @@ CONFIG      ?=
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages with concurrency run under the race detector.
 RACE_PKGS   := ./internal/audio/... ./internal/record/... ./internal/sfu/... ./internal/media/... ./internal/bwe/... ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/... ./internal/load/... ./e2e/...
+RACE_PKGS   += ./internal/source/mjrplay/...
 
 .PHONY: all build run deps-run deps-test test lint unit bench chaos microbench lab fuzz clean
 

@@ -30,6 +30,7 @@ packages_test=(
   libns3-dev           # ns-3, the simulator's fidelity peer
   g++                  # to build the small ns-3 program
   janus-tools          # janus-pp-rec, which reads the recordings (.mjr) back in internal/record's tests
+  janus                # Janus itself: Record&Play recordings shared both ways (internal/plugins/recordplay)
 )
 
 install() {

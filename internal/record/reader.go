@@ -35,6 +35,11 @@ const dataTimeLen = 8
 // the magic alone, and nothing says what it would have recorded.
 var ErrNoMedia = errors.New("record: the recording holds no packets")
 
+// ErrBadFrame is wrapped by the error Next returns for a frame that was read whole but does not
+// hold what the recording holds (a packet shorter than an RTP header, a data frame without its
+// time): a reader that skips it can call Next again and get the frame after it.
+var ErrBadFrame = errors.New("record: bad frame")
+
 // MJRInfo is a recording's info header.
 type MJRInfo struct {
 	// Version is 2 for MJR00002, 1 for the formats before it, whose frames have no time.
@@ -263,14 +268,14 @@ func (m *MJRReader) Next() (Frame, error) {
 func (m *MJRReader) frame(f *Frame, b []byte, at int64) error {
 	if m.info.Type == "d" {
 		if len(b) < dataTimeLen {
-			return fmt.Errorf("record: data frame at offset %d has %d bytes, fewer than its time", at, len(b))
+			return fmt.Errorf("%w: data frame at offset %d has %d bytes, fewer than its time", ErrBadFrame, at, len(b))
 		}
 		when := time.UnixMicro(int64(binary.BigEndian.Uint64(b)))
 		f.RTP, f.At = b[dataTimeLen:], when.Sub(m.info.Created)
 		return nil
 	}
 	if len(b) < minRTP || len(b) > maxRTP {
-		return fmt.Errorf("record: frame at offset %d has %d bytes, not an RTP packet (%d to %d)", at, len(b), minRTP, maxRTP)
+		return fmt.Errorf("%w: frame at offset %d has %d bytes, not an RTP packet (%d to %d)", ErrBadFrame, at, len(b), minRTP, maxRTP)
 	}
 	f.RTP = b
 	return nil
