@@ -260,7 +260,9 @@ func checkServer(s string) error {
 }
 
 // Video reports whether the profile sends video.
-func (p *Plan) Video() bool { return p.Media == MediaSimulcast || p.Media == MediaVideo || p.Media == MediaHD }
+func (p *Plan) Video() bool {
+	return p.Media == MediaSimulcast || p.Media == MediaVideo || p.Media == MediaHD
+}
 
 // IsAudioBridge reports whether the run's clients are audio bridge participants.
 func (p *Plan) IsAudioBridge() bool { return p.AudioBridge.Participants > 0 }
