@@ -20,6 +20,9 @@ func (p *Plan) Validate() error {
 	if p.Room == 0 {
 		v.bad("room", "must be a positive room id")
 	}
+	if p.IsAudioBridge() && p.Streaming.Viewers != 0 {
+		v.bad("streaming", "a plan has audio bridge participants or streaming viewers, not both")
+	}
 	switch {
 	case p.IsAudioBridge() || p.AudioBridge.Participants < 0:
 		p.validateAudioBridge(v)
