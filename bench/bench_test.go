@@ -112,4 +112,15 @@ func TestStreamingScenario(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "janus.plugin.streaming.jcfg")); err != nil || strings.Contains(string(b), "port") {
 		t.Errorf("streaming configuration: %v\n%s", err, b)
 	}
+	path, err := rig.WriteStrataConfig(t.TempDir(), "10.0.0.2", "veth9", 8088, benchStrataYAML, sc.strataYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := strataconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Plugins.Streaming.Enabled || len(cfg.Plugins.Streaming.Mountpoints) != 0 {
+		t.Errorf("strata's streaming plugin: %+v", cfg.Plugins.Streaming)
+	}
 }

@@ -40,20 +40,24 @@ func (a *Admin) CreateMountpoint(ctx context.Context, id uint64, video bool, hos
 	if err != nil {
 		return FeedTarget{}, err
 	}
+	type port struct {
+		Type     string `json:"type"`
+		Port     int    `json:"port"`
+		RTCPPort int    `json:"rtcp_port"`
+	}
+	// Janus 1.1.2 lists the streams' ports under "ports"; a reply that names the list "media"
+	// (with the same items) is read too.
 	var d struct {
 		Stream struct {
-			Ports []struct {
-				Type     string `json:"type"`
-				Port     int    `json:"port"`
-				RTCPPort int    `json:"rtcp_port"`
-			} `json:"ports"`
+			Ports []port `json:"ports"`
+			Media []port `json:"media"`
 		} `json:"stream"`
 	}
 	if err := ev.DecodeData(&d); err != nil {
 		return FeedTarget{}, fmt.Errorf("create: %w", err)
 	}
 	t := FeedTarget{Host: host, AudioPT: MountpointAudioPT, VideoPT: MountpointVideoPT}
-	for _, p := range d.Stream.Ports {
+	for _, p := range append(d.Stream.Ports, d.Stream.Media...) {
 		switch p.Type {
 		case "audio":
 			t.Audio = p.Port
