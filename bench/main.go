@@ -62,9 +62,12 @@ type config struct {
 	scale    scale
 	scaleStr string
 	profile  bool
-	extra    string
-	uplink   uplinkConfig
-	audio    audioScale
+	// keepGoing runs every step of a sweep, clean or not (a shared machine's stalls would
+	// otherwise end it early); the tables say which steps were clean.
+	keepGoing bool
+	extra     string
+	uplink    uplinkConfig
+	audio     audioScale
 }
 
 func main() {
@@ -86,6 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.scaleStr, "scale", "small", "small (fits a 2-core machine with the generator) or full (seed 001's size)")
 	fs.BoolVar(&c.profile, "profile", false, "run strata from this binary with CPU and peak-heap profiles (cpu.pprof, heap.pprof in each scenario's strata directory)")
 	fs.StringVar(&c.extra, "strata-yaml", "", "YAML merged over strata's generated configuration, e.g. 'media: {nack: false}'")
+	fs.BoolVar(&c.keepGoing, "keep-going", false, "sweeps run every step even after one that is not clean (the tables mark them)")
 	fanMin := fs.Int("fanout-min", 1, "smallest fan-out (videoroom and streaming): the sweep doubles from here")
 	fanMax := fs.Int("fanout-max", 0, "largest fan-out, videoroom and streaming (default: the scale's)")
 	vroom := fs.String("videoroom", "", "videoroom size as PUBLISHERS,SUBSCRIBERS (default: the scale's)")
@@ -268,7 +272,7 @@ func runScenario(ctx context.Context, c config, ns *rig.Netns, sc scenario, tnam
 		if err != nil {
 			return err
 		}
-		if sc.sweep && !clean(res) {
+		if sc.sweep && !clean(res) && !c.keepGoing {
 			break // the fan-out stops once loss appears
 		}
 	}
