@@ -38,9 +38,9 @@ type member struct {
 	display  *string
 	settings Participant
 	sink     *audio.Sink
-	levels   bool   // the audio level extension is in use: "talking" is reported
-	record   bool   // the participant asked for its .mjr recording (join's or configure's record)
-	filename string // the recording's base name ("" for Janus's default)
+	levels   bool                // the audio level extension is in use: "talking" is reported
+	record   bool                // the participant asked for its .mjr recording (join's or configure's record)
+	filename string              // the recording's base name ("" for Janus's default)
 	mjr      *record.Participant // the participant's own recording, when on
 }
 
