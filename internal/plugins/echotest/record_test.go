@@ -28,7 +28,8 @@ func (b *browser) waitConnected(d time.Duration) {
 }
 
 // A 10 s echo of real VP8 and Opus, recorded with record/filename, is two .mjr files that
-// janus-pp-rec turns into a .webm and an .opus of 10 s (± 0.5 s) which ffmpeg decodes cleanly;
+// janus-pp-rec turns into a .webm and an .opus of 10 s (± 0.5 s) which ffmpeg decodes cleanly
+// (and strata's converter into one .webm of both);
 // handle_info names them while they are written, as Janus's does. With recording.playable the
 // echo is also one .webm of both tracks, 10 s long, that ffmpeg decodes cleanly.
 func TestRecordingAnEchoMakesPlayableFiles(t *testing.T) {
@@ -58,6 +59,8 @@ func TestRecordingAnEchoMakesPlayableFiles(t *testing.T) {
 	out := t.TempDir()
 	rectest.Converted(t, filepath.Join(dir, "calls", "echo-audio.mjr"), filepath.Join(out, "echo.opus"), "opus", 10*time.Second)
 	rectest.Converted(t, filepath.Join(dir, "calls", "echo-video.mjr"), filepath.Join(out, "echo.webm"), "vp8", 10*time.Second)
+	rectest.ConvertedByStrata(t, filepath.Join(out, "both.webm"), 10*time.Second,
+		filepath.Join(dir, "calls", "echo-audio.mjr"), filepath.Join(dir, "calls", "echo-video.mjr"))
 	t.Run("playable", func(t *testing.T) { rectest.Playable(t, filepath.Join(dir, "calls", "echo.webm"), 10*time.Second) })
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
+	"github.com/strata-rtc/strata/internal/record/convert"
 )
 
 // Tool runs a program the tests check recordings with and returns its output (stdout and stderr).
@@ -136,4 +137,16 @@ func Playable(t testing.TB, path string, want time.Duration) {
 		t.Fatalf("%s has streams %v and lasts %.3f s, want VP8 and Opus for %v ± 0.5 s", path, p.Codecs, p.Duration, want)
 	}
 	Decodes(t, path)
+}
+
+// ConvertedByStrata turns a participant's .mjr recordings into out with strata's own converter
+// (`strata rec convert`'s code) and checks the result as Playable does.
+func ConvertedByStrata(t testing.TB, out string, want time.Duration, mjrs ...string) {
+	t.Helper()
+	st, err := convert.File(out, mjrs...)
+	if err != nil {
+		t.Fatalf("converting %v: %v", mjrs, err)
+	}
+	t.Logf("%s", st.Summary(out))
+	Playable(t, out, want)
 }

@@ -105,7 +105,8 @@ func mjrs(t *testing.T, dir string) []string {
 
 // A publisher publishing with record and filename for 10 s of real VP8 and Opus leaves one .mjr
 // per stream, <filename>-<kind>-<mindex>.mjr in the room's rec_dir, that janus-pp-rec turns into a
-// .webm and an .opus lasting 10 s (± 0.5 s) which ffmpeg decodes cleanly. With
+// .webm and an .opus lasting 10 s (± 0.5 s) which ffmpeg decodes cleanly, and strata's converter
+// into one .webm of both. With
 // recording.playable the publisher is also alice.webm, both tracks in one file, as long.
 func TestPublisherRecordingPlays(t *testing.T) {
 	t.Parallel()
@@ -127,6 +128,7 @@ func TestPublisherRecordingPlays(t *testing.T) {
 	out := t.TempDir()
 	rectest.Converted(t, audio, filepath.Join(out, "alice.opus"), "opus", 10*time.Second)
 	rectest.Converted(t, video, filepath.Join(out, "alice.webm"), "vp8", 10*time.Second)
+	rectest.ConvertedByStrata(t, filepath.Join(out, "both.webm"), 10*time.Second, audio, video)
 	t.Run("playable", func(t *testing.T) { rectest.Playable(t, filepath.Join(dir, "room7001", "alice.webm"), 10*time.Second) })
 }
 
