@@ -234,3 +234,27 @@ func sendRTP(t *testing.T, outs ...rtpOut) {
 		}
 	})
 }
+
+// requireStreamVideo waits until the PeerConnection pcExpr decodes video of the given size (e.g.
+// "320x180") and then checks that decoding goes on (framesContinue).
+func requireStreamVideo(b *browser, pcExpr, what, size string, timeout time.Duration) videoStats {
+	b.t.Helper()
+	waitInbound(b, pcExpr, what, timeout, func(v videoStats) bool {
+		return v.FramesDecoded > 5 && fmt.Sprintf("%dx%d", v.FrameWidth, v.FrameHeight) == size
+	})
+	return framesContinue(b, pcExpr, what)
+}
+
+// framesContinue fails the test unless the PeerConnection pcExpr decodes 5 more frames within 5 s.
+// ffmpeg sends 15 fps, so that is a third of a second's worth when nothing else runs; the margin is
+// for a loaded machine, where the sender, the server and the browser all fall behind real time.
+func framesContinue(b *browser, pcExpr, what string) videoStats {
+	b.t.Helper()
+	before, err := readInboundVideo(b, pcExpr)
+	if err != nil || before == nil {
+		b.t.Fatalf("%s: reading inbound video: %+v, %v", what, before, err)
+	}
+	return waitInbound(b, pcExpr, what+" still decoding", 5*time.Second, func(v videoStats) bool {
+		return v.FramesDecoded >= before.FramesDecoded+5 && v.BytesReceived > before.BytesReceived
+	})
+}
