@@ -167,6 +167,7 @@ type Plugins struct {
 	EchoTest    EchoTest    `yaml:"echotest"`
 	VideoRoom   VideoRoom   `yaml:"videoroom"`
 	AudioBridge AudioBridge `yaml:"audiobridge"`
+	Streaming   Streaming   `yaml:"streaming"`
 }
 
 // EchoTest configures janus.plugin.echotest.
@@ -330,6 +331,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)
 	errs = append(errs, c.Plugins.AudioBridge.validate()...)
+	errs = append(errs, c.Plugins.Streaming.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}

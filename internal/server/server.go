@@ -22,6 +22,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
@@ -83,13 +84,13 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		return nil, fmt.Errorf("media configuration: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, listeners: map[string]*listener{}}
-	s.plugins = loadPlugins(cfg, log)
+	s.plugins = loadPlugins(cfg, log, peers)
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level)
 	return s, nil
 }
 
 // loadPlugins creates every plugin enabled in the configuration.
-func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
+func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []plugin.Plugin {
 	var ps []plugin.Plugin
 	if cfg.Plugins.EchoTest.Enabled {
 		ps = append(ps, echotest.New(log.With("plugin", "echotest")))
@@ -99,6 +100,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, log.With("plugin", "audiobridge")))
+	}
+	if cfg.Plugins.Streaming.Enabled {
+		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, peers.Batcher(), log.With("plugin", "streaming")))
 	}
 	return ps
 }

@@ -38,6 +38,9 @@ type RTPSource struct {
 	E2EE            bool
 	PlayoutDelayExt bool
 	Media           []Media
+	// legacy: the streams came from the deprecated audio/video/data form (create's reply then
+	// names the ports per kind).
+	legacy bool
 }
 
 // Media is one stream of an rtp mountpoint (an item of the media array, or Janus's deprecated
@@ -62,6 +65,8 @@ type Media struct {
 	SVC       bool // video: VP9 or AV1 SVC
 	BufferMsg bool // data: keep the last message for new viewers
 	TextData  bool // data: text (true) or binary
+	// hasRTCP: the rtcpport element was given (0 asks the plugin to pick one).
+	hasRTCP bool
 }
 
 // FileSource is a live or ondemand mountpoint: an audio file played to all viewers at once (live)
@@ -151,6 +156,7 @@ func parseRTP(b plugin.Body) (*RTPSource, *Error) {
 		s.Media, err = parseMediaArray(b)
 	} else {
 		s.Media, err = parseLegacyMedia(b)
+		s.legacy = true
 	}
 	if err != nil {
 		return nil, err
@@ -179,6 +185,7 @@ func parseMediaArray(b plugin.Body) ([]Media, *Error) {
 			Type: strings.ToLower(m.Str("type")), MID: m.Str("mid"), Label: m.Str("label"), MSID: m.Str("msid"),
 			Mcast: m.Str("mcast"), Iface: m.Str("iface"), Port: intOf(m, "port"), RTCPPort: intOf(m, "rtcpport"),
 			PT: intOf(m, "pt"), Codec: codecOf(m, "codec", "rtpmap"), FMTP: m.Str("fmtp"), Skew: m.Bool("skew"),
+			hasRTCP: m.Has("rtcpport"),
 		}
 		switch md.Type {
 		case "audio":
@@ -259,6 +266,7 @@ func legacyStream(b plugin.Body, kind, mid string) Media {
 		Type: kind, MID: mid, Label: kind, Mcast: b.Str(kind + "mcast"), Iface: b.Str(kind + "iface"),
 		Port: intOf(b, kind+"port"), RTCPPort: intOf(b, kind+"rtcpport"), PT: intOf(b, kind+"pt"),
 		Codec: codecOf(b, kind+"codec", kind+"rtpmap"), FMTP: b.Str(kind + "fmtp"), Skew: b.Bool(kind + "skew"),
+		hasRTCP: b.Has(kind + "rtcpport"),
 	}
 }
 

@@ -52,7 +52,7 @@ func Parse(raw json.RawMessage) (Request, *Error) {
 // returns the typed request. It checks what Janus checks before looking at any mountpoint; what
 // Janus checks after finding it is each request's Check method (so that an unknown mountpoint is 455
 // before a wrong secret is 457, as in Janus). An unknown name is 452 "Unknown request '<name>'",
-// with the name as sent; so is `kick`, which Janus 1.1.2 does not have (only kick_all).
+// with the name as sent. `kick` (one viewer) is strata's: Janus 1.1.2 has only kick_all.
 func ParseBody(name string, b plugin.Body) (Request, *Error) {
 	parse, ok := parsers[name]
 	if !ok {
@@ -71,6 +71,7 @@ var parsers = map[string]func(plugin.Body) (Request, *Error){
 	"enable":    parseToggle("enable"),
 	"disable":   parseToggle("disable"),
 	"recording": parseRecording,
+	"kick":      parseKick,
 	"kick_all":  parseKickAll,
 	"watch":     parseWatch,
 	"configure": parseConfigure,

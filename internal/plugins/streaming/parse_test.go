@@ -32,7 +32,8 @@ func TestParseErrors(t *testing.T) {
 		{`{"request":7}`, failure{454, "Invalid element type (request should be a string)"}},
 		{`{"request":"dance"}`, failure{452, "Unknown request 'dance'"}},
 		{`{"request":"Dance"}`, failure{452, "Unknown request 'Dance'"}},
-		{`{"request":"kick","id":1,"viewer":2}`, failure{452, "Unknown request 'kick'"}},
+		{`{"request":"kick","id":1}`, failure{453, "Missing mandatory element (viewer)"}},
+		{`{"request":"kick","id":1,"viewer":"x"}`, failure{454, "Invalid element type (viewer should be a positive integer)"}},
 		// Ids.
 		{`{"request":"info"}`, failure{453, "Missing mandatory element (id)"}},
 		{`{"request":"info","id":"1"}`, failure{454, "Invalid element type (id should be a positive integer)"}},

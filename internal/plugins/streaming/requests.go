@@ -131,6 +131,7 @@ func (*Edit) Name() string      { return "edit" }
 func (r *Toggle) Name() string  { return r.Op }
 func (*Recording) Name() string { return "recording" }
 func (*KickAll) Name() string   { return "kick_all" }
+func (*Kick) Name() string      { return "kick" }
 
 func parseList(b plugin.Body) (Request, *Error) {
 	r := &List{}
@@ -240,6 +241,25 @@ func recordMedia(b plugin.Body, start bool) []RecordMedia {
 		out = append(out, m)
 	}
 	return out
+}
+
+// Kick is `kick`, strata's (Janus, up to its master branch, has only kick_all): the viewer whose
+// handle id is Viewer is hung up, as kick_all hangs up every viewer.
+type Kick struct {
+	ID     uint64
+	Viewer uint64
+	Secret Secret
+}
+
+func parseKick(b plugin.Body) (Request, *Error) {
+	id, err := idOnly(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Validate(need(pos("viewer"))); err != nil {
+		return nil, err
+	}
+	return &Kick{ID: id, Viewer: b.Uint("viewer"), Secret: readSecret(b, "secret")}, nil
 }
 
 func parseKickAll(b plugin.Body) (Request, *Error) {
