@@ -35,7 +35,7 @@ func TestJanusStreamingDemo(t *testing.T) {
 	b.waitFor("the list of streams", `$('#streams').is(':visible') && $('#streamslist li').length > 0`, 10*time.Second)
 	list, err := eval[[]string](b, `$('#streamslist a').map((i, a) => a.textContent).get()`)
 	if err != nil || !slices.Equal(list, janusSampleList) {
-		t.Fatalf("the demo lists %q (err %v), want %q", list, err, janusSampleList)
+		t.Errorf("the demo lists %q (err %v), want %q", list, err, janusSampleList) // mountpoint 1 is enough for the rest
 	}
 
 	b.do(5*time.Second, chromedp.Evaluate[chromedp.Void](`$('#streamslist a[id="1"]').click()`),

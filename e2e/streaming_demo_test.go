@@ -111,7 +111,7 @@ func openStreamingDemo(t *testing.T, srv *streamingServer, transport string) *br
 	}
 	ids, _ := eval[[]int](b, `window.strataDemo.mountpoints.map((m) => m.id)`)
 	if want := []int{1, 2, 3, switchTarget, simulcastMP, 123}; !slices.Equal(ids, want) {
-		t.Fatalf("the demo lists mountpoints %v, want %v", ids, want)
+		t.Errorf("the demo lists mountpoints %v, want %v", ids, want) // the rest does not depend on it
 	}
 	return b
 }
