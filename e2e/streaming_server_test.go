@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -134,6 +135,21 @@ func (s *streamingServer) createMountpoint(t *testing.T, id int, description str
 	if data["streaming"] != "created" {
 		t.Fatalf("creating mountpoint %d: %v", id, data)
 	}
+}
+
+// mountpointIDs is the ids of the server's list of mountpoints, sorted.
+func (s *streamingServer) mountpointIDs(t *testing.T) []int {
+	t.Helper()
+	data := pluginRequest(t, s.HTTPAPI, "janus.plugin.streaming", map[string]any{"request": "list"})
+	list, _ := data["list"].([]any)
+	var ids []int
+	for _, m := range list {
+		if id, ok := m.(map[string]any)["id"].(float64); ok {
+			ids = append(ids, int(id))
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // pluginRequest sends one synchronous plugin request over the Janus API (a session and a handle of
