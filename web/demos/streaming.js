@@ -288,7 +288,7 @@ function startStats(pc) {
 function renderStats(s, all) {
   $('v-in').textContent = `${Math.round(s.bitrateInKbps)} kbit/s`;
   $('v-loss').textContent = `${s.lossPercent.toFixed(1)} %`;
-  $('v-height').textContent = s.videos.map((v) => `${v.frameHeight || '–'}p`).join(' · ') || '–';
+  $('v-height').textContent = s.videos.map((v) => `${s.videos.length > 1 ? `${v.mid} ` : ''}${v.frameHeight || '–'}p`).join(' · ') || '–';
   for (const v of s.videos) {
     const fig = $('videos').querySelector(`figure[data-mid="${CSS.escape(v.mid)}"]`);
     if (!fig) continue;
