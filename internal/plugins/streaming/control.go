@@ -24,14 +24,16 @@ func (v *viewer) configure(tx string, r *Configure) *Error {
 			vs.send = *r.Send
 			v.mu.Unlock()
 		}
-		if vs.down == nil || vs.st.kind != source.Video {
+		if vs.down == nil || vs.kind != source.Video {
 			continue
 		}
+		v.mu.Lock()
 		max := vs.max
+		v.mu.Unlock()
 		switch {
-		case vs.st.simulcast:
+		case vs.simulcast:
 			capLayer(&max, r.Substream, r.Temporal)
-		case vs.st.svc:
+		case vs.svc:
 			capLayer(&max, r.SpatialLayer, r.TemporalLayer)
 		default:
 			continue
@@ -103,7 +105,10 @@ func (v *viewer) switchTo(tx string, r *Switch) *Error {
 // matchStream finds the target's stream for a viewer's stream at position i.
 func matchStream(target *mountpoint, vs *viewStream, i int) *mpStream {
 	same := func(st *mpStream) bool {
-		return st != nil && st.kind == vs.st.kind && st.codec == vs.st.codec && st.simulcast == vs.st.simulcast
+		if st == nil || st.kind != vs.kind || st.simulcast != vs.simulcast || st.svc != vs.svc {
+			return false
+		}
+		return vs.down == nil || st.codec == vs.down.Receiver().Codec()
 	}
 	if st := target.stream(vs.mid); same(st) {
 		return st

@@ -1,7 +1,10 @@
-// Package streaming is the API layer of janus.plugin.streaming, Janus 1.x's multistream streaming
-// plugin: the requests as Janus 1.1 takes them (parsed and validated with Janus's error codes and
-// wording) and the checks Janus makes once it has found the mountpoint. It has no media yet: the
-// mountpoints (RTP, file and RTSP sources) build on it. docs/STREAMING.md is the reference.
+// Package streaming is janus.plugin.streaming, Janus 1.x's multistream streaming plugin: mountpoints
+// that take media from outside (plain RTP on UDP ports, live and ondemand files, RTSP) and viewers
+// that watch them over WebRTC. The requests are Janus 1.1's, parsed and validated with Janus's
+// error codes and wording; the media is the media core's: each source feeds sfu.Receivers, each
+// viewer has a DownTrack per stream and, unlike Janus, its own allocator over its own bandwidth
+// estimate, so viewers of a simulcast or SVC mountpoint each get what their path carries.
+// docs/STREAMING.md is the reference.
 package streaming
 
 import "github.com/strata-rtc/strata/internal/plugin"

@@ -19,6 +19,8 @@ type mountpoint struct {
 	kind   string // rtp, live, ondemand, rtsp
 	legacy bool   // created with Janus's deprecated audio/video/data form
 	host   string
+	// filename is a live or ondemand mountpoint's file (info shows it to the admin).
+	filename string
 
 	src       source.Source                 // nil for ondemand
 	perViewer func() (source.Source, error) // ondemand: a source for one viewer
@@ -215,6 +217,9 @@ func (mp *mountpoint) info(admin bool) map[string]any {
 	}
 	if mp.kind == "rtsp" {
 		ml["rtsp"] = true
+	}
+	if admin && mp.filename != "" {
+		ml["filename"] = mp.filename
 	}
 	streams := []map[string]any{}
 	now := sfu.Now()

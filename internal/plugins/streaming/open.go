@@ -24,8 +24,8 @@ type opener func(p *Plugin, c *Create) (*opened, *Error)
 // openers are the mountpoint types, by create's "type".
 var openers = map[string]opener{
 	"rtp":      openRTP,
-	"live":     unavailable("live"),
-	"ondemand": unavailable("ondemand"),
+	"live":     openFile,
+	"ondemand": openFile,
 	"rtsp":     unavailable("rtsp"),
 }
 
@@ -99,11 +99,17 @@ func (p *Plugin) open(id uint64, c *Create) (*mountpoint, *Error) {
 	if c.RTP != nil {
 		mp.legacy = c.RTP.legacy
 	}
+	if c.File != nil {
+		mp.filename = c.File.Filename
+	}
 	return mp, nil
 }
 
 // openRTP opens an rtp mountpoint's ports.
 func openRTP(p *Plugin, c *Create) (*opened, *Error) {
+	if c.RTP.SRTPSuite != nil || c.RTP.SRTPCrypto != nil {
+		return nil, errorf(ErrCantCreate, "Can't add 'rtp' stream, SRTP input is not supported by this server")
+	}
 	cfg := rtpin.Config{ID: fmt.Sprintf("streaming/%d", c.ID), Log: p.log}
 	for _, m := range c.RTP.Media {
 		codec := media.CodecByName(m.Codec)

@@ -138,7 +138,7 @@ func TestCreateRTP(t *testing.T) {
 		t.Fatalf("create = %+v", c)
 	}
 	want := []Media{
-		{Type: "audio", MID: "a", Port: 5002, PT: 111, Codec: "opus", RTCPPort: 5003},
+		{Type: "audio", MID: "a", Port: 5002, PT: 111, Codec: "opus", RTCPPort: 5003, hasRTCP: true},
 		{Type: "video", MID: "v", Port: 5004, PT: 100, Codec: "vp8", Simulcast: true, Port2: 5005, Port3: 5006, BufferKF: true},
 		{Type: "data", MID: "d", Port: 5008, BufferMsg: true},
 	}

@@ -30,11 +30,19 @@ type viewer struct {
 	paused  bool
 	up      bool
 	closed  bool
+
+	// applyMu serialises applyPause: enable and disable call it from other handles' goroutines.
+	applyMu sync.Mutex
 }
 
 // viewStream is one m-line (or data channel) of a viewer.
 type viewStream struct {
+	// st is the mountpoint stream it carries (guarded by the viewer's mu: switch changes it);
+	// kind, simulcast and svc are the same for every stream it may carry.
 	st         *mpStream
+	kind       source.Kind
+	simulcast  bool
+	svc        bool
 	mid        string
 	down       *sfu.DownTrack
 	tr         *webrtc.RTPTransceiver
@@ -88,7 +96,7 @@ func capLayer(l *policy.Layer, spatial, temporal *int) {
 
 // addStream adds an m-line (or a data channel) for st with the mountpoint's mid.
 func (v *viewer) addStream(st *mpStream, max policy.Layer) *Error {
-	vs := &viewStream{st: st, mid: st.mid, send: true, max: max}
+	vs := &viewStream{st: st, kind: st.kind, simulcast: st.simulcast, svc: st.svc, mid: st.mid, send: true, max: max}
 	if st.kind == source.Data {
 		if err := v.addData(vs); err != nil {
 			return err
@@ -122,7 +130,7 @@ func (v *viewer) addMedia(vs *viewStream) *Error {
 	}
 	vs.tr = tr
 	go vs.down.ReadRTCP(tr.Sender())
-	if st.kind == source.Video {
+	if vs.kind == source.Video {
 		v.alloc.AddTrack(vs.down, sfu.TrackOptions{Max: vs.max})
 		v.alloc.SetPaused(vs.down, true) // until start
 	}
@@ -179,6 +187,8 @@ func (v *viewer) pause(paused bool) {
 // applyPause sets each stream's forwarding from the viewer's state: forwarding when started, not
 // paused, the stream's send on, and the mountpoint enabled.
 func (v *viewer) applyPause() {
+	v.applyMu.Lock()
+	defer v.applyMu.Unlock()
 	v.mu.Lock()
 	mp := v.mp
 	run := v.started && !v.paused && !v.closed
@@ -194,7 +204,7 @@ func (v *viewer) applyPause() {
 		}
 		was := vs.down.Receiver().Sinks()
 		vs.down.SetPaused(!on)
-		if alloc != nil && vs.st.kind == source.Video {
+		if alloc != nil && vs.kind == source.Video {
 			alloc.SetPaused(vs.down, !on)
 		}
 		if on && !contains(was, vs.down) {
@@ -216,12 +226,12 @@ func contains(sinks []sfu.Sink, d *sfu.DownTrack) bool {
 // requestKeyframes asks the source for a keyframe on each layer of a video stream, so that a new
 // viewer sees a picture quickly (PLI/FIR to a source with an RTCP port).
 func requestKeyframes(vs *viewStream) {
-	if vs.st.kind != source.Video {
+	if vs.kind != source.Video {
 		return
 	}
 	recv := vs.down.Receiver()
 	layers := 1
-	if vs.st.simulcast {
+	if vs.simulcast {
 		layers = 3
 	}
 	for l := range layers {
@@ -233,7 +243,7 @@ func requestKeyframes(vs *viewStream) {
 func (v *viewer) setData(vs *viewStream, on bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if on == (vs.cancelData != nil) || vs.st.data == nil {
+	if on == (vs.cancelData != nil) || vs.st.data == nil || v.closed && on {
 		return
 	}
 	if !on {
@@ -271,11 +281,11 @@ func (v *viewer) currentMountpoint() *mountpoint {
 // layerChanged tells the viewer the layer a stream now gets, as Janus's substream/temporal or
 // spatial_layer/temporal_layer events do.
 func (v *viewer) layerChanged(vs *viewStream, l sfu.Layer) {
-	if l.Spatial < 0 || !(vs.st.simulcast || vs.st.svc) {
+	if l.Spatial < 0 || !(vs.simulcast || vs.svc) {
 		return
 	}
 	res := map[string]any{"mid": vs.mid}
-	if vs.st.svc {
+	if vs.svc {
 		res["spatial_layer"], res["temporal_layer"] = l.Spatial, l.Temporal
 	} else {
 		res["substream"], res["temporal"] = l.Spatial, l.Temporal
@@ -331,7 +341,7 @@ func (v *viewer) query() map[string]any {
 	}
 	var out []map[string]any
 	for _, vs := range streams {
-		m := map[string]any{"mid": vs.mid, "type": string(vs.st.kind), "send": vs.send}
+		m := map[string]any{"mid": vs.mid, "type": string(vs.kind), "send": vs.send}
 		if vs.down != nil {
 			st := vs.down.Stats()
 			m["current"], m["target"], m["max"] = st.Current.String(), st.Target.String(), vs.max.String()
