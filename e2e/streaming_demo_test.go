@@ -27,7 +27,8 @@ const switchSize = "480x270"
 // the same PeerConnection (the picture changes size and keeps coming, the tone too); Stop, then
 // Watch the simulcast mountpoint 20 and pick substream 1, 0, then 2, in the demo's layer control: the
 // decoded size follows, and the page shows the layer the plugin reports; the received bitrate and
-// size are shown; Disconnect ends the session. Over the WebSocket, a shorter pass: list, watch 1,
+// size are shown; Switch to the live file mountpoint 2 watches it on a new PeerConnection (switch
+// is for live RTP mountpoints only) and its audio is decoded; Disconnect ends the session. Over the WebSocket, a shorter pass: list, watch 1,
 // disconnect.
 func TestStreamingDemo(t *testing.T) {
 	srv := startStreaming(t)
@@ -82,6 +83,16 @@ func TestStreamingDemo(t *testing.T) {
 				&& document.querySelector('#videos figure .layer').textContent.includes('substream %d')`, sub, sub), 5*time.Second)
 		}
 		b.screenshot("streaming-demo-simulcast")
+
+		// A file mountpoint is no live RTP one, so switch says 458 and the demo watches it anew.
+		if _, err := eval[bool](b, `(window.simulcastPC = window.strataDemo.pc, true)`); err != nil {
+			t.Fatal(err)
+		}
+		selectMountpoint(b, 2)
+		b.do(5*time.Second, chromedp.Click(chromedp.ID("watch")))
+		b.waitFor("the file mountpoint watched on a new PeerConnection", `window.strataDemo.watching === 2 && window.strataDemo.state === 'up'
+			&& window.strataDemo.pc !== window.simulcastPC`, 15*time.Second)
+		requireAudioDecoding(b, pc, "mountpoint 2's a-law file")
 		b.requireCleanConsole("while watching")
 		disconnectDemo(t, b, srv)
 	})
@@ -154,6 +165,28 @@ func pickSubstream(b *browser, sub int) {
 	js := fmt.Sprintf(`(s => { s.value = '%d'; s.dispatchEvent(new Event('change')); return true; })(document.querySelector('#videos figure .substream'))`, sub)
 	if _, err := eval[bool](b, js); err != nil {
 		b.t.Fatalf("picking substream %d: %v", sub, err)
+	}
+}
+
+// requireAudioDecoding fails the test unless the PeerConnection pcExpr decodes a second of received
+// audio within 5 s.
+func requireAudioDecoding(b *browser, pcExpr, what string) {
+	b.t.Helper()
+	js := fmt.Sprintf(`(async () => {
+		let a = null;
+		(await (%s).getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'audio') a = s; });
+		return a ? a.totalSamplesDuration || 0 : 0;
+	})()`, pcExpr)
+	first, err := eval[float64](b, js)
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		now, err2 := eval[float64](b, js)
+		if err == nil && err2 == nil && now >= first+1 {
+			b.t.Logf("%s: %.1f s of audio decoded", what, now)
+			return
+		}
+		if time.Since(start) > 5*time.Second {
+			b.t.Fatalf("%s: decoded audio went from %.2f s to %.2f s in 5 s (%v, %v)", what, first, now, err, err2)
+		}
 	}
 }
 

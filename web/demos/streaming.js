@@ -93,7 +93,8 @@ function watchHandle(handle) {
   handle.on('slowlink', (m) => logEvent('slowlink', `${m.media ?? ''} ${m.uplink ? 'uplink' : 'downlink'}, lost ${m.lost}`));
   handle.on('hangup', (m) => {
     logEvent('hangup', m.reason ?? '');
-    if (demo.viewer) endViewer();
+    // The hangup that follows our own stop is awaited by stopWatching; any other ends the viewing.
+    if (demo.viewer && demo.state !== 'stopping') endViewer();
   });
 }
 
@@ -321,7 +322,14 @@ async function stopWatching() {
   const viewer = demo.viewer;
   if (!viewer) return;
   setState('stopping', 'stopping…');
+  // The server hangs up the PeerConnection after stop; wait for that (briefly), so that the hangup
+  // cannot be taken for the end of a viewing started right after.
+  const hungUp = new Promise((resolve) => {
+    const timer = setTimeout(resolve, 3000);
+    demo.handle?.once('hangup', () => resolve(clearTimeout(timer)));
+  });
   await viewer.stop().catch(() => {});
+  await hungUp;
   endViewer();
 }
 
