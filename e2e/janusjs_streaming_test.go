@@ -13,7 +13,8 @@ import (
 // with the unmodified janus.js, as Janus's streaming demo negotiates it (watch, answer the
 // plugin's offer, start), over HTTP long-poll and over the WebSocket. Checked: webrtcState(true),
 // the statuses Janus sends (preparing with the offer, starting, started), video decoded at the size
-// ffmpeg sends, the tone audible in the decoded audio, and a clean teardown.
+// ffmpeg sends, the tone audible in the decoded audio; stop (stopping, the hangup), a second stop
+// that nothing answers, and a clean teardown.
 func TestJanusJSStreaming(t *testing.T) {
 	srv := startStreaming(t)
 	sendRTP(t, rtpOut{Kind: "audio", Port: srv.Samples.Audio}, rtpOut{Kind: "video", Port: srv.Samples.Video, Size: "320x180"})
@@ -46,6 +47,22 @@ func TestJanusJSStreaming(t *testing.T) {
 			}
 			b.screenshot("janusjs-streaming-" + transport)
 			b.requireCleanConsole("while watching")
+
+			// stop hangs up; a second stop, once stopped, is ignored (Janus's streaming demo sends one).
+			if _, err := eval[bool](b, `(janusStream.send({ request: 'stop' }), true)`); err != nil {
+				t.Fatal(err)
+			}
+			b.waitFor("the hangup after stop", `window.janusStream.events.includes('cleanup')`, 10*time.Second)
+			time.Sleep(500 * time.Millisecond)
+			if _, err := eval[bool](b, `(janusStream.send({ request: 'stop' }), true)`); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			// Janus says "stopped" only when a mountpoint goes away, not when its viewer stops.
+			statuses, _ = eval[[]string](b, `window.janusStream.statuses`)
+			if want := []string{"preparing", "starting", "started", "stopping"}; !slices.Equal(statuses, want) {
+				t.Errorf("statuses after stop and a second stop: %q, want %q", statuses, want)
+			}
 
 			_, err := eval[chromedp.Void](b, `new Promise((resolve, reject) =>
 				window.janusStream.janus.destroy({ success: resolve, error: reject }))`)
