@@ -7,6 +7,9 @@ type Streaming struct {
 	Enabled bool `yaml:"enabled"`
 	// AdminKey, when set, must accompany create, and lets list show private mountpoints.
 	AdminKey string `yaml:"admin_key"`
+	// Host is the address rtp mountpoints' ports listen on unless a stream names an iface; empty:
+	// every interface (Janus).
+	Host string `yaml:"host"`
 	// RecordingsDir is where recording's files go (relative names inside it, absolute ones must
 	// lie within it).
 	RecordingsDir string `yaml:"recordings_dir"`

@@ -93,6 +93,8 @@ type Receiver struct {
 	levelSum, levelCount atomic.Int64
 	closed               atomic.Bool
 	firstAt              atomic.Int64 // when the first packet arrived (+1, so 0 means none)
+
+	replay replayState // keyframe replays to new sinks (replay.go)
 }
 
 // NewReceiver creates a receiver; requestKeyframe is called (rate-limited) when a keyframe is
@@ -188,6 +190,14 @@ func (r *Receiver) WriteRTP(layer int, pkt []byte, now time.Duration) {
 	if r.muted.Load() {
 		return
 	}
+	if layer == 0 && !r.cfg.Simulcast {
+		if f.Keyframe && f.Start {
+			r.replay.noteKeyframe(&h)
+		}
+		if pending := r.replay.takePending(); pending != nil {
+			r.replayTo(pending, &h, now)
+		}
+	}
 	sinks := *r.sinks.Load()
 	if len(sinks) == 0 {
 		return
@@ -230,6 +240,7 @@ func (r *Receiver) AddSink(s Sink) {
 
 // RemoveSink stops delivering packets to s. A packet being delivered may still reach it.
 func (r *Receiver) RemoveSink(s Sink) {
+	r.replay.dropPending(s)
 	r.sinksMu.Lock()
 	defer r.sinksMu.Unlock()
 	old := *r.sinks.Load()

@@ -11,6 +11,7 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
+	"github.com/strata-rtc/strata/internal/plugins/streaming"
 )
 
 // wantError sends a request (synchronous or not) and checks Janus's code and reason.
@@ -98,7 +99,7 @@ func TestRequests(t *testing.T) {
 		"description": "Five", "secret": "s", "is_private": true, "audio": true, "audioport": 0, "audiopt": 111,
 		"audiocodec": "opus", "video": true, "videoport": 0, "videopt": 100, "videocodec": "vp8", "videortcpport": 0}, nil)
 	st := data["stream"].(map[string]any)
-	if data["created"] != "five" || data["permanent"] != false || st["type"] != "live" || st["audio_port"] == nil ||
+	if data["created"] != "five" || data["permanent"] != false || st["type"] != "live" || st["host"] != "127.0.0.1" || st["audio_port"] == nil ||
 		st["video_port"] == nil || st["video_rtcp_port"] == nil {
 		t.Errorf("legacy create: %v", data)
 	}
@@ -210,3 +211,21 @@ func TestConfigMountpoints(t *testing.T) {
 }
 
 func ptr(n int) *int { return &n }
+
+// TestAdminMessage: the admin API's message_plugin takes the synchronous requests; a missing body
+// and one that is not an object get Janus's 450 and 451 (which the Janus API's gateway answers
+// itself, before the plugin); the viewer requests are not admin requests.
+func TestAdminMessage(t *testing.T) {
+	p := streaming.New(config.Streaming{}, config.Default().Plugins.VideoRoom.Allocation, nil, nil)
+	defer p.Destroy()
+	for body, want := range map[string]int{"": 450, `"x"`: 451, `{"request":"watch","id":1}`: 452, `{"request":"info","id":1}`: 455} {
+		got, _ := p.AdminMessage(context.Background(), []byte(body)).(map[string]any)
+		if got["error_code"] != want {
+			t.Errorf("%s: %v, want error %v", body, got, want)
+		}
+	}
+	got, _ := p.AdminMessage(context.Background(), []byte(`{"request":"list"}`)).(map[string]any)
+	if got["streaming"] != "list" {
+		t.Errorf("list: %v", got)
+	}
+}

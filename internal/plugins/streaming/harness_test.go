@@ -35,6 +35,7 @@ func startServer(t testing.TB, edit func(*config.Config)) *janusclient.Client {
 	return janustest.StartServer(t, func(c *config.Config) {
 		c.Plugins.Streaming.Mountpoints = nil
 		c.Plugins.Streaming.RecordingsDir = dir
+		c.Plugins.Streaming.Host = "127.0.0.1"
 		if edit != nil {
 			edit(c)
 		}
@@ -50,6 +51,12 @@ func attach(t testing.TB, c *janusclient.Client) *janusclient.Handle {
 func request(t testing.TB, h *janusclient.Handle, body map[string]any, jsep *janusclient.JSEP) (map[string]any, *janusclient.JSEP) {
 	t.Helper()
 	return janustest.MustRequest(t, h, body, jsep)
+}
+
+// request2 is request returning the error rather than failing.
+func request2(t testing.TB, h *janusclient.Handle, body map[string]any) (map[string]any, *janusclient.JSEP, error) {
+	t.Helper()
+	return janustest.Request(t, h, body, nil)
 }
 
 // mountpoint is an rtp mountpoint created for a test, with the ports strata picked.
@@ -124,6 +131,7 @@ type viewer struct {
 	writers map[string]interface{ Close() error }
 	packets map[string]int
 	ssrcs   map[string]uint32
+	sids    map[int]int // VP9 packets received per spatial layer id
 	msgs    []string
 	events  []map[string]any
 }
@@ -138,7 +146,7 @@ func watch(t testing.TB, c *janusclient.Client, id uint64, extra map[string]any)
 func watchLimited(t testing.TB, c *janusclient.Client, id uint64, extra map[string]any, limit *rateLimit) *viewer {
 	t.Helper()
 	v := &viewer{t: t, h: attach(t, c), dir: t.TempDir(), files: map[string]string{}, writers: map[string]interface{ Close() error }{},
-		packets: map[string]int{}, ssrcs: map[string]uint32{}}
+		packets: map[string]int{}, ssrcs: map[string]uint32{}, sids: map[int]int{}}
 	body := map[string]any{"request": "watch", "id": id}
 	for k, x := range extra {
 		body[k] = x
@@ -231,6 +239,15 @@ func (v *viewer) read(tr *webrtc.TrackRemote, rcv *webrtc.RTPReceiver) {
 		v.mu.Lock()
 		v.packets[mid]++
 		v.ssrcs[mid] = pkt.SSRC
+		if strings.EqualFold(mime, "video/vp9") && len(pkt.Payload) > 3 && pkt.Payload[0]&0x20 != 0 {
+			idx := 1 // the layer index follows the picture id
+			if pkt.Payload[0]&0x80 != 0 {
+				idx += 1 + int(pkt.Payload[1]>>7)
+			}
+			if idx < len(pkt.Payload) {
+				v.sids[int(pkt.Payload[idx]>>1&7)]++
+			}
+		}
 		if w != nil && v.writers[mid] != nil {
 			_ = w.WriteRTP(pkt)
 		}

@@ -62,3 +62,37 @@ func TestKeyframeRequestOnJoin(t *testing.T) {
 		t.Fatalf("got %v, want a PLI for %x", pkts, ssrc)
 	}
 }
+
+// TestBufferKF: a source with a keyframe every 10 s and no RTCP port (nothing can be asked for a
+// keyframe). A viewer of a mountpoint with bufferkf gets the newest keyframe and what followed it
+// from the cache and decodes at once; a viewer of the same stream without it decodes nothing until
+// the next keyframe.
+func TestBufferKF(t *testing.T) {
+	c := startServer(t, nil)
+	admin := attach(t, c)
+	buffered := createRTP(t, admin, map[string]any{"type": "video", "mid": "v", "port": 0, "pt": 100, "codec": "vp8", "bufferkf": true})
+	plain := createRTP(t, admin, map[string]any{"type": "video", "mid": "v", "port": 0, "pt": 100, "codec": "vp8"})
+	args := []string{"-re", "-f", "lavfi", "-i", "testsrc=size=160x90:rate=30"}
+	for _, port := range []int{buffered.port(t, "v", "port"), plain.port(t, "v", "port")} {
+		args = append(args, "-map", "0:v", "-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "16", "-threads", "1",
+			"-g", "300", "-b:v", "100k")
+		args = append(args, rtpOut(port, 100)...)
+	}
+	ffmpeg(t, args...)
+	time.Sleep(2 * time.Second) // past the first keyframe
+	withKF, without := watch(t, c, buffered.id, nil), watch(t, c, plain.id, nil)
+	time.Sleep(2 * time.Second)
+	frames, _ := withKF.decodedFrames("v")
+	t.Logf("bufferkf viewer: %d frames decoded 2 s after joining", frames)
+	if frames < 30 {
+		t.Errorf("bufferkf viewer decoded %d frames, want the replayed keyframe and what followed", frames)
+	}
+	without.mu.Lock()
+	file := without.files["v"]
+	without.mu.Unlock()
+	if file != "" {
+		if n, _ := without.decodedFrames("v"); n != 0 {
+			t.Errorf("viewer without bufferkf decoded %d frames before the next keyframe", n)
+		}
+	}
+}

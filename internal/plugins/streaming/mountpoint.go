@@ -19,8 +19,10 @@ type mountpoint struct {
 	kind   string // rtp, live, ondemand, rtsp
 	legacy bool   // created with Janus's deprecated audio/video/data form
 	host   string
-	// filename is a live or ondemand mountpoint's file (info shows it to the admin).
+	// filename is a live or ondemand mountpoint's file, rtsp an rtsp one's server (info shows them
+	// to the admin).
 	filename string
+	rtsp     *RTSPSource
 
 	src       source.Source                 // nil for ondemand
 	perViewer func() (source.Source, error) // ondemand: a source for one viewer
@@ -217,6 +219,13 @@ func (mp *mountpoint) info(admin bool) map[string]any {
 	}
 	if mp.kind == "rtsp" {
 		ml["rtsp"] = true
+		if admin {
+			for k, v := range map[string]*string{"url": mp.rtsp.URL, "rtsp_user": mp.rtsp.User, "rtsp_pwd": mp.rtsp.Password} {
+				if v != nil {
+					ml[k] = *v
+				}
+			}
+		}
 	}
 	if admin && mp.filename != "" {
 		ml["filename"] = mp.filename

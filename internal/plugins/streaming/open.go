@@ -26,14 +26,7 @@ var openers = map[string]opener{
 	"rtp":      openRTP,
 	"live":     openFile,
 	"ondemand": openFile,
-	"rtsp":     unavailable("rtsp"),
-}
-
-// unavailable is the opener of a type whose source this build does not have yet.
-func unavailable(kind string) opener {
-	return func(*Plugin, *Create) (*opened, *Error) {
-		return nil, errorf(ErrCantCreate, "Can't add '%s' stream, not supported by this server yet", kind)
-	}
+	"rtsp":     openRTSP,
 }
 
 // create opens a new mountpoint and registers it; fromConfig skips the checks Janus makes only
@@ -102,6 +95,7 @@ func (p *Plugin) open(id uint64, c *Create) (*mountpoint, *Error) {
 	if c.File != nil {
 		mp.filename = c.File.Filename
 	}
+	mp.rtsp = c.RTSP
 	return mp, nil
 }
 
@@ -110,7 +104,7 @@ func openRTP(p *Plugin, c *Create) (*opened, *Error) {
 	if c.RTP.SRTPSuite != nil || c.RTP.SRTPCrypto != nil {
 		return nil, errorf(ErrCantCreate, "Can't add 'rtp' stream, SRTP input is not supported by this server")
 	}
-	cfg := rtpin.Config{ID: fmt.Sprintf("streaming/%d", c.ID), Log: p.log}
+	cfg := rtpin.Config{ID: fmt.Sprintf("streaming/%d", c.ID), Host: p.cfg.Host, Log: p.log}
 	for _, m := range c.RTP.Media {
 		codec := media.CodecByName(m.Codec)
 		if m.Type != "data" && codec == media.CodecUnknown {
@@ -129,7 +123,7 @@ func openRTP(p *Plugin, c *Create) (*opened, *Error) {
 	if err != nil {
 		return nil, errorf(ErrCantCreate, "Can't add 'rtp' stream, error creating the source (%v)", err)
 	}
-	o := &opened{src: src}
+	o := &opened{src: src, host: p.cfg.Host}
 	ports := src.Ports()
 	for i, t := range src.Tracks() {
 		m := c.RTP.Media[i]

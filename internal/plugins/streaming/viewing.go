@@ -50,6 +50,9 @@ type viewStream struct {
 	cancelData func()
 	send       bool
 	max        policy.Layer
+	// attached: the down-track is a sink of its receiver (or waits for its keyframe replay);
+	// guarded by the viewer's applyMu.
+	attached bool
 }
 
 // attach starts the viewer's allocator over its PeerConnection's estimate.
@@ -202,25 +205,30 @@ func (v *viewer) applyPause() {
 			v.setData(vs, on)
 			continue
 		}
-		was := vs.down.Receiver().Sinks()
 		vs.down.SetPaused(!on)
 		if alloc != nil && vs.kind == source.Video {
 			alloc.SetPaused(vs.down, !on)
 		}
-		if on && !contains(was, vs.down) {
-			vs.down.Start()
-			requestKeyframes(vs)
+		if on && !vs.attached {
+			vs.attached = true
+			v.attachDown(vs)
 		}
 	}
 }
 
-func contains(sinks []sfu.Sink, d *sfu.DownTrack) bool {
-	for _, s := range sinks {
-		if s == sfu.Sink(d) {
-			return true
-		}
+// attachDown starts a down-track's forwarding: with bufferkf from the source's newest keyframe
+// (replayed from the packet cache, as Janus's videobufferkf), and with a keyframe request to the
+// source either way.
+func (v *viewer) attachDown(vs *viewStream) {
+	v.mu.Lock()
+	replay := vs.st.bufferKF
+	v.mu.Unlock()
+	if replay {
+		vs.down.Receiver().AddSinkFromKeyframe(vs.down)
+	} else {
+		vs.down.Start()
 	}
-	return false
+	requestKeyframes(vs)
 }
 
 // requestKeyframes asks the source for a keyframe on each layer of a video stream, so that a new
@@ -300,6 +308,8 @@ func (v *viewer) slowLink(estimate cc.Bitrate) {
 
 // close ends the viewing: forwarding stops, the allocator and an ondemand source close.
 func (v *viewer) close() {
+	v.applyMu.Lock() // no applyPause starts a down-track this stops
+	defer v.applyMu.Unlock()
 	v.mu.Lock()
 	if v.closed {
 		v.mu.Unlock()
