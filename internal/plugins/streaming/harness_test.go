@@ -184,8 +184,14 @@ func watchLimited(t testing.TB, c *janusclient.Client, id uint64, extra map[stri
 	return v
 }
 
+// collect keeps the plugin's events, and the hangups as {"janus":"hangup","reason":...}.
 func (v *viewer) collect() {
 	for ev := range v.h.Events() {
+		if ev.Janus == "hangup" {
+			v.mu.Lock()
+			v.events = append(v.events, map[string]any{"janus": "hangup", "reason": ev.Reason})
+			v.mu.Unlock()
+		}
 		if ev.PluginData == nil {
 			continue
 		}
