@@ -27,8 +27,8 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 )
 
-// startServer runs strata without the sample mountpoints (their fixed ports would collide with
-// other tests), recordings in a temporary directory.
+// startServer runs strata without the sample mountpoints (each test creates what it watches, and
+// lists only those), recordings in a temporary directory.
 func startServer(t testing.TB, edit func(*config.Config)) *janusclient.Client {
 	t.Helper()
 	dir := t.TempDir()

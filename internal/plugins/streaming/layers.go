@@ -29,14 +29,14 @@ func (v *viewer) layerChanged(vs *viewStream) {
 	if !(vs.simulcast || vs.svc) || vs.down == nil {
 		return
 	}
+	v.layerMu.Lock() // held while reading the layer too, so that an older reading is not told last
+	defer v.layerMu.Unlock()
 	cur := vs.down.Stats().Current
 	if cur.Spatial < 0 {
 		return
 	}
 	temporal := vs.svc || v.hasTemporal(vs, cur)
 	sName, tName := layerNames(vs)
-	v.layerMu.Lock()
-	defer v.layerMu.Unlock()
 	if cur.Spatial != vs.reported.Spatial {
 		res := map[string]any{"mid": vs.mid, sName: cur.Spatial}
 		if vs.svc && vs.reported.Temporal < 0 {
