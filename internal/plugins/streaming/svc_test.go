@@ -88,11 +88,14 @@ func TestSVC(t *testing.T) {
 		r, _ := e["result"].(map[string]any)
 		return r["spatial_layer"] == float64(1)
 	})
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // what was in flight
 	before := free.spatialLayers()
-	time.Sleep(time.Second)
-	after := free.spatialLayers()
-	if after[2] != before[2] || after[1] <= before[1] {
+	after := before
+	for deadline := time.Now().Add(10 * time.Second); after[1] < before[1]+30 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		after = free.spatialLayers()
+	}
+	if after[2] != before[2] || after[1] < before[1]+30 {
 		t.Errorf("after configure spatial_layer 1: layers %v → %v, want layer 1 and no layer 2", before, after)
 	}
 	// Asking again for the layer received is answered at once, without mid (Janus's shape).

@@ -26,10 +26,12 @@ type viewer struct {
 	alloc   *sfu.Allocator
 	streams []*viewStream
 	own     source.Source // an ondemand viewer's own source
-	started bool
-	paused  bool
-	up      bool
-	closed  bool
+	// ownStarted: own plays (started once the viewer is started and up).
+	ownStarted bool
+	started    bool
+	paused     bool
+	up         bool
+	closed     bool
 	// stopping: a stop hangs the PeerConnection up (a second stop is ignored, as in Janus).
 	stopping bool
 
@@ -176,11 +178,7 @@ func (v *viewer) start(tx string, jsep *plugin.JSEP) *Error {
 	up := v.up
 	v.mu.Unlock()
 	v.applyPause()
-	if v.own != nil {
-		if st, ok := v.own.(interface{ Start() }); ok {
-			st.Start()
-		}
-	}
+	v.startOwn()
 	status := "starting"
 	if up {
 		status = "started"
@@ -197,14 +195,16 @@ func (v *viewer) pause(paused bool) {
 	v.applyPause()
 }
 
-// applyPause sets each stream's forwarding from the viewer's state: forwarding when started, not
-// paused, the stream's send on, and the mountpoint enabled.
+// applyPause sets each stream's forwarding from the viewer's state: forwarding when started, the
+// PeerConnection up, not paused, the stream's send on, and the mountpoint enabled. As in Janus
+// (whose viewers start at setup_media), nothing is sent before the PeerConnection is up: Pion drops
+// what is written before DTLS completes, and with it a replayed (bufferkf) or requested keyframe.
 func (v *viewer) applyPause() {
 	v.applyMu.Lock()
 	defer v.applyMu.Unlock()
 	v.mu.Lock()
 	mp := v.mp
-	run := v.started && !v.paused && !v.closed
+	run := v.started && v.up && !v.paused && !v.closed
 	streams := append([]*viewStream(nil), v.streams...)
 	alloc := v.alloc
 	v.mu.Unlock()
@@ -299,7 +299,23 @@ func (v *viewer) mediaUp() {
 	v.mu.Lock()
 	v.up = true
 	v.mu.Unlock()
+	v.applyPause()
+	v.startOwn()
 	v.s.push("", result("status", "started"), nil)
+}
+
+// startOwn starts an ondemand viewer's own source once the viewer is started and its
+// PeerConnection up (Janus's ondemand playback waits for that too), so the file plays from its
+// beginning rather than into a PeerConnection that drops it.
+func (v *viewer) startOwn() {
+	v.mu.Lock()
+	own := v.own
+	start := own != nil && v.started && v.up && !v.ownStarted && !v.closed
+	v.ownStarted = v.ownStarted || start
+	v.mu.Unlock()
+	if st, ok := own.(interface{ Start() }); start && ok {
+		st.Start()
+	}
 }
 
 func (v *viewer) currentMountpoint() *mountpoint {
