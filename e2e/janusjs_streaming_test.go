@@ -40,7 +40,7 @@ func TestJanusJSStreaming(t *testing.T) {
 				t.Errorf("decoded %s, want video/VP8", v.Codec)
 			}
 			requireMixEnergy(b, pc, "mountpoint 1's tone", true)
-			b.waitFor("the started status", `window.janusStream.statuses.includes('started')`, 5*time.Second)
+			b.waitFor("the started status", `window.janusStream.statuses.includes('started')`, 15*time.Second)
 			statuses, _ := eval[[]string](b, `window.janusStream.statuses`)
 			if !slices.Equal(statuses, []string{"preparing", "starting", "started"}) {
 				t.Errorf("statuses %q, want preparing, starting, started", statuses)
@@ -69,7 +69,7 @@ func TestJanusJSStreaming(t *testing.T) {
 			if err != nil {
 				t.Fatalf("janus.destroy: %v", err)
 			}
-			srv.waitNoSessions(t, 5*time.Second)
+			srv.waitNoSessions(t, 15*time.Second)
 			time.Sleep(500 * time.Millisecond)
 			b.requireCleanConsole("while janus.js destroyed its session")
 		})

@@ -54,7 +54,7 @@ func TestStreamingDemo(t *testing.T) {
 		requireStreamVideo(b, pc, "mountpoint 1 in the demo", "320x180", 15*time.Second)
 		requireMixEnergy(b, pc, "mountpoint 1's tone in the demo", true)
 		b.waitFor("the received bitrate and size shown", `/^[1-9][0-9]* kbit\/s$/.test(document.getElementById('v-in').textContent)
-			&& /^320×180 · /.test(document.querySelector('#videos figure .info').textContent)`, 5*time.Second)
+			&& /^320×180 · /.test(document.querySelector('#videos figure .info').textContent)`, 15*time.Second)
 		if _, err := eval[bool](b, `(window.firstPC = window.strataDemo.pc, true)`); err != nil {
 			t.Fatal(err)
 		}
@@ -75,12 +75,12 @@ func TestStreamingDemo(t *testing.T) {
 		b.waitFor("the demo to stop watching", `window.strataDemo.state === 'ready' && window.strataDemo.viewer === null
 			&& document.querySelectorAll('#videos figure').length === 0`, 10*time.Second)
 		watchInDemo(b, simulcastMP)
-		b.waitFor("the layer control", `!document.querySelector('#videos figure .layers').hidden`, 5*time.Second)
+		b.waitFor("the layer control", `!document.querySelector('#videos figure .layers').hidden`, 15*time.Second)
 		for _, sub := range []int{1, 0, 2} { // each a change, whatever layer the server started with
 			pickSubstream(b, sub)
 			requireStreamVideo(b, pc, fmt.Sprintf("substream %d", sub), simulcastSizes[sub], 15*time.Second)
 			b.waitFor(fmt.Sprintf("the page to show substream %d", sub), fmt.Sprintf(`window.strataDemo.layers.v && window.strataDemo.layers.v.substream === %d
-				&& document.querySelector('#videos figure .layer').textContent.includes('substream %d')`, sub, sub), 5*time.Second)
+				&& document.querySelector('#videos figure .layer').textContent.includes('substream %d')`, sub, sub), 15*time.Second)
 		}
 		b.screenshot("streaming-demo-simulcast")
 

@@ -74,13 +74,19 @@ async function start() {
     demo.session = await connect(url);
     demo.session.on('timeout', () => fail(new Error('the server timed the session out')));
     demo.session.on('disconnected', (err) => fail(err ?? new Error('lost the connection to the server')));
-    demo.handle = await demo.session.attach(PLUGIN, { opaqueId: `streaming-${crypto.randomUUID().slice(0, 8)}` });
-    watchHandle(demo.handle);
+    demo.handle = await attachHandle();
     setState('ready', 'connected');
     await refreshList();
   } catch (err) {
     fail(err);
   }
+}
+
+/** Attaches a streaming handle and follows its events. */
+async function attachHandle() {
+  const handle = await demo.session.attach(PLUGIN, { opaqueId: `streaming-${crypto.randomUUID().slice(0, 8)}` });
+  watchHandle(handle);
+  return handle;
 }
 
 function watchHandle(handle) {
@@ -317,8 +323,12 @@ function drawCharts(all) {
   drawChart($('chart-loss'), [{ color: color('--loss'), values: all.map((s) => s.lossPercent) }], { unit: '%', minMax: 5 });
 }
 
-/** Stops watching (stop, then the PeerConnection closes); the session stays. */
-async function stopWatching() {
+/**
+ * Stops watching (stop, then the PeerConnection closes); the session stays. The next viewing gets
+ * a new handle (unless newHandle is false): Janus may still hold the old PeerConnection's ICE agent
+ * after the hangup, and then takes a new watch's offer on that handle for an update of it.
+ */
+async function stopWatching(newHandle = true) {
   const viewer = demo.viewer;
   if (!viewer) return;
   setState('stopping', 'stopping…');
@@ -330,6 +340,15 @@ async function stopWatching() {
   });
   await viewer.stop().catch(() => {});
   await hungUp;
+  if (newHandle && demo.session) {
+    const old = demo.handle;
+    try {
+      demo.handle = await attachHandle();
+    } catch (err) {
+      return fail(err);
+    }
+    old?.detach().catch(() => {});
+  }
   endViewer();
 }
 
@@ -345,7 +364,7 @@ function endViewer() {
 }
 
 async function disconnect() {
-  await stopWatching();
+  await stopWatching(false);
   setState('stopping', 'stopping…');
   const { handle, session } = demo;
   Object.assign(demo, { handle: null, session: null, mountpoints: [], selected: null });
