@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Streaming configures janus.plugin.streaming (docs/STREAMING.md).
 type Streaming struct {
@@ -105,4 +108,28 @@ func (s Streaming) validate() []error {
 		seen[m.ID] = true
 	}
 	return errs
+}
+
+// FreePorts moves every port of the configured mountpoints to 0, a free one each, for a server
+// that runs beside others on one machine (tests): Janus's sample mountpoints of the reference
+// configuration bind UDP 5002, 5004 and 5102–5106. The mountpoints are copied, so a configuration
+// sharing them is left alone.
+func (s *Streaming) FreePorts() {
+	free := func(ports ...**int) {
+		for _, p := range ports {
+			if *p != nil {
+				*p = new(int)
+			}
+		}
+	}
+	s.Mountpoints = slices.Clone(s.Mountpoints)
+	for i := range s.Mountpoints {
+		m := &s.Mountpoints[i]
+		free(&m.AudioPort, &m.AudioRTCPPort, &m.VideoPort, &m.VideoRTCPPort, &m.VideoPort2, &m.VideoPort3, &m.DataPort)
+		m.Media = slices.Clone(m.Media)
+		for j := range m.Media {
+			md := &m.Media[j]
+			free(&md.Port, &md.RTCPPort, &md.Port2, &md.Port3)
+		}
+	}
 }

@@ -26,8 +26,8 @@ func Logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// StartServer runs a complete strata on loopback (free ports, ICE on lo) with edit applied to its
-// configuration, stopped when the test ends, and returns a WebSocket client.
+// StartServer runs a complete strata on loopback (free ports, the sample mountpoints' too; ICE on
+// lo) with edit applied to its configuration, stopped when the test ends, and returns a WebSocket client.
 func StartServer(t testing.TB, edit func(*config.Config), log *slog.Logger) *janusclient.Client {
 	t.Helper()
 	_, c := Start(t, edit, log)
@@ -45,6 +45,7 @@ func Start(t testing.TB, edit func(*config.Config), log *slog.Logger) (*server.S
 	cfg.Transports.Admin.Enabled = false
 	cfg.Media.ICE.Loopback = true
 	cfg.Media.ICE.Interfaces = []string{"lo"}
+	cfg.Plugins.Streaming.FreePorts() // the sample mountpoints' fixed ports would collide with other servers
 	if edit != nil {
 		edit(cfg)
 	}

@@ -38,6 +38,7 @@ func (v *viewer) configure(tx string, r *Configure) *Error {
 		default:
 			continue
 		}
+		v.layerAlready(vs, r)
 		if max != vs.max {
 			v.mu.Lock()
 			vs.max = max

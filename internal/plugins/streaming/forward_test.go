@@ -86,7 +86,7 @@ func TestVideoRoomForward(t *testing.T) {
 	}
 	v := watch(t, c, mp.id, nil)
 	v.waitPackets("v", 1, 15*time.Second)
-	time.Sleep(3 * time.Second)
+	v.waitFrames("v", 45, 15*time.Second)
 	frames, width := v.decodedFrames("v")
 	t.Logf("forwarded: %d frames decoded, width %d", frames, width)
 	if frames < 45 || width != 320 {

@@ -27,8 +27,8 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 )
 
-// startServer runs strata without the sample mountpoints (their fixed ports would collide with
-// other tests), recordings in a temporary directory.
+// startServer runs strata without the sample mountpoints (each test creates what it watches, and
+// lists only those), recordings in a temporary directory.
 func startServer(t testing.TB, edit func(*config.Config)) *janusclient.Client {
 	t.Helper()
 	dir := t.TempDir()
@@ -184,8 +184,14 @@ func watchLimited(t testing.TB, c *janusclient.Client, id uint64, extra map[stri
 	return v
 }
 
+// collect keeps the plugin's events, and the hangups as {"janus":"hangup","reason":...}.
 func (v *viewer) collect() {
 	for ev := range v.h.Events() {
+		if ev.Janus == "hangup" {
+			v.mu.Lock()
+			v.events = append(v.events, map[string]any{"janus": "hangup", "reason": ev.Reason})
+			v.mu.Unlock()
+		}
 		if ev.PluginData == nil {
 			continue
 		}
@@ -279,6 +285,25 @@ func (v *viewer) waitPackets(mid string, n int, within time.Duration) {
 			v.t.Fatalf("viewer got %d packets of %s, want %d", v.count(mid), mid, n)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitFrames waits until n frames of mid decode from what the viewer received (polling a copy, so
+// a slow machine makes it wait longer rather than fail); the caller then checks the whole file
+// with decodedFrames.
+func (v *viewer) waitFrames(mid string, n int, within time.Duration) {
+	v.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got, _ := v.framesSoFar(mid)
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			v.t.Errorf("viewer decoded %d frames of %s within %v, want %d", got, mid, within, n)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -449,33 +474,38 @@ func (l *rateLimit) admit(n int) bool {
 	return true
 }
 
-// layerWidth decodes what the viewer received of v so far (a copy of its file) and returns the
-// width of the newest picture (0: none).
+// layerWidth is the width of the newest picture the viewer received of v so far (0: none).
 func (v *viewer) layerWidth() int {
+	_, w := v.framesSoFar("v")
+	return w
+}
+
+// framesSoFar decodes a copy of what the viewer received of mid so far: the frames, and the width
+// of the newest (0, 0: none).
+func (v *viewer) framesSoFar(mid string) (frames, width int) {
 	v.t.Helper()
 	v.mu.Lock()
-	file := v.files["v"]
+	file := v.files[mid]
 	var data []byte
 	if file != "" {
 		data, _ = os.ReadFile(file)
 	}
 	v.mu.Unlock()
 	if len(data) == 0 {
-		return 0
+		return 0, 0
 	}
-	cp := file + ".now.ivf"
+	cp := file + ".now" + filepath.Ext(file) // ffprobe goes by the extension too
 	if err := os.WriteFile(cp, data, 0o644); err != nil {
 		v.t.Fatal(err)
 	}
 	out, _ := exec.Command("ffprobe", "-v", "quiet", "-select_streams", "v:0", "-show_entries", "frame=width",
 		"-of", "csv=p=0", cp).Output()
-	w := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if x, err := strconv.Atoi(strings.Trim(line, ",")); err == nil {
-			w = x
+			frames, width = frames+1, x
 		}
 	}
-	return w
+	return frames, width
 }
 
 // freePorts finds n free UDP ports (released before returning).

@@ -26,8 +26,8 @@ func TestWatchDecodes(t *testing.T) {
 				r, _ := e["result"].(map[string]any)
 				return r["status"] == "started"
 			})
-			time.Sleep(3 * time.Second)
-			v.waitPackets("a", 50, 5*time.Second)
+			v.waitFrames("v", 45, 15*time.Second)
+			v.waitPackets("a", 50, 10*time.Second)
 			frames, width := v.decodedFrames("v")
 			t.Logf("%s: %d frames decoded (width %d), %d audio packets", codec, frames, width, v.count("a"))
 			if frames < 45 || width != 320 {

@@ -24,6 +24,10 @@ type mountpoint struct {
 	filename string
 	rtsp     *RTSPSource
 
+	// madeAt is when the mountpoint was made (sfu.Now's clock): the age of a stream that has not
+	// received anything yet, as Janus counts it.
+	madeAt time.Duration
+
 	src       source.Source                 // nil for ondemand
 	perViewer func() (source.Source, error) // ondemand: a source for one viewer
 	streams   []*mpStream
@@ -126,7 +130,7 @@ func (mp *mountpoint) close() {
 	mp.viewers = map[*session]struct{}{}
 	mp.mu.Unlock()
 	for s := range viewers {
-		s.endViewing(mp, "stopped", "Mountpoint destroyed")
+		s.endViewing(mp, "stopped")
 	}
 	for _, st := range mp.streams {
 		st.stopRecording()
@@ -170,13 +174,18 @@ func (mp *mountpoint) listEntry() map[string]any {
 	return e
 }
 
-// age is how long ago a stream last received something, in ms.
+// age is how long ago an RTP stream last received something, in ms; since the mountpoint was
+// made when it has received nothing yet (Janus starts its last-received time at creation).
 func (mp *mountpoint) age(st *mpStream, now time.Duration) (int64, bool) {
 	stats, ok := mp.rtpStats(st.mid)
-	if !ok || stats.LastReceived == 0 {
+	if !ok {
 		return 0, false
 	}
-	return (now - time.Duration(stats.LastReceived)).Milliseconds(), true
+	last := mp.madeAt
+	if stats.LastReceived != 0 {
+		last = time.Duration(stats.LastReceived)
+	}
+	return (now - last).Milliseconds(), true
 }
 
 func (mp *mountpoint) rtpStats(mid string) (rtpin.Stats, bool) {

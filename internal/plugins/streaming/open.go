@@ -3,8 +3,11 @@ package streaming
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/sfu"
 	"github.com/strata-rtc/strata/internal/source"
 	"github.com/strata-rtc/strata/internal/source/rtpin"
 )
@@ -70,12 +73,9 @@ func (p *Plugin) open(id uint64, c *Create) (*mountpoint, *Error) {
 	}
 	mp := &mountpoint{
 		p: p, id: id, kind: c.Type, host: o.host, src: o.src, perViewer: o.perViewer, streams: o.streams,
-		enabled: true, isPrivate: c.IsPrivate, viewers: map[*session]struct{}{},
+		enabled: true, isPrivate: c.IsPrivate, viewers: map[*session]struct{}{}, madeAt: sfu.Now(),
 	}
-	mp.name = fmt.Sprint(id)
-	if c.MountName != nil {
-		mp.name = *c.MountName
-	}
+	mp.name = mountName(c.Type, id, c.MountName)
 	mp.description = mp.name
 	if c.Description != nil {
 		mp.description = *c.Description
@@ -140,4 +140,37 @@ func openRTP(p *Plugin, c *Create) (*opened, *Error) {
 		o.streams = append(o.streams, st)
 	}
 	return o, nil
+}
+
+// mountName is the name Janus gives a mountpoint: "mp-<id>" without one (an RTSP mountpoint: its
+// id), and "mp-" before a name that C's atoi reads as a number other than 0 (for RTSP also one that
+// starts with "0"), since names may not start with a number.
+func mountName(kind string, id uint64, name *string) string {
+	switch {
+	case name == nil && kind == "rtsp":
+		return strconv.FormatUint(id, 10)
+	case name == nil:
+		return "mp-" + strconv.FormatUint(id, 10)
+	case atoiNonZero(*name) || kind == "rtsp" && strings.HasPrefix(*name, "0"):
+		return "mp-" + *name
+	}
+	return *name
+}
+
+// atoiNonZero reports whether C's atoi reads s as a number other than 0: after blanks and a sign,
+// a run of digits with one that is not 0.
+func atoiNonZero(s string) bool {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+		if c != '0' {
+			return true
+		}
+	}
+	return false
 }

@@ -20,11 +20,8 @@ func TestMalformedRTP(t *testing.T) {
 	for range 25 {
 		sendUDP(t, port, junk...)
 	}
-	before := v.count("v")
-	time.Sleep(2 * time.Second)
-	if after := v.count("v"); after < before+20 {
-		t.Errorf("viewer got %d packets in the 2 s after the garbage, want more", after-before)
-	}
+	v.waitPackets("v", v.count("v")+20, 10*time.Second) // the stream goes on after the garbage
+	v.waitFrames("v", 30, 15*time.Second)
 	info, _ := request(t, admin, map[string]any{"request": "info", "id": mp.id}, nil)
 	m := info["info"].(map[string]any)["media"].([]any)[0].(map[string]any)
 	if bad := m["malformed_packets"].(float64); bad < 75 {
@@ -114,9 +111,4 @@ func TestSendAndDisable(t *testing.T) {
 	flowing(false)
 	request(t, admin, map[string]any{"request": "enable", "id": mp.id}, nil)
 	flowing(true)
-	data, _ = request(t, v.h, map[string]any{"request": "stop"}, nil)
-	if status(data) != "stopping" {
-		t.Errorf("stop: %v", data)
-	}
-	v.waitEvent(5*time.Second, func(e map[string]any) bool { return status(e) == "stopped" })
 }

@@ -127,8 +127,8 @@ func TestRTSP(t *testing.T) {
 	}
 	v := watch(t, c, 31, nil)
 	v.waitPackets("v", 1, 15*time.Second)
-	time.Sleep(3 * time.Second)
-	v.waitPackets("a", 50, 5*time.Second)
+	v.waitFrames("v", 30, 15*time.Second)
+	v.waitPackets("a", 50, 10*time.Second)
 	frames, width := v.decodedFrames("v")
 	t.Logf("rtsp: %d frames decoded, width %d", frames, width)
 	if frames < 30 || width != 320 {

@@ -116,13 +116,20 @@ func (s *session) dispatch(ctx context.Context, tx, name string, b plugin.Body, 
 	case *Switch:
 		return v.switchTo(tx, r)
 	case *Stop:
-		s.push(tx, result("status", "stopping"), nil)
-		if v != nil {
-			s.h.ClosePeer("Stopped by the viewer")
+		// Janus ignores a stop before the PeerConnection is up or while one is under way: the
+		// ack is all the viewer gets.
+		if v == nil || !v.beginStop() {
+			return nil
 		}
+		s.push(tx, result("status", "stopping"), nil)
+		s.h.ClosePeer(closePC)
 	}
 	return nil
 }
+
+// closePC is the reason of the hangups the plugin asks for (stop, destroy, kick, kick_all): Janus's
+// core says "Close PC" for each.
+const closePC = "Close PC"
 
 // result is {"streaming":"event","result":{k:v}}.
 func result(k string, v any) map[string]any {
@@ -154,15 +161,12 @@ func (s *session) MediaReady() {
 	}
 }
 
-// MediaClosed: the PeerConnection went away; the viewer stops watching ("stopped", as Janus says
-// on hangup).
+// MediaClosed: the PeerConnection went away; the viewer stops watching. Nothing is pushed: Janus
+// says "stopped" only when the mountpoint goes away (endViewing), not on a hangup.
 func (s *session) MediaClosed(string) {
-	v := s.viewer()
-	if v == nil {
-		return
+	if v := s.viewer(); v != nil {
+		s.stopViewing(v)
 	}
-	s.stopViewing(v)
-	s.push("", result("status", "stopped"), nil)
 }
 
 // stopViewing ends v if it is still the session's viewer.
@@ -179,14 +183,14 @@ func (s *session) stopViewing(v *viewer) {
 
 // endViewing ends the viewing of mp from outside (destroy, kick, kick_all): the viewer is told
 // status and hung up.
-func (s *session) endViewing(mp *mountpoint, status, reason string) {
+func (s *session) endViewing(mp *mountpoint, status string) {
 	v := s.viewer()
 	if v == nil || v.currentMountpoint() != mp {
 		return
 	}
 	s.stopViewing(v)
 	s.push("", result("status", status), nil)
-	s.h.ClosePeer(reason)
+	s.h.ClosePeer(closePC)
 }
 
 // Detach: the handle is gone.

@@ -53,6 +53,14 @@ func TestSimulcast(t *testing.T) {
 	if w := widthNow(t, free, 15*time.Second, func(w int) bool { return w == 320 }); w != 320 {
 		t.Fatalf("unlimited viewer at width %d, want 320; events %v", w, free.events)
 	}
+	// Asking for the substream already received is answered at once, without mid, as Janus does;
+	// the temporal layer of this VP8 stream without temporal layers is never reported.
+	request(t, free.h, map[string]any{"request": "configure", "mid": "v", "substream": 2, "temporal": 2}, nil)
+	free.waitEvent(5*time.Second, func(e map[string]any) bool {
+		r, _ := e["result"].(map[string]any)
+		_, hasMid := r["mid"]
+		return r["substream"] == float64(2) && !hasMid
+	})
 	request(t, capped.h, map[string]any{"request": "configure", "mid": "v", "substream": 0}, nil)
 	capped.waitEvent(10*time.Second, func(e map[string]any) bool {
 		r, _ := e["result"].(map[string]any)
@@ -68,9 +76,38 @@ func TestSimulcast(t *testing.T) {
 	if w := free.layerWidth(); w != 320 {
 		t.Errorf("unlimited viewer at width %d, want 320", w)
 	}
+	for _, v := range []*viewer{free, limited, capped} {
+		requireLayerEvents(t, v)
+	}
 	frames, _ := free.decodedFrames("v")
 	t.Logf("unlimited viewer: %d frames decoded", frames)
 	if frames < 60 {
 		t.Errorf("unlimited viewer decoded %d frames", frames)
+	}
+}
+
+// requireLayerEvents checks a simulcast viewer's layer events have Janus's shapes: the substream
+// alone, with the mid when it changed by itself; never a temporal layer for a VP8 stream without
+// temporal layers.
+func requireLayerEvents(t *testing.T, v *viewer) {
+	t.Helper()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	n := 0
+	for _, e := range v.events {
+		r, _ := e["result"].(map[string]any)
+		if _, ok := r["temporal"]; ok {
+			t.Errorf("temporal layer event %v for a stream without temporal layers", e)
+		}
+		if _, ok := r["substream"]; !ok {
+			continue
+		}
+		n++
+		if len(r) != 2 && !(len(r) == 1 && r["mid"] == nil) {
+			t.Errorf("layer event %v, want {mid, substream} or {substream}", e)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no substream event among %v", v.events)
 	}
 }

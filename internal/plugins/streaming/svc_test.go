@@ -88,11 +88,36 @@ func TestSVC(t *testing.T) {
 		r, _ := e["result"].(map[string]any)
 		return r["spatial_layer"] == float64(1)
 	})
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // what was in flight
 	before := free.spatialLayers()
-	time.Sleep(time.Second)
-	after := free.spatialLayers()
-	if after[2] != before[2] || after[1] <= before[1] {
+	after := before
+	for deadline := time.Now().Add(10 * time.Second); after[1] < before[1]+30 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		after = free.spatialLayers()
+	}
+	if after[2] != before[2] || after[1] < before[1]+30 {
 		t.Errorf("after configure spatial_layer 1: layers %v → %v, want layer 1 and no layer 2", before, after)
+	}
+	// Asking again for the layer received is answered at once, without mid (Janus's shape).
+	request(t, free.h, map[string]any{"request": "configure", "mid": "v", "spatial_layer": 1}, nil)
+	free.waitEvent(5*time.Second, func(e map[string]any) bool {
+		r, _ := e["result"].(map[string]any)
+		return len(r) == 1 && r["spatial_layer"] == float64(1)
+	})
+	// Spatial and temporal changes come in events of their own, the first spatial one with the
+	// temporal layer.
+	free.mu.Lock()
+	defer free.mu.Unlock()
+	first := true
+	for _, e := range free.events {
+		r, _ := e["result"].(map[string]any)
+		_, sl := r["spatial_layer"]
+		_, tl := r["temporal_layer"]
+		if sl && r["mid"] != nil {
+			if tl != first {
+				t.Errorf("spatial layer event %v: want temporal_layer in the first only", e)
+			}
+			first = false
+		}
 	}
 }

@@ -44,7 +44,7 @@ func TestSwitch(t *testing.T) {
 	if !same || v.pc.SignalingState().String() != "stable" {
 		t.Errorf("the switch changed the track (SSRC %d → %d) or the signalling state (%v)", ssrc, v.ssrcs["v"], v.pc.SignalingState())
 	}
-	time.Sleep(time.Second)
+	v.waitFrames("v", 30, 10*time.Second)
 	frames, _ := v.decodedFrames("v")
 	if frames < 30 {
 		t.Errorf("%d frames decoded across the switch", frames)

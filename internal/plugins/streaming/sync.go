@@ -196,7 +196,7 @@ func (p *Plugin) kick(r *Kick) (any, *Error) {
 	}
 	for _, s := range mp.viewerList() {
 		if s.h.ID() == r.Viewer {
-			s.endViewing(mp, "kicked", "Kicked")
+			s.endViewing(mp, "kicked")
 			return map[string]any{Short: "kicked", "id": r.ID, "viewer": r.Viewer}, nil
 		}
 	}
@@ -210,7 +210,7 @@ func (p *Plugin) kickAll(r *KickAll) (any, *Error) {
 		return nil, err
 	}
 	for _, s := range mp.viewerList() {
-		s.endViewing(mp, "kicked_all", "Kicked")
+		s.endViewing(mp, "kicked_all")
 	}
 	return map[string]any{Short: "kicked_all"}, nil
 }

@@ -26,10 +26,18 @@ type viewer struct {
 	alloc   *sfu.Allocator
 	streams []*viewStream
 	own     source.Source // an ondemand viewer's own source
-	started bool
-	paused  bool
-	up      bool
-	closed  bool
+	// ownStarted: own plays (started once the viewer is started and up).
+	ownStarted bool
+	started    bool
+	paused     bool
+	up         bool
+	closed     bool
+	// stopping: a stop hangs the PeerConnection up (a second stop is ignored, as in Janus).
+	stopping bool
+
+	// layerMu orders the layer events (the down-tracks report changes on goroutines of their own)
+	// and guards each stream's reported layer.
+	layerMu sync.Mutex
 
 	// applyMu serialises applyPause: enable and disable call it from other handles' goroutines.
 	applyMu sync.Mutex
@@ -50,6 +58,9 @@ type viewStream struct {
 	cancelData func()
 	send       bool
 	max        policy.Layer
+	// reported is the layer the viewer was last told of (NoLayer: none yet); guarded by the
+	// viewer's layerMu.
+	reported policy.Layer
 	// attached: the down-track is a sink of its receiver (or waits for its keyframe replay);
 	// guarded by the viewer's applyMu.
 	attached bool
@@ -99,7 +110,8 @@ func capLayer(l *policy.Layer, spatial, temporal *int) {
 
 // addStream adds an m-line (or a data channel) for st with the mountpoint's mid.
 func (v *viewer) addStream(st *mpStream, max policy.Layer) *Error {
-	vs := &viewStream{st: st, kind: st.kind, simulcast: st.simulcast, svc: st.svc, mid: st.mid, send: true, max: max}
+	vs := &viewStream{st: st, kind: st.kind, simulcast: st.simulcast, svc: st.svc, mid: st.mid, send: true, max: max,
+		reported: policy.NoLayer}
 	if st.kind == source.Data {
 		if err := v.addData(vs); err != nil {
 			return err
@@ -118,7 +130,7 @@ func (v *viewer) addMedia(vs *viewStream) *Error {
 	vs.down = sfu.NewDownTrack(st.recv, sfu.DownTrackConfig{
 		ID: fmt.Sprintf("%s%d-%s", st.kind, v.mp.id, st.mid), StreamID: fmt.Sprintf("janus%d", v.mp.id),
 		Codec: capability(st), RespondNACK: v.s.p.respondNACK,
-		OnLayerChange: func(l sfu.Layer) { v.layerChanged(vs, l) },
+		OnLayerChange: func(sfu.Layer) { v.layerChanged(vs) },
 	})
 	tr, err := v.peer.PC.AddTransceiverFromTrack(vs.down, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendonly})
 	if err != nil {
@@ -166,11 +178,7 @@ func (v *viewer) start(tx string, jsep *plugin.JSEP) *Error {
 	up := v.up
 	v.mu.Unlock()
 	v.applyPause()
-	if v.own != nil {
-		if st, ok := v.own.(interface{ Start() }); ok {
-			st.Start()
-		}
-	}
+	v.startOwn()
 	status := "starting"
 	if up {
 		status = "started"
@@ -187,14 +195,16 @@ func (v *viewer) pause(paused bool) {
 	v.applyPause()
 }
 
-// applyPause sets each stream's forwarding from the viewer's state: forwarding when started, not
-// paused, the stream's send on, and the mountpoint enabled.
+// applyPause sets each stream's forwarding from the viewer's state: forwarding when started, the
+// PeerConnection up, not paused, the stream's send on, and the mountpoint enabled. As in Janus
+// (whose viewers start at setup_media), nothing is sent before the PeerConnection is up: Pion drops
+// what is written before DTLS completes, and with it a replayed (bufferkf) or requested keyframe.
 func (v *viewer) applyPause() {
 	v.applyMu.Lock()
 	defer v.applyMu.Unlock()
 	v.mu.Lock()
 	mp := v.mp
-	run := v.started && !v.paused && !v.closed
+	run := v.started && v.up && !v.paused && !v.closed
 	streams := append([]*viewStream(nil), v.streams...)
 	alloc := v.alloc
 	v.mu.Unlock()
@@ -272,33 +282,46 @@ func (v *viewer) setData(vs *viewStream, on bool) {
 	})
 }
 
+// beginStop marks the viewer stopping if a stop is to hang it up: Janus takes a stop only once the
+// PeerConnection is up and not while a stop is under way.
+func (v *viewer) beginStop() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.up || v.stopping {
+		return false
+	}
+	v.stopping = true
+	return true
+}
+
 // mediaUp: the PeerConnection is up; Janus says "started".
 func (v *viewer) mediaUp() {
 	v.mu.Lock()
 	v.up = true
 	v.mu.Unlock()
+	v.applyPause()
+	v.startOwn()
 	v.s.push("", result("status", "started"), nil)
+}
+
+// startOwn starts an ondemand viewer's own source once the viewer is started and its
+// PeerConnection up (Janus's ondemand playback waits for that too), so the file plays from its
+// beginning rather than into a PeerConnection that drops it.
+func (v *viewer) startOwn() {
+	v.mu.Lock()
+	own := v.own
+	start := own != nil && v.started && v.up && !v.ownStarted && !v.closed
+	v.ownStarted = v.ownStarted || start
+	v.mu.Unlock()
+	if st, ok := own.(interface{ Start() }); start && ok {
+		st.Start()
+	}
 }
 
 func (v *viewer) currentMountpoint() *mountpoint {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	return v.mp
-}
-
-// layerChanged tells the viewer the layer a stream now gets, as Janus's substream/temporal or
-// spatial_layer/temporal_layer events do.
-func (v *viewer) layerChanged(vs *viewStream, l sfu.Layer) {
-	if l.Spatial < 0 || !(vs.simulcast || vs.svc) {
-		return
-	}
-	res := map[string]any{"mid": vs.mid}
-	if vs.svc {
-		res["spatial_layer"], res["temporal_layer"] = l.Spatial, l.Temporal
-	} else {
-		res["substream"], res["temporal"] = l.Spatial, l.Temporal
-	}
-	v.s.push("", map[string]any{Short: "event", "result": res}, nil)
 }
 
 // slowLink tells the viewer its path does not carry what it asked for (as the videoroom does).
