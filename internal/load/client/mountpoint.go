@@ -45,19 +45,17 @@ func (a *Admin) CreateMountpoint(ctx context.Context, id uint64, video bool, hos
 		Port     int    `json:"port"`
 		RTCPPort int    `json:"rtcp_port"`
 	}
-	// Janus 1.1.2 lists the streams' ports under "ports"; a reply that names the list "media"
-	// (with the same items) is read too.
+	// Janus 1.1.2 (and strata) list the streams' ports under "ports".
 	var d struct {
 		Stream struct {
 			Ports []port `json:"ports"`
-			Media []port `json:"media"`
 		} `json:"stream"`
 	}
 	if err := ev.DecodeData(&d); err != nil {
 		return FeedTarget{}, fmt.Errorf("create: %w", err)
 	}
 	t := FeedTarget{Host: host, AudioPT: MountpointAudioPT, VideoPT: MountpointVideoPT}
-	for _, p := range append(d.Stream.Ports, d.Stream.Media...) {
+	for _, p := range d.Stream.Ports {
 		switch p.Type {
 		case "audio":
 			t.Audio = p.Port

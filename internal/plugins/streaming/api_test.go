@@ -99,7 +99,7 @@ func TestRequests(t *testing.T) {
 		"description": "Five", "secret": "s", "is_private": true, "audio": true, "audioport": 0, "audiopt": 111,
 		"audiocodec": "opus", "video": true, "videoport": 0, "videopt": 100, "videocodec": "vp8", "videortcpport": 0}, nil)
 	st := data["stream"].(map[string]any)
-	if data["created"] != "five" || data["permanent"] != false || st["type"] != "live" || st["host"] != "127.0.0.1" || st["audio_port"] == nil ||
+	if data["created"] != "five" || data["permanent"] != false || st["type"] != "live" || st["host"] != "127.0.0.1" || st["audio_host"] != "127.0.0.1" || st["audio_port"] == nil ||
 		st["video_port"] == nil || st["video_rtcp_port"] == nil {
 		t.Errorf("legacy create: %v", data)
 	}

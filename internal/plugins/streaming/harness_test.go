@@ -88,7 +88,7 @@ func createRTP(t testing.TB, h *janusclient.Handle, media ...map[string]any) mou
 	}
 	st := data["stream"].(map[string]any)
 	m := mountpoint{id: uint64(st["id"].(float64))}
-	for _, x := range st["media"].([]any) {
+	for _, x := range st["ports"].([]any) {
 		m.media = append(m.media, x.(map[string]any))
 	}
 	return m

@@ -338,6 +338,9 @@ func (mp *mountpoint) created() map[string]any {
 	if mp.legacy {
 		for _, st := range mp.streams {
 			k := string(st.kind)
+			if mp.host != "" {
+				ml[k+"_host"] = mp.host
+			}
 			ml[k+"_port"] = st.ports.Port
 			if st.hasRTCP {
 				ml[k+"_rtcp_port"] = st.ports.RTCP
@@ -362,6 +365,6 @@ func (mp *mountpoint) created() map[string]any {
 		}
 		media = append(media, m)
 	}
-	ml["media"] = media
+	ml["ports"] = media // Janus 1.1.2 calls create's list "ports" (info's is "media")
 	return ml
 }
