@@ -106,7 +106,7 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge")))
 	}
 	if cfg.Plugins.Streaming.Enabled {
-		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, peers.Batcher(), log.With("plugin", "streaming")))
+		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming")))
 	}
 	if cfg.Plugins.VoiceMail.Enabled {
 		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))

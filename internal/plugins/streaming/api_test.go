@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
@@ -216,7 +217,7 @@ func ptr(n int) *int { return &n }
 // and one that is not an object get Janus's 450 and 451 (which the Janus API's gateway answers
 // itself, before the plugin); the viewer requests are not admin requests.
 func TestAdminMessage(t *testing.T) {
-	p := streaming.New(config.Streaming{}, config.Default().Plugins.VideoRoom.Allocation, nil, nil)
+	p := streaming.New(config.Streaming{}, config.Default().Plugins.VideoRoom.Allocation, record.SessionOptions{}, nil, nil)
 	defer p.Destroy()
 	for body, want := range map[string]int{"": 450, `"x"`: 451, `{"request":"watch","id":1}`: 452, `{"request":"info","id":1}`: 455} {
 		got, _ := p.AdminMessage(context.Background(), []byte(body)).(map[string]any)

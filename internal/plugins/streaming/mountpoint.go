@@ -65,7 +65,7 @@ type mpStream struct {
 	data *rtpin.DataTrack
 
 	recMu    sync.Mutex
-	recorder *record.MJR
+	recorder *record.Participant
 	recFile  string
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/sfu"
 	"github.com/strata-rtc/strata/internal/udpbatch"
 )
@@ -17,6 +18,7 @@ import (
 // Plugin is janus.plugin.streaming. Create it with New.
 type Plugin struct {
 	cfg         config.Streaming
+	rec         record.SessionOptions // playable recordings beside the .mjr files, or not
 	alloc       sfu.AllocatorConfig
 	respondNACK bool
 	batcher     udpbatch.Batcher
@@ -33,11 +35,11 @@ type Plugin struct {
 // New creates the plugin with the mountpoints of the configuration. Viewers are allocated layers
 // with alloc (the videoroom's allocation section); batcher groups a fan-out's packets (nil: none).
 // A mountpoint of the configuration that cannot be opened is logged and left out, as Janus does.
-func New(cfg config.Streaming, alloc config.LayerAllocation, batcher udpbatch.Batcher, log *slog.Logger) *Plugin {
+func New(cfg config.Streaming, alloc config.LayerAllocation, rec record.SessionOptions, batcher udpbatch.Batcher, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{cfg: cfg, alloc: alloc.AllocatorConfig, respondNACK: alloc.RespondNACK, batcher: batcher, log: log,
+	p := &Plugin{cfg: cfg, rec: rec, alloc: alloc.AllocatorConfig, respondNACK: alloc.RespondNACK, batcher: batcher, log: log,
 		census: sfu.NewCensus(), mps: map[uint64]*mountpoint{}}
 	for _, m := range cfg.Mountpoints {
 		if err := p.createFromConfig(m); err != nil {

@@ -1,13 +1,15 @@
 package streaming
 
 import (
-	"os"
+	"errors"
 	"path/filepath"
 	"strings"
 
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/source"
 )
+
+var errNoMedia = errors.New("the stream has no media to record")
 
 // recording handles `recording`: start or stop .mjr recordings of an RTP mountpoint's audio and
 // video streams (a record.MJR on the stream's Receiver, recording its base layer as Janus's does).
@@ -84,7 +86,8 @@ func firstOfKind(mp *mountpoint, kind source.Kind) *mpStream {
 	return nil
 }
 
-// record starts one stream's recording to name.
+// record starts one stream's recording to name: a record.Participant of one track, so that with
+// recording.playable the stream is also <name>.webm (or .opus, .mp4) beside <name>.mjr.
 func (p *Plugin) record(st *mpStream, name string) error {
 	if st.recv == nil {
 		return errNoMedia
@@ -92,21 +95,22 @@ func (p *Plugin) record(st *mpStream, name string) error {
 	if !strings.HasSuffix(name, ".mjr") {
 		name += ".mjr"
 	}
-	path, err := confine(p.cfg.RecordingsDir, name)
+	path, err := record.Confine(p.cfg.RecordingsDir, "", name)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	base := strings.TrimSuffix(filepath.Base(path), ".mjr")
+	rec, err := record.NewParticipant(filepath.Dir(path), base, p.rec)
+	if err != nil {
 		return err
 	}
-	rec, err := record.NewMJR(path, st.codec, record.WithFmtp(st.fmtp), record.WithLayer(0))
-	if err != nil {
+	if _, err := rec.Record(st.recv, base, st.fmtp, record.WithLayer(0)); err != nil {
+		_, _ = rec.Close()
 		return err
 	}
 	st.recMu.Lock()
 	st.recorder, st.recFile = rec, path
 	st.recMu.Unlock()
-	st.recv.AddSink(rec)
 	return nil
 }
 
@@ -124,7 +128,6 @@ func (st *mpStream) stopRecording() {
 	st.recorder, st.recFile = nil, ""
 	st.recMu.Unlock()
 	if rec != nil {
-		st.recv.RemoveSink(rec)
-		_ = rec.Close()
+		_, _ = rec.Close()
 	}
 }
