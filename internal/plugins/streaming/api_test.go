@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/config"
-	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // wantError sends a request (synchronous or not) and checks Janus's code and reason.
