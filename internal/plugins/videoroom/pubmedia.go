@@ -211,8 +211,11 @@ func (pub *publisher) onTrack(track *webrtc.TrackRemote, r *webrtc.RTPReceiver) 
 	case track:
 		// Pion fired OnTrack again for a track it now reads from another SSRC: a second stream
 		// carrying the layer's RID. The reader already running reads it; a second one would race.
-		pub.s.log.Warn("a publisher stream's layer moved to another SSRC", "mid", st.mid, "layer", layer, "ssrc", uint32(track.SSRC()),
-			"codec", track.Codec().MimeType)
+		rtx := strings.EqualFold(track.Codec().MimeType, webrtc.MimeTypeRTX)
+		if !rtx {
+			st.recv.SetLayerSSRC(layer, uint32(track.SSRC())) // the publisher restarted the layer
+		}
+		pub.s.log.Warn("a publisher stream's layer moved to another SSRC", "mid", st.mid, "layer", layer, "ssrc", uint32(track.SSRC()), "rtx", rtx)
 	default:
 		pub.s.log.Warn("a second track for a publisher stream's layer ignored", "mid", st.mid, "layer", layer, "ssrc", uint32(track.SSRC()))
 		go discard(track)
