@@ -56,8 +56,8 @@ func describeOffer(s string) (map[string]offeredLine, error) {
 // packet carrying the layer's RID instead makes Pion move the layer's track to the RTX stream (its
 // media is then never read again). Pion's own NACK responder sends such packets for a publisher
 // that marks its packets with RIDs; such publishers declare their RTX streams (a=ssrc-group:FID),
-// which browsers sending RID simulcast with the repair extension do not need to. Without RTX a
-// publisher resends lost packets on the layer's own stream, which Pion keeps reading.
+// as Firefox does too (its RTX would be safe, but the offer cannot tell), Chrome not. Without RTX
+// a publisher resends lost packets on the layer's own stream, which Pion keeps reading.
 func ridRTXUnsafe(md *sdp.MediaDescription, rids []string) bool {
 	if len(rids) == 0 {
 		return false
