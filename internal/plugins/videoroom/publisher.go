@@ -6,10 +6,13 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/pion/webrtc/v4"
+
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/sfu"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
 // publisher is a participant of a room: it joined with ptype "publisher" and may publish streams.
@@ -58,6 +61,9 @@ type pubStream struct {
 	description string
 	moderated   bool
 	talking     bool
+	// readers are the tracks read into each layer: one per layer, since the receiver takes a
+	// layer's packets from one goroutine at a time.
+	readers [policy.MaxSpatial]*webrtc.TrackRemote
 }
 
 func (st *pubStream) describe() map[string]any {
