@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/pion/rtp"
+
+	"github.com/strata-rtc/strata/internal/media"
 )
 
 // opusRate is Opus's RTP clock, and the sample rate of Ogg/Opus granules.
@@ -21,7 +23,7 @@ const maxFill = time.Hour
 
 // audio writes an Opus packet as one frame, after silence for the time missing before it.
 func (t *track) audio(p *rtp.Packet, at time.Duration, out func(*track, frame)) {
-	n := opusSamples(p.Payload)
+	n := media.OpusSamples(p.Payload)
 	if n == 0 {
 		t.st.Dropped++
 		return
@@ -37,36 +39,4 @@ func (t *track) audio(p *rtp.Packet, at time.Duration, out func(*track, frame)) 
 	}
 	t.emit(pts, p.Payload, true, out)
 	t.nextPTS = max(t.nextPTS, t.lastPTS+time.Duration(n)*time.Second/opusRate)
-}
-
-// opusSamples is how many 48 kHz samples an Opus packet holds (RFC 6716 §3.1), 0 if it is empty
-// or its table of contents is malformed.
-func opusSamples(p []byte) int {
-	if len(p) == 0 {
-		return 0
-	}
-	toc := p[0]
-	var frame int // samples per frame
-	switch cfg := toc >> 3; {
-	case cfg < 12: // SILK: 10, 20, 40, 60 ms
-		frame = []int{480, 960, 1920, 2880}[cfg&3]
-	case cfg < 16: // hybrid: 10, 20 ms
-		frame = []int{480, 960}[cfg&1]
-	default: // CELT: 2.5, 5, 10, 20 ms
-		frame = []int{120, 240, 480, 960}[cfg&3]
-	}
-	frames := 1
-	switch toc & 3 {
-	case 1, 2:
-		frames = 2
-	case 3:
-		if len(p) < 2 {
-			return 0
-		}
-		frames = int(p[1] & 0x3f)
-	}
-	if n := frame * frames; n > 0 && n <= 5760 { // at most 120 ms
-		return n
-	}
-	return 0
 }

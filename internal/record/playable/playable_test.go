@@ -51,28 +51,6 @@ func TestReorder(t *testing.T) {
 	}
 }
 
-func TestOpusSamples(t *testing.T) {
-	for _, tc := range []struct {
-		p    []byte
-		want int
-	}{
-		{[]byte{0xf8}, 960},          // CELT FB 20 ms
-		{[]byte{0x78}, 960},          // hybrid FB 20 ms
-		{[]byte{0x18}, 2880},         // SILK NB 60 ms
-		{[]byte{0xf9}, 1920},         // two 20 ms frames
-		{[]byte{0xfb, 0x03}, 2880},   // three 20 ms frames (code 3)
-		{[]byte{0xfb, 0x07}, 0},      // seven 20 ms frames: longer than 120 ms
-		{[]byte{0xfb}, 0},            // code 3 without its count
-		{[]byte{0xfb, 0x00}, 0},      // code 3, no frames
-		{[]byte{0x03 << 3, 0}, 2880}, // SILK config 3: 60 ms
-		{nil, 0},
-	} {
-		if got := opusSamples(tc.p); got != tc.want {
-			t.Errorf("opusSamples(% x) = %d, want %d", tc.p, got, tc.want)
-		}
-	}
-}
-
 func packet(seq uint16, ts uint32, ssrc uint32, marker bool, payload []byte) []byte {
 	b, _ := (&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq, Timestamp: ts, SSRC: ssrc, Marker: marker},
 		Payload: payload}).Marshal()
