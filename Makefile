@@ -5,8 +5,10 @@ CONFIG      ?=
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages with concurrency run under the race detector.
 RACE_PKGS   := ./internal/audio/... ./internal/record/... ./internal/sfu/... ./internal/media/... ./internal/bwe/... ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/... ./internal/load/... ./e2e/...
+RACE_PKGS   += ./internal/source/mjrplay/...
 
 .PHONY: all build run deps-run deps-test test lint unit bench chaos microbench lab fuzz clean
+.PHONY: e2e-janus-streaming
 
 all: build
 
@@ -76,3 +78,10 @@ fuzz:
 
 clean:
 	rm -rf bin lab-out bench-out chaos-out
+
+## e2e-janus-streaming: the streaming browser tests (janus.js, Janus's streaming demo, strata's demo)
+## against Debian's Janus 1.1.2 instead of strata (janus, ffmpeg, chromium; ~1 min): what they expect
+## is what Janus does. `make test` runs them against strata.
+e2e-janus-streaming: deps-test
+	@command -v janus >/dev/null 2>&1 || apt-get install -y -o DPkg::Lock::Timeout=600 janus
+	STRATA_E2E_STREAMING=janus $(GO) test -count=1 -run 'TestJanusJSStreaming|TestJanusStreamingDemo|TestStreamingDemo' ./e2e

@@ -1,8 +1,10 @@
 module github.com/strata-rtc/strata
 
-go 1.25
+go 1.25.0
 
 require (
+	github.com/at-wat/ebml-go v0.19.4
+	github.com/bluenviron/mediacommon/v2 v2.9.3
 	github.com/chromedp/chromedp v0.23.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/hraban/opus v0.0.0-20260708213942-bde8e4304501
@@ -19,6 +21,10 @@ require (
 	gonum.org/v1/plot v0.17.0
 	gopkg.in/yaml.v3 v3.0.1
 )
+
+require github.com/abema/go-mp4 v1.7.1 // indirect
+
+require github.com/bluenviron/gortsplib/v5 v5.6.4
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
@@ -38,10 +44,10 @@ require (
 	github.com/pion/stun/v4 v4.0.0 // indirect
 	github.com/pion/turn/v5 v5.1.0 // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
-	golang.org/x/crypto v0.48.0 // indirect
+	golang.org/x/crypto v0.55.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/net v0.50.0 // indirect
-	golang.org/x/sys v0.41.0
-	golang.org/x/text v0.34.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sys v0.47.0
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 )

@@ -122,7 +122,7 @@ func TestAudioScenariosAndTargets(t *testing.T) {
 	}
 	c := config{Binaries: rig.Binaries{Strata: "bin/strata", Janus: "/usr/bin/janus", JanusLib: t.TempDir()}}
 	dir := t.TempDir()
-	if _, err := target(c, "janus", scs[0].plans[0]).Write(dir, "10.0.0.2", "veth9", 8088); err != nil {
+	if _, err := target(c, "janus", scs[0].plans[0], "").Write(dir, "10.0.0.2", "veth9", 8088); err != nil {
 		t.Fatal(err)
 	}
 	jcfg, err := os.ReadFile(filepath.Join(dir, "janus.plugin.audiobridge.jcfg"))
@@ -133,13 +133,13 @@ func TestAudioScenariosAndTargets(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "janus.plugin.videoroom.jcfg")); err == nil {
 		t.Error("the audio bridge run configures the videoroom")
 	}
-	if tg := target(c, "janus", scs[1].plans[1]); tg.Name != "janus" {
+	if tg := target(c, "janus", scs[1].plans[1], ""); tg.Name != "janus" {
 		t.Fatal(tg.Name)
 	}
 	// strata takes the generator's 200 participants from one address, and keeps its audio bridge
 	// with the sample room.
 	sdir := t.TempDir()
-	argv, err := target(c, "strata", scs[0].plans[0]).Write(sdir, "10.0.0.2", "veth9", 8088)
+	argv, err := target(c, "strata", scs[0].plans[0], "").Write(sdir, "10.0.0.2", "veth9", 8088)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +76,51 @@ func TestCleanAndRatio(t *testing.T) {
 	}
 	if ratio(1, 2) != "0.50" || ratio(0, 0) != "= (both 0)" || ratio(1, 0) != "–" {
 		t.Errorf("ratios %q %q %q", ratio(1, 2), ratio(0, 0), ratio(1, 0))
+	}
+}
+
+// TestStreamingScenario checks the streaming fan-out's sweep and that Janus runs it with the
+// streaming plugin alone, without mountpoints (the run creates its own).
+func TestStreamingScenario(t *testing.T) {
+	sc := streamingFanOut(scales["small"], "http://10.0.0.2:8088/janus")
+	var ns []int
+	for _, p := range sc.plans {
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		ns = append(ns, p.Receivers())
+	}
+	if !sc.sweep || !isSweep(sc.name) || fmt.Sprint(ns) != "[1 2 4 8 16 32 64]" {
+		t.Errorf("sweep %v over %v", sc.sweep, ns)
+	}
+	lib := t.TempDir()
+	for _, f := range []string{"plugins/libjanus_videoroom.so", "plugins/libjanus_streaming.so", "transports/libjanus_http.so"} {
+		_ = os.MkdirAll(filepath.Join(lib, filepath.Dir(f)), 0o755)
+		if err := os.WriteFile(filepath.Join(lib, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := config{Binaries: rig.Binaries{Janus: "/usr/bin/janus", JanusLib: lib}}
+	dir := t.TempDir()
+	if _, err := target(c, "janus", sc.plans[0], sc.strataYAML).Write(dir, "10.0.0.2", "veth9", 8088); err != nil {
+		t.Fatal(err)
+	}
+	main, _ := os.ReadFile(filepath.Join(dir, "janus.jcfg"))
+	if !strings.Contains(string(main), `disable = "libjanus_videoroom.so"`) {
+		t.Errorf("janus.jcfg does not run the streaming plugin alone:\n%s", main)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "janus.plugin.streaming.jcfg")); err != nil || strings.Contains(string(b), "port") {
+		t.Errorf("streaming configuration: %v\n%s", err, b)
+	}
+	path, err := rig.WriteStrataConfig(t.TempDir(), "10.0.0.2", "veth9", 8088, benchStrataYAML, sc.strataYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := strataconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Plugins.Streaming.Enabled || len(cfg.Plugins.Streaming.Mountpoints) != 0 {
+		t.Errorf("strata's streaming plugin: %+v", cfg.Plugins.Streaming)
 	}
 }

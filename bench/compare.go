@@ -56,15 +56,18 @@ func writeResults(c config, outcomes []*outcome, args []string) string {
 			writeAudioScenario(&b, c, o)
 			continue
 		}
-		if o.name == "fanout" {
+		if isSweep(o.name) {
 			writeSweep(&b, c, o)
 		} else {
 			writeComparison(&b, c, o, 0)
 		}
+		if o.name == streamingScenario {
+			writeStreamingAgainstVideoroom(&b, c, o, outcomes)
+		}
 		if err := writeComparisonPlots(c, o); err != nil {
 			o.notes = append(o.notes, "plots: "+err.Error())
-		} else if o.name == "fanout" {
-			b.WriteString("Plots: `fanout/compare-cpu-per-gbit.svg`, `fanout/compare-rss-per-pc.svg`.\n\n")
+		} else if isSweep(o.name) {
+			fmt.Fprintf(&b, "Plots: `%[1]s/compare-cpu-per-gbit.svg`, `%[1]s/compare-rss-per-pc.svg`.\n\n", o.name)
 		} else {
 			fmt.Fprintf(&b, "Plots: `%[1]s/compare-cpu.svg`, `%[1]s/compare-memory.svg`, `%[1]s/compare-bandwidth.svg`.\n\n", o.name)
 		}
@@ -134,10 +137,13 @@ func writeComparison(b *strings.Builder, c config, o *outcome, i int) {
 	b.WriteString("\n\n")
 }
 
+// isSweep reports whether the scenario is a fan-out sweep (N doubling until a run is not clean).
+func isSweep(name string) bool { return name == "fanout" || name == streamingScenario }
+
 // writeSweep tabulates the fan-out steps and compares the largest fan-out both servers carried
 // cleanly.
 func writeSweep(b *strings.Builder, c config, o *outcome) {
-	b.WriteString("| N | target | forwarded Mbit/s | CPU s/Gbit | RSS/PC kB | loss % | freezes | complete % | generator CPU s | clean |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| N | target | forwarded Mbit/s | CPU s/Gbit | RSS/PC kB | loss % | freezes | complete % | generator CPU s | load avg | clean |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	steps := 0
 	for _, t := range c.targets {
 		steps = max(steps, len(o.runs[t]))
@@ -152,9 +158,9 @@ func writeSweep(b *strings.Builder, c config, o *outcome) {
 				continue
 			}
 			r := runs[i]
-			fmt.Fprintf(b, "| %d | %s | %.1f | %.3f | %.1f | %.3f | %d | %.0f | %.2f | %v |\n", r.Plan.Subscribers, t,
+			fmt.Fprintf(b, "| %d | %s | %.1f | %.3f | %.1f | %.3f | %d | %.0f | %.2f | %.1f | %v |\n", r.Plan.Receivers(), t,
 				r.Totals.ForwardedMbps, r.Totals.CPUSecondsPerGbit, r.Totals.RSSPerPCBytes/1024, 100*r.Totals.MeanLossRatio,
-				r.Totals.Freezes, 100*r.Totals.CompleteShare, r.Generator.CPUSeconds, clean(r))
+				r.Totals.Freezes, 100*r.Totals.CompleteShare, r.Generator.CPUSeconds, r.Machine.LoadAvg, clean(r))
 			allClean = allClean && clean(r)
 		}
 		if allClean {
@@ -167,7 +173,7 @@ func writeSweep(b *strings.Builder, c config, o *outcome) {
 		return
 	}
 	r := o.runs[c.targets[0]][common]
-	fmt.Fprintf(b, "Comparison at N = %d, the largest fan-out every target carried cleanly:\n\n", r.Plan.Subscribers)
+	fmt.Fprintf(b, "Comparison at N = %d, the largest fan-out every target carried cleanly:\n\n", r.Plan.Receivers())
 	writeComparison(b, c, o, common)
 }
 

@@ -24,7 +24,7 @@ func targetColor(name string) color.Color {
 // fan-out sweep, CPU per forwarded gigabit and memory per PeerConnection against N.
 func writeComparisonPlots(c config, o *outcome) error {
 	dir := filepath.Join(c.out, o.name)
-	if o.name == "fanout" {
+	if isSweep(o.name) {
 		return writeSweepPlots(c, o, dir)
 	}
 	type fig struct {
@@ -62,7 +62,7 @@ func writeSweepPlots(c config, o *outcome, dir string) error {
 		lc := report.Line{Name: t, Color: targetColor(t)}
 		lm := lc
 		for _, r := range o.runs[t] {
-			n := float64(r.Plan.Subscribers)
+			n := float64(r.Plan.Receivers())
 			if r.Totals.CPUSecondsPerGbit > 0 {
 				lc.X, lc.Y = append(lc.X, n), append(lc.Y, r.Totals.CPUSecondsPerGbit)
 			}
@@ -71,7 +71,7 @@ func writeSweepPlots(c config, o *outcome, dir string) error {
 		cpu, mem = append(cpu, lc), append(mem, lm)
 	}
 	return errors.Join(
-		report.PlotLines(filepath.Join(dir, "compare-cpu-per-gbit"), "fan-out: server CPU per forwarded gigabit", "subscribers", "CPU s per Gbit", cpu),
-		report.PlotLines(filepath.Join(dir, "compare-rss-per-pc"), "fan-out: server memory per PeerConnection", "subscribers", "kB per PeerConnection", mem),
+		report.PlotLines(filepath.Join(dir, "compare-cpu-per-gbit"), o.name+": server CPU per forwarded gigabit", "receivers", "CPU s per Gbit", cpu),
+		report.PlotLines(filepath.Join(dir, "compare-rss-per-pc"), o.name+": server memory per PeerConnection", "receivers", "kB per PeerConnection", mem),
 	)
 }

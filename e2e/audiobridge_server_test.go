@@ -56,24 +56,37 @@ func startAudioBridge(t *testing.T) *abServer {
 			adminSecret: srv.AdminSecret(),
 		}
 	case "janus":
-		return startJanusAudioBridge(t)
+		return startJanus(t, abTargetEnv, "libjanus_audiobridge.so", map[string]string{
+			"janus.plugin.audiobridge.jcfg": `general: {
+}
+room-1234: {
+	description = "Demo Room"
+	sampling_rate = 16000
+}
+`})
 	default:
 		t.Fatalf("%s=%q: want strata or janus", abTargetEnv, target)
 		return nil
 	}
 }
 
-// startJanusAudioBridge runs Debian's Janus with a generated configuration in a temporary
-// directory, as a child process that the test stops by its PID.
-func startJanusAudioBridge(t *testing.T) *abServer {
+// startJanus runs Debian's Janus with a generated configuration in a temporary directory, as a
+// child process that the test stops by its PID: one plugin (its library name, e.g.
+// "libjanus_audiobridge.so") with the configuration files in pluginFiles (name → content), the
+// HTTP and WebSocket transports on free ports. env names the variable that chose Janus, for messages.
+func startJanus(t *testing.T, env, plugin string, pluginFiles map[string]string) *abServer {
 	t.Helper()
 	if _, err := os.Stat(janusBin); err != nil {
-		t.Fatalf("%s=janus needs Debian's janus package (%v)", abTargetEnv, err)
+		t.Fatalf("%s=janus needs Debian's janus package (%v)", env, err)
 	}
 	dir := t.TempDir()
 	httpPort, wsPort, adminPort := freePort(t), freePort(t), freePort(t)
 	const secret = "e2e-admin-secret"
-	for name, body := range janusAudioBridgeConfig(dir, httpPort, wsPort, adminPort, secret) {
+	files := janusConfig(dir, plugin, httpPort, wsPort, adminPort, secret)
+	for name, body := range pluginFiles {
+		files[name] = body
+	}
+	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -129,10 +142,10 @@ func startJanusAudioBridge(t *testing.T) *abServer {
 	return s
 }
 
-// janusAudioBridgeConfig is Janus's configuration: the audiobridge plugin with strata's sample
-// room 1234, the HTTP transport (API and admin API, with CORS for pages of other origins) and the
-// WebSocket transport, on 127.0.0.1; everything else off.
-func janusAudioBridgeConfig(dir string, httpPort, wsPort, adminPort int, secret string) map[string]string {
+// janusConfig is Janus's configuration: one plugin (configured by the caller), the HTTP transport
+// (API and admin API, with CORS for pages of other origins) and the WebSocket transport, on
+// 127.0.0.1; everything else off.
+func janusConfig(dir, plugin string, httpPort, wsPort, adminPort int, secret string) map[string]string {
 	others := func(sub string, keep ...string) string {
 		libs, _ := filepath.Glob(filepath.Join(janusLibDir, sub, "libjanus_*.so"))
 		var names []string
@@ -176,15 +189,8 @@ loggers: {
 events: {
 	broadcast = false
 }
-`, dir, janusLibDir, secret, others("plugins", "libjanus_audiobridge.so"),
+`, dir, janusLibDir, secret, others("plugins", plugin),
 			others("transports", "libjanus_http.so", "libjanus_websockets.so")),
-		"janus.plugin.audiobridge.jcfg": `general: {
-}
-room-1234: {
-	description = "Demo Room"
-	sampling_rate = 16000
-}
-`,
 		"janus.transport.http.jcfg": fmt.Sprintf(`general: {
 	json = "compact"
 	base_path = "/janus"

@@ -10,6 +10,10 @@
 // negotiates it). Janus's own admin page and audiobridge demo (Debian's janus-demos) run against
 // strata unmodified.
 //
+// The streaming tests feed mountpoints with ffmpeg over RTP and watch them with janus.js, Janus's own
+// streaming demo and strata's (docs/STREAMING.md); with STRATA_E2E_STREAMING=janus they run against
+// Debian's Janus 1.1.2.
+//
 // The audiobridge tests run against Debian's Janus 1.1.2 instead with STRATA_E2E_AUDIOBRIDGE=janus
 // (started on free ports by the test), which shows that what they expect is what Janus does.
 //

@@ -15,7 +15,8 @@ import (
 const janusJSPath = "/usr/share/javascript/janus-gateway/janus.js"
 
 // servePage serves the test pages (the echotest at /, the videoroom at /videoroom.html, the
-// videoroom features at /features.html, the audiobridge at /audiobridge.html) and the installed janus.js, unmodified, from a test-local
+// videoroom features at /features.html, the audiobridge at /audiobridge.html, a streaming viewer at
+// /streaming.html) and the installed janus.js, unmodified, from a test-local
 // HTTP server. Its origin differs from strata's API, as it does when Janus's demos are served by a
 // separate web server, so the calls also exercise strata's CORS handling and cross-origin
 // WebSockets.
@@ -40,6 +41,9 @@ func servePage(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("/audiobridge.html", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-audiobridge.html")
+	})
+	mux.HandleFunc("/streaming.html", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, "testdata/janusjs-streaming.html")
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

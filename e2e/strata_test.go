@@ -16,7 +16,7 @@ import (
 )
 
 // startStrata runs a strata server with its default configuration, except that every listener binds
-// a free port on 127.0.0.1 and mods apply. Media still gathers host candidates on every interface:
+// a free port on 127.0.0.1 (the sample mountpoints a free port each) and mods apply. Media still gathers host candidates on every interface:
 // Chromium ignores loopback candidates, so the call runs over the machine's own non-loopback address.
 // The admin secret is the one the server generates (srv.AdminSecret()). The server's log is kept and
 // printed if the test fails.
@@ -26,6 +26,7 @@ func startStrata(t *testing.T, mods ...func(*config.Config)) *server.Server {
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
 	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
 	cfg.Transports.Admin.Listen = "127.0.0.1:0"
+	cfg.Plugins.Streaming.FreePorts() // the streaming tests move the samples they feed to ports they chose
 	for _, m := range mods {
 		m(cfg)
 	}

@@ -24,11 +24,13 @@ packages_test=(
   chromium             # headless browser for the end-to-end tests
   libjs-janus-gateway  # the unmodified janus.js the compatibility tests load
   janus-demos          # Janus's own demo pages (the admin page), loaded unmodified by the e2e tests
+                       # (janus-demos also holds /usr/share/janus/streams: radio.alaw, music.mulaw, played by internal/source/file's tests)
   ffmpeg               # encodes the test media (VP8 simulcast, Opus, announcement files); ffprobe reads recordings back
   iproute2             # network namespaces for isolated test servers
   libns3-dev           # ns-3, the simulator's fidelity peer
   g++                  # to build the small ns-3 program
   janus-tools          # janus-pp-rec, which reads the recordings (.mjr) back in internal/record's tests
+  janus                # Janus itself: Record&Play recordings shared both ways (internal/plugins/recordplay)
 )
 
 install() {

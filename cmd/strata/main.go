@@ -7,6 +7,7 @@
 //	strata lab run FILE|DIR [flags]      run lab scenarios in the simulator
 //	strata load --server URL [flags]     load-test a Janus-API server (strata or Janus)
 //	strata netctl serve|agent|check      the network controller and its interface-counter agent
+//	strata rec convert IN.mjr OUT.opus   convert a recording into a file players read
 //	strata version
 package main
 
@@ -35,6 +36,7 @@ func commands() []command {
 		{"lab", "run lab scenarios in the simulator (strata lab run FILE|DIR)", labCommand},
 		{"load", "drive a Janus-API videoroom with synthetic WebRTC clients and measure the server", load.Main},
 		{"netctl", "network controller for network-assisted simulcast (serve, agent, check)", netctl.Main},
+		{"rec", "recordings: strata rec convert IN.mjr OUT.opus", recCommand},
 		{"version", "print the version", func([]string, io.Writer, io.Writer) int {
 			fmt.Println("strata", version)
 			return 0

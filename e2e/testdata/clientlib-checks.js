@@ -54,7 +54,7 @@ async (httpURL, wsURL) => {
   ]);
   const cur = new Map([
     ['o', { type: 'outbound-rtp', timestamp: 2000, bytesSent: 125000 }],
-    ['i', { type: 'inbound-rtp', kind: 'video', timestamp: 2000, bytesReceived: 62500, packetsLost: 5, packetsReceived: 95,
+    ['i', { type: 'inbound-rtp', kind: 'video', mid: 'v', timestamp: 2000, bytesReceived: 62500, packetsLost: 5, packetsReceived: 95,
             framesDecoded: 30, frameWidth: 640, frameHeight: 480, framesPerSecond: 20 }],
     ['t', { type: 'transport', timestamp: 2000, selectedCandidatePairId: 'p' }],
     ['p', { type: 'candidate-pair', timestamp: 2000, currentRoundTripTime: 0.012 }],
@@ -65,6 +65,8 @@ async (httpURL, wsURL) => {
   check('stats loss 5 %', Math.abs(s.lossPercent - 5) < 1e-9, s);
   check('stats rtt 12 ms', Math.abs(s.rttMs - 12) < 1e-9, s);
   check('stats video', s.framesDecoded === 30 && s.frameWidth === 640 && s.frameHeight === 480, s);
+  check('stats per video stream', s.videos.length === 1 && s.videos[0].mid === 'v' && Math.abs(s.videos[0].bitrateKbps - 500) < 1e-9
+    && s.videos[0].frameWidth === 640 && s.videos[0].framesPerSecond === 20, s.videos);
   const first = lib.summarizeStats(null, cur);
   check('stats first sample has no rates', first.bitrateOutKbps === 0 && first.lossPercent === 0, first);
 

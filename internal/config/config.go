@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -23,6 +25,7 @@ type Config struct {
 	General    General    `yaml:"general"`
 	Transports Transports `yaml:"transports"`
 	Media      Media      `yaml:"media"`
+	Recording  Recording  `yaml:"recording"`
 	Plugins    Plugins    `yaml:"plugins"`
 }
 
@@ -167,11 +170,57 @@ type Plugins struct {
 	EchoTest    EchoTest    `yaml:"echotest"`
 	VideoRoom   VideoRoom   `yaml:"videoroom"`
 	AudioBridge AudioBridge `yaml:"audiobridge"`
+	Streaming   Streaming   `yaml:"streaming"`
+	VoiceMail   VoiceMail   `yaml:"voicemail"`
+	RecordPlay  RecordPlay  `yaml:"recordplay"`
 }
 
 // EchoTest configures janus.plugin.echotest.
 type EchoTest struct {
 	Enabled bool `yaml:"enabled"`
+	// RecordingsDir is where `record` writes the .mjr files; filenames in requests stay inside it.
+	RecordingsDir string `yaml:"recordings_dir"`
+}
+
+// VoiceMail configures janus.plugin.voicemail.
+type VoiceMail struct {
+	Enabled bool `yaml:"enabled"`
+	// Path is the directory the messages (.opus) are written to and served from.
+	Path string `yaml:"path"`
+	// Base is the prefix of the URL "done" returns: a URL path, or an absolute URL; the messages are
+	// served at its path.
+	Base string `yaml:"base"`
+	// MaxDuration is how long a message may last (Janus: 10 s).
+	MaxDuration time.Duration `yaml:"max_duration"`
+	// Events is Janus's switch for event handlers, which strata does not have; accepted, unused.
+	Events bool `yaml:"events"`
+}
+
+// BasePath is the URL path of Base, which may be a path ("/voicemail/") or, as in Janus, an
+// absolute URL ("https://example.com/voicemail/", for messages behind a proxy); "" if it is neither.
+func (v VoiceMail) BasePath() string {
+	if strings.HasPrefix(v.Base, "/") {
+		return v.Base
+	}
+	u, err := url.Parse(v.Base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || !strings.HasPrefix(u.Path, "/") {
+		return ""
+	}
+	return u.Path
+}
+
+func (v VoiceMail) validate() []error {
+	var errs []error
+	if v.Enabled && v.Path == "" {
+		errs = append(errs, errors.New("plugins.voicemail.path: must be set"))
+	}
+	if v.Enabled && strings.Trim(v.BasePath(), "/") == "" {
+		errs = append(errs, fmt.Errorf("plugins.voicemail.base: %q must be a URL path below / or an http(s) URL with one", v.Base))
+	}
+	if v.MaxDuration <= 0 {
+		errs = append(errs, errors.New("plugins.voicemail.max_duration: must be positive"))
+	}
+	return errs
 }
 
 // VideoRoom configures janus.plugin.videoroom, the SFU.
@@ -180,6 +229,9 @@ type VideoRoom struct {
 	// AdminKey, when set, must accompany create (and rtp_forward with LockRTPForward).
 	AdminKey       string `yaml:"admin_key"`
 	LockRTPForward bool   `yaml:"lock_rtp_forward"`
+	// RecordingsDir is where publishers' .mjr recordings go: a room's rec_dir and a publisher's
+	// filename are taken inside it.
+	RecordingsDir string `yaml:"recordings_dir"`
 	// Rooms exist from start-up (Janus's room-<id> sections).
 	Rooms []VideoRoomRoom `yaml:"rooms"`
 	// Allocation tunes the per-subscriber layer allocation.
@@ -227,6 +279,7 @@ type VideoRoomRoom struct {
 	RequirePvtID       bool   `yaml:"require_pvtid"`
 	Record             bool   `yaml:"record"`
 	RecDir             string `yaml:"rec_dir"`
+	LockRecord         bool   `yaml:"lock_record"`
 	// Policy is the room's layer policy (bwe, probe, network, hybrid); empty: allocation.policy.
 	Policy string `yaml:"policy"`
 }
@@ -327,9 +380,13 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("media.ice: udp_mux_port and tcp_port must be 0-65535"))
 	}
 	errs = append(errs, c.General.Limits.validate()...)
+	errs = append(errs, c.Recording.validate()...)
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)
 	errs = append(errs, c.Plugins.AudioBridge.validate()...)
+	errs = append(errs, c.Plugins.Streaming.validate()...)
+	errs = append(errs, c.Plugins.VoiceMail.validate()...)
+	errs = append(errs, c.Plugins.RecordPlay.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}

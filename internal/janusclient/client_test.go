@@ -18,6 +18,7 @@ func startServer(t *testing.T, edit func(*config.Config)) *server.Server {
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
 	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
 	cfg.Transports.Admin.Enabled = false
+	cfg.Plugins.Streaming.FreePorts()
 	if edit != nil {
 		edit(cfg)
 	}

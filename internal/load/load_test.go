@@ -85,6 +85,21 @@ func TestSmokeFanOut(t *testing.T) {
 	}
 }
 
+// TestSmokeStreaming creates an rtp mountpoint on strata's streaming plugin, feeds it plain RTP
+// and has three viewers watch it: each receives the Opus and the VP8 stream, from a keyframe.
+func TestSmokeStreaming(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	res := smoke(t, plan.StreamingFanOut(httpURL, 3))
+	if res.Totals.Subscribers != 3 || res.Totals.StreamsExpected != 6 || len(res.Publishers) != 1 || res.Publishers[0].Packets == 0 {
+		t.Errorf("totals %+v, feed %+v", res.Totals, res.Publishers)
+	}
+	for _, st := range res.Streams {
+		if st.Kind == "video" && st.Keyframes == 0 {
+			t.Errorf("viewer %d: video without a keyframe", st.Subscription)
+		}
+	}
+}
+
 func TestSmokeVideoroom(t *testing.T) {
 	_, wsURL := loadtest.StartStrata(t)
 	p := plan.Videoroom(wsURL, 3, 2)

@@ -2,10 +2,11 @@
 // itself): synthetic WebRTC publishers send real VP8 simulcast and Opus at real-time pace into a
 // videoroom, subscribers receive and measure every stream without decoding; or audio bridge
 // participants send speech in a call's talk pattern and measure (and some decode) the mix they
-// get back. A sampler records the server process's CPU, memory, threads and traffic every second;
-// a stepped run also measures every step. A run writes CSV, summary.json, plots and report.md.
-// The plan comes from flags or a YAML file (package plan); the clients, media, voices, metrics,
-// sampler and report live in the subpackages.
+// get back; or viewers watch a streaming mountpoint that the generator feeds plain RTP. A sampler
+// records the server process's CPU, memory, threads and traffic every second; a stepped run also
+// measures every step. A run writes CSV, summary.json, plots and report.md. The plan comes from
+// flags or a YAML file (package plan); the clients, media, voices, metrics, sampler and report
+// live in the subpackages.
 package load
 
 import (
@@ -34,13 +35,15 @@ const (
 
 const usage = `usage: strata load [flags]
 
-Drives a Janus-API server's videoroom with synthetic WebRTC publishers and subscribers, or its
-audio bridge with participants who talk in turns, and measures the server (CPU, memory, threads,
+Drives a Janus-API server's videoroom with synthetic WebRTC publishers and subscribers, its
+audio bridge with participants who talk in turns, or its streaming plugin with viewers of an rtp
+mountpoint the generator feeds plain RTP, and measures the server (CPU, memory, threads,
 traffic) and what the clients receive (bitrate, loss, jitter, frames, freezes, time to first
 frame; for audio, late frames and inter-arrival times, and whether the mix carries speech).
 
   strata load --server http://127.0.0.1:8088/janus --create-room --publishers 1 --subscribers 3 --duration 10s --out load-out
   strata load --server http://127.0.0.1:8088/janus --room 1234 --audiobridge 20 --step 5 --step-hold 10s --out load-out
+  strata load --server http://127.0.0.1:8088/janus --create-room --room 4001 --streaming 16 --duration 20s --out load-out
   strata load --plan plan.yaml --out load-out
 
 Outputs in --out: summary.json, timeseries.csv, streams.csv, cpu/memory/bandwidth .png and .svg,

@@ -46,8 +46,9 @@ type run struct {
 	pubs     []*client.Publisher   // by publisher index; nil until joined (or if it failed)
 	parts    []*client.Participant // audio bridge participants, by index; nil until joined
 	nParts   int
-	subs     []*client.Subscriber
+	subs     []*client.Subscriber // subscribers and streaming viewers
 	expected map[*client.Subscriber]int
+	feed     *client.Feed // the plain RTP into a streaming mountpoint the run created; nil otherwise
 	nPubs    int
 	subCount int
 	errs     []string
@@ -101,10 +102,21 @@ func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error)
 		return nil, err
 	}
 	defer admin.Close(context.Background())
-	if err := r.prepareRoom(setup, admin); err != nil {
+	if p.IsStreaming() {
+		if err := r.prepareMountpoint(setup, admin); err != nil {
+			return nil, err
+		}
+		defer r.closeFeed()
+	} else if err := r.prepareRoom(setup, admin); err != nil {
 		return nil, err
 	}
-	if p.CreateRoom {
+	if p.CreateRoom && p.IsStreaming() {
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = admin.DestroyMountpoint(ctx, p.Room)
+		}()
+	} else if p.CreateRoom {
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
@@ -124,6 +136,8 @@ func layersFor(media string) []mediasrc.Layer {
 		return mediasrc.Layers
 	case plan.MediaVideo:
 		return mediasrc.Layers[1:2]
+	case plan.MediaHD:
+		return mediasrc.Layers[:1]
 	}
 	return nil
 }
@@ -242,6 +256,11 @@ func (r *run) joinAll(ctx context.Context) time.Duration {
 	}
 	for i := 0; i < r.plan.AudioBridge.Participants; i++ {
 		if !pace(func() { r.joinParticipant(ctx, i) }) {
+			break
+		}
+	}
+	for i := 0; i < r.plan.Streaming.Viewers; i++ {
+		if !pace(func() { r.joinViewer(ctx) }) {
 			break
 		}
 	}

@@ -148,6 +148,9 @@ func (r *run) counters() totals {
 		t.pubs++
 		sent(p.Sent())
 	}
+	if f := r.feedOf(); f != nil {
+		sent(f.Sent())
+	}
 	for _, p := range parts {
 		t.parts++
 		sent(p.Sent())
@@ -220,6 +223,10 @@ func (r *run) collect(interrupted bool) *report.Result {
 			st := p.Sent()
 			res.Publishers = append(res.Publishers, report.Publisher{Index: p.Index, Packets: st.Packets, Bytes: st.Bytes, LateSkips: st.Late, SendErrors: st.Errors})
 		}
+	}
+	if r.feed != nil {
+		st := r.feed.Sent()
+		res.Publishers = append(res.Publishers, report.Publisher{Index: 0, Packets: st.Packets, Bytes: st.Bytes, LateSkips: st.Late, SendErrors: st.Errors})
 	}
 	res.Totals = report.Totals{Publishers: cur.pubs, Subscribers: cur.pureSubs, AudioBridge: cur.parts,
 		PeerConnections: cur.pubs + cur.subs + cur.parts, FailedJoins: r.failed, SentBytes: cur.sent}

@@ -69,6 +69,17 @@ func newMediaEngine(m config.Media) (*webrtc.MediaEngine, error) {
 	if err := me.RegisterCodec(multiopus, webrtc.RTPCodecTypeAudio); err != nil {
 		return nil, fmt.Errorf("register multiopus: %w", err)
 	}
+	// G.711 last, with its static payload types: never preferred over Opus, but a streaming
+	// mountpoint of Janus's A-law and µ-law samples is offered as browsers take it.
+	for _, g := range []struct {
+		mime string
+		pt   webrtc.PayloadType
+	}{{webrtc.MimeTypePCMU, 0}, {webrtc.MimeTypePCMA, 8}} {
+		c := webrtc.RTPCodecParameters{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: g.mime, ClockRate: 8000}, PayloadType: g.pt}
+		if err := me.RegisterCodec(c, webrtc.RTPCodecTypeAudio); err != nil {
+			return nil, fmt.Errorf("register %s: %w", g.mime, err)
+		}
+	}
 	fb := videoFeedback(m)
 	for _, c := range videoCodecs {
 		codec := webrtc.RTPCodecParameters{

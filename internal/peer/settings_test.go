@@ -221,7 +221,7 @@ func TestCodecsOffered(t *testing.T) {
 	for _, want := range []string{
 		"opus/48000/2", "useinbandfec=1", "VP8/90000", "VP9/90000", "profile-id=0", "profile-id=2",
 		"profile-level-id=42e01f", "profile-level-id=42001f", "profile-level-id=4d001f", "profile-level-id=640032",
-		"AV1/90000", "a=rtpmap:121 multiopus/48000/6",
+		"AV1/90000", "a=rtpmap:121 multiopus/48000/6", "a=rtpmap:0 PCMU/8000", "a=rtpmap:8 PCMA/8000",
 		"a=fmtp:121 minptime=10;useinbandfec=1;channel_mapping=0,4,1,2,3,5;num_streams=4;coupled_streams=2",
 	} {
 		if !strings.Contains(offer, want) {
@@ -231,8 +231,11 @@ func TestCodecsOffered(t *testing.T) {
 	if n := strings.Count(offer, " apt="); n != len(videoCodecs) {
 		t.Errorf("%d rtx apt= lines, want one per video codec (%d)", n, len(videoCodecs))
 	}
-	if got := countLines(offer, "a=rtpmap:"); got != 2+2*len(videoCodecs) {
-		t.Errorf("%d rtpmap lines, want %d (opus, multiopus, each video codec with rtx)", got, 2+2*len(videoCodecs))
+	if got := countLines(offer, "a=rtpmap:"); got != 4+2*len(videoCodecs) {
+		t.Errorf("%d rtpmap lines, want %d (opus, multiopus, PCMU, PCMA, each video codec with rtx)", got, 4+2*len(videoCodecs))
+	}
+	if strings.Index(offer, "PCMU/8000") < strings.Index(offer, "multiopus/48000/6") {
+		t.Error("G.711 is preferred to Opus in strata's offers")
 	}
 	if strings.Index(offer, "opus/48000/2") > strings.Index(offer, "multiopus/48000/6") {
 		t.Error("multiopus is preferred to opus in strata's offers")

@@ -211,6 +211,24 @@ func (b Body) Object(key string) Body {
 	return o
 }
 
+// Items reads an array element's items as Bodies with the same codes; an item that is not an object
+// is an empty Body, as jansson's json_object_get finds nothing in it (so a table on it reports its
+// first mandatory element missing). Nil when the element is absent or not an array.
+func (b Body) Items(key string) []Body {
+	var items []json.RawMessage
+	if json.Unmarshal(b.fields[key], &items) != nil {
+		return nil
+	}
+	out := make([]Body, len(items))
+	for i, it := range items {
+		out[i] = Body{codes: b.codes}
+		if len(it) > 0 && it[0] == '{' {
+			_ = json.Unmarshal(it, &out[i].fields)
+		}
+	}
+	return out
+}
+
 // Strings reads an array whose items must all be strings; reason is the plugin's message when one
 // is not (Janus words it per array: "Invalid element in the allowed array (not a string)").
 func (b Body) Strings(key, reason string) ([]string, *RequestError) {

@@ -87,3 +87,21 @@ func TestStringsAndSecret(t *testing.T) {
 		t.Errorf("wrong secret: %v", err)
 	}
 }
+
+// TestItems: an array's objects become Bodies with the same codes; other items are empty, so a
+// table on them reports its first mandatory element missing, as Janus does on a non-object item.
+func TestItems(t *testing.T) {
+	b, _ := ParseBody(json.RawMessage(`{"media":[{"mid":"a"},7,null,[1]],"one":{"mid":"a"}}`), &testCodes)
+	items := b.Items("media")
+	if len(items) != 4 || items[0].Str("mid") != "a" {
+		t.Fatalf("items: %+v", items)
+	}
+	for _, it := range items[1:] {
+		if err := it.Validate(Param{Name: "mid", Kind: String, Required: true}); err == nil || err.Code != 3 {
+			t.Errorf("a non-object item: %v, want missing", err)
+		}
+	}
+	if b.Items("one") != nil || b.Items("absent") != nil {
+		t.Error("Items of an object or an absent element")
+	}
+}

@@ -19,8 +19,20 @@
 // since the first packet, a 2-byte big-endian length, and the RTP packet as received, header
 // extensions included. A recording closed before any packet holds the 8 bytes only, as Janus's.
 //
+// The first packets are held for 100 ms and written in sequence order, so that one the network
+// delayed past the first to arrive (often the start of the first keyframe) is not lost to the
+// renumbering, which starts from the first packet written.
+//
 // As Janus's recorder does, the packets' sequence numbers and timestamps are rewritten to continue
 // across a change of SSRC and across a pause (Resync), the timestamp advancing by the time that
 // passed; unlike Janus's, the SSRC is rewritten too, to the first packet's, because janus-pp-rec
 // drops every packet whose SSRC is not the first one it reads.
+//
+// A Session records one participant for the plugins: a .mjr file per track, always, and, when
+// the configuration's recording.playable says so, one file players read (WebM, Ogg or MP4, audio
+// and video together and in sync) written beside them as the media arrives, through the pipeline
+// of package playable. Its tracks are sinks too, with the same ring discipline as MJR.
+//
+// MJRReader reads recordings back, frame by frame: strata's, Janus's, and those of Janus's older
+// formats (MJR00001, whose frames have no time, and the one before it, with no JSON header).
 package record

@@ -85,13 +85,6 @@ type Stats struct {
 	Bytes uint64
 }
 
-// slotMeta describes the packet in one ring slot.
-type slotMeta struct {
-	n      int
-	at     time.Duration
-	resync bool // the stream did not continue before this packet
-}
-
 // MJR is one recording: an sfu.Sink writing the packets of one layer of a track to a .mjr file.
 type MJR struct {
 	path  string
@@ -99,14 +92,9 @@ type MJR struct {
 	layer int
 	info  mjrInfo
 
-	// The ring: the media path writes slots at tail, the writer reads them at head. One producer
-	// (the layer's goroutine) and one consumer, so two counters suffice.
-	data       []byte
-	meta       []slotMeta
-	mask       uint64
-	head, tail atomic.Uint64
-	wake       chan struct{}
-	resync     atomic.Bool
+	// The ring between the media path and the writer.
+	ring *ring
+	wake chan struct{}
 
 	// Close waits for calls of WriteRTP it raced with (inflight), so that every packet it
 	// accepted is written and counted.
@@ -169,11 +157,7 @@ func NewMJR(path string, codec media.Codec, opts ...Option) (*MJR, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: %w", err)
 	}
-	n := 1
-	for n < o.slots {
-		n <<= 1
-	}
-	m.data, m.meta, m.mask = make([]byte, n*media.SlotSize), make([]slotMeta, n), uint64(n-1)
+	m.ring = newRing(o.slots, m.wake)
 	m.w = newWriter(m, f, created, createdAt)
 	if err := m.w.start(); err != nil {
 		f.Close()
@@ -232,26 +216,15 @@ func (m *MJR) WriteRTP(p *sfu.Packet) {
 }
 
 func (m *MJR) enqueue(p *sfu.Packet) {
-	t := m.tail.Load()
-	if len(p.Bytes) > media.SlotSize || t-m.head.Load() > m.mask {
+	if !m.ring.push(p) {
 		m.dropped.Add(1)
-		return
-	}
-	i := t & m.mask
-	n := copy(m.data[i*media.SlotSize:(i+1)*media.SlotSize], p.Bytes)
-	resync := m.resync.Load() && m.resync.Swap(false)
-	m.meta[i] = slotMeta{n: n, at: p.At, resync: resync}
-	m.tail.Store(t + 1)
-	select {
-	case m.wake <- struct{}{}:
-	default: // the writer is already due to look
 	}
 }
 
 // Resync implements sfu.Sink: the next packet does not follow the last one (the track was muted),
 // so the recording's timestamps jump by the time that passed and its sequence numbers continue.
 // It is marked on the next packet, so it reaches the writer in order.
-func (m *MJR) Resync() { m.resync.Store(true) }
+func (m *MJR) Resync() { m.ring.markResync() }
 
 // Close stops the recording: the packets accepted so far are written, the file is flushed and
 // closed, so Close waits for the disk to take what the ring holds (not for a sync to the device,
@@ -288,6 +261,7 @@ func (m *MJR) run() {
 			m.drain()
 		case <-tick.C:
 			m.drain()
+			m.w.releaseBy(sfu.Now())
 			m.w.flush()
 		case <-m.stop:
 			m.drain()
@@ -297,12 +271,4 @@ func (m *MJR) run() {
 }
 
 // drain writes every slot the media path has filled.
-func (m *MJR) drain() {
-	h, t := m.head.Load(), m.tail.Load()
-	for ; h != t; h++ {
-		i := h & m.mask
-		s := &m.meta[i]
-		m.w.packet(m.data[i*media.SlotSize:i*media.SlotSize+uint64(s.n)], s.at, s.resync)
-		m.head.Store(h + 1)
-	}
-}
+func (m *MJR) drain() { m.ring.drain(m.w.packet) }

@@ -232,7 +232,7 @@ func BenchmarkMJRWriteRTP(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if !flood && i%(slots/2) == 0 {
 					b.StopTimer()
-					for m.head.Load() != m.tail.Load() {
+					for m.ring.head.Load() != m.ring.tail.Load() {
 						time.Sleep(10 * time.Microsecond)
 					}
 					b.StartTimer()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/media"
@@ -34,6 +35,7 @@ type writer struct {
 	ssrc    uint32 // the recording's: the first packet's
 	inSSRC  uint32 // the last packet's
 	rw      media.Rewriter
+	hold    []heldPacket // the first packets, until startHold passed
 	frame   [frameHeaderLen]byte
 	dirty   bool
 	err     error
@@ -53,16 +55,71 @@ func (w *writer) start() error {
 	return w.err
 }
 
-// packet writes one packet (pkt is the ring's copy, which it renumbers in place) that arrived at.
+// The first packets are held for startHold of arrival time (at most startMax of them) and written
+// in sequence order: the renumbering starts from the first packet written and refuses packets from
+// before it, so a packet the network delayed past the first one to arrive (the start of a keyframe,
+// often) would otherwise be lost to the recording.
+const (
+	startHold = 100 * time.Millisecond
+	startMax  = 64
+)
+
+// heldPacket is a packet held at the start, copied out of the ring.
+type heldPacket struct {
+	b      []byte
+	at     time.Duration
+	resync bool
+}
+
+// packet takes one packet (pkt is the ring's copy) that arrived at: held at the start, written
+// after it.
 func (w *writer) packet(pkt []byte, at time.Duration, resync bool) {
-	h, ok := media.ParseRTP(pkt)
-	if !ok || w.err != nil { // the receiver parsed it already: only a failed file gets here
-		w.m.dropped.Add(1)
+	if w.started {
+		w.write1(pkt, at, resync)
 		return
 	}
-	if !w.started {
-		w.started, w.firstAt, w.ssrc, w.inSSRC = true, at, h.SSRC, h.SSRC
-		w.info(at)
+	w.hold = append(w.hold, heldPacket{b: append([]byte(nil), pkt...), at: at, resync: resync})
+	if at-w.hold[0].at >= startHold || len(w.hold) >= startMax {
+		w.release()
+	}
+}
+
+// releaseBy writes the held packets if the first of them arrived startHold before now (a stream
+// that sent a few packets and stopped).
+func (w *writer) releaseBy(now time.Duration) {
+	if len(w.hold) > 0 && now-w.hold[0].at >= startHold {
+		w.release()
+	}
+}
+
+// release writes the held packets in sequence order, the recording starting when the first of them
+// arrived.
+func (w *writer) release() {
+	if len(w.hold) == 0 {
+		return
+	}
+	first := w.hold[0]
+	base := binary.BigEndian.Uint16(first.b[2:4])
+	sort.SliceStable(w.hold, func(i, j int) bool {
+		return int16(binary.BigEndian.Uint16(w.hold[i].b[2:4])-base) < int16(binary.BigEndian.Uint16(w.hold[j].b[2:4])-base)
+	})
+	h, ok := media.ParseRTP(w.hold[0].b)
+	if ok && w.err == nil {
+		w.started, w.firstAt, w.ssrc, w.inSSRC = true, first.at, h.SSRC, h.SSRC
+		w.info(first.at)
+	}
+	for _, p := range w.hold {
+		w.write1(p.b, max(p.at, first.at), p.resync)
+	}
+	w.hold = nil
+}
+
+// write1 writes one packet, which it renumbers in place.
+func (w *writer) write1(pkt []byte, at time.Duration, resync bool) {
+	h, ok := media.ParseRTP(pkt)
+	if !ok || !w.started || w.err != nil { // the receiver parsed it already: only a failed file gets here
+		w.m.dropped.Add(1)
+		return
 	}
 	if resync || h.SSRC != w.inSSRC {
 		w.inSSRC = h.SSRC
@@ -139,8 +196,9 @@ func (w *writer) fail(err error) {
 	}
 }
 
-// close flushes and closes the file.
+// close writes what is held, flushes and closes the file.
 func (w *writer) close() error {
+	w.release()
 	w.flush()
 	if err := w.file.Close(); err != nil {
 		w.fail(err)

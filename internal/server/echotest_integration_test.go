@@ -29,6 +29,7 @@ func startEchoServer(t *testing.T) *Server {
 	cfg.Transports.Admin.AdminSecret = testAdminSecret
 	cfg.Media.ICE.Loopback = true
 	cfg.Media.ICE.Interfaces = []string{"lo"}
+	cfg.Plugins.Streaming.FreePorts()
 	return startServer(t, cfg)
 }
 

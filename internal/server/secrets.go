@@ -31,6 +31,11 @@ func withGeneratedSecrets(cfg *config.Config, log *slog.Logger) *config.Config {
 	for i := range ab.Rooms {
 		generateRoomSecret(ab.Enabled, &ab.Rooms[i].Secret, "audiobridge", ab.Rooms[i].ID, log)
 	}
+	st := &c.Plugins.Streaming
+	st.Mountpoints = slices.Clone(st.Mountpoints)
+	for i := range st.Mountpoints {
+		generateMountpointSecret(st.Enabled, &st.Mountpoints[i].Secret, st.Mountpoints[i].ID, log)
+	}
 	return &c
 }
 
@@ -42,6 +47,17 @@ func generateRoomSecret(enabled bool, secret *string, plugin string, room uint64
 	*secret = rand.Text()
 	log.Info(plugin+" room secret generated for this run (needed to edit or destroy the room, not to join it)",
 		"room", room, "secret", *secret)
+}
+
+// generateMountpointSecret is generateRoomSecret for a streaming mountpoint of the configuration
+// (Janus's samples have the published "adminpwd").
+func generateMountpointSecret(enabled bool, secret *string, id uint64, log *slog.Logger) {
+	if !enabled || *secret != "" {
+		return
+	}
+	*secret = rand.Text()
+	log.Info("streaming mountpoint secret generated for this run (needed to edit, destroy or record the mountpoint, not to watch it)",
+		"mountpoint", id, "secret", *secret)
 }
 
 // AdminSecret is the admin API's secret: the configured one, or the one generated at New.

@@ -22,6 +22,7 @@ func TestGeneratedSecrets(t *testing.T) {
 		cfg.Transports.HTTP.Listen = "127.0.0.1:0"
 		cfg.Transports.WebSocket.Enabled = false
 		cfg.Transports.Admin.Listen = "127.0.0.1:0"
+		cfg.Plugins.Streaming.FreePorts()
 		var logs bytes.Buffer
 		s, err := New(cfg, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 		if err != nil {

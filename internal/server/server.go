@@ -22,7 +22,11 @@ import (
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/plugins/recordplay"
+	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
+	"github.com/strata-rtc/strata/internal/plugins/voicemail"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
 	"github.com/strata-rtc/strata/internal/transport/wsapi"
@@ -83,24 +87,45 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		return nil, fmt.Errorf("media configuration: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, listeners: map[string]*listener{}}
-	s.plugins = loadPlugins(cfg, log)
+	s.plugins = loadPlugins(cfg, log, peers)
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level)
 	return s, nil
 }
 
 // loadPlugins creates every plugin enabled in the configuration.
-func loadPlugins(cfg *config.Config, log *slog.Logger) []plugin.Plugin {
+func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []plugin.Plugin {
 	var ps []plugin.Plugin
+	rec := record.SessionOptions{Playable: cfg.Recording.Playable, Formats: cfg.Recording.Containers}
 	if cfg.Plugins.EchoTest.Enabled {
-		ps = append(ps, echotest.New(log.With("plugin", "echotest")))
+		ps = append(ps, echotest.New(cfg.Plugins.EchoTest, rec, log.With("plugin", "echotest")))
 	}
 	if cfg.Plugins.VideoRoom.Enabled {
-		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, log.With("plugin", "videoroom")))
+		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom")))
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
-		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, log.With("plugin", "audiobridge")))
+		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge")))
+	}
+	if cfg.Plugins.Streaming.Enabled {
+		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming")))
+	}
+	if cfg.Plugins.VoiceMail.Enabled {
+		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))
+	}
+	if cfg.Plugins.RecordPlay.Enabled {
+		if rp, err := recordplay.New(cfg.Plugins.RecordPlay, rec, log.With("plugin", "recordplay")); err != nil {
+			log.Error("janus.plugin.recordplay not loaded", "err", err)
+		} else {
+			ps = append(ps, rp)
+		}
 	}
 	return ps
+}
+
+// fileServer is a plugin that serves files on the HTTP listener (the voicemail's messages, whose
+// URLs its events give), whether or not the demos are served.
+type fileServer interface {
+	Pattern() string
+	Handler() http.Handler
 }
 
 // Start binds every enabled listener and serves in the background.
@@ -120,6 +145,11 @@ func (s *Server) start() error {
 		base := t.HTTP.BasePath
 		mux.Handle(base, s.http)
 		mux.Handle(base+"/", s.http)
+		for _, p := range s.plugins {
+			if f, ok := p.(fileServer); ok {
+				mux.Handle(f.Pattern(), f.Handler())
+			}
+		}
 		if t.HTTP.Demos {
 			mux.Handle("/", web.HandlerWithConfig(s.clientConfig))
 		}

@@ -15,7 +15,7 @@ import (
 // testAdminSecret is the admin secret the tests configure (by default strata generates one).
 const testAdminSecret = "test-admin-secret"
 
-// testConfig binds every listener to a free loopback port, with testAdminSecret.
+// testConfig binds every listener (and the sample mountpoints) to a free port, with testAdminSecret.
 func testConfig(t *testing.T) *config.Config {
 	t.Helper()
 	cfg := config.Default()
@@ -24,6 +24,7 @@ func testConfig(t *testing.T) *config.Config {
 	cfg.Transports.Admin.Listen = "127.0.0.1:0"
 	cfg.Transports.Admin.AdminSecret = testAdminSecret
 	cfg.Media.ICE.Loopback = true
+	cfg.Plugins.Streaming.FreePorts()
 	return cfg
 }
 

@@ -133,3 +133,50 @@ func TestDownTrackUnderConcurrency(t *testing.T) {
 		t.Fatal("nothing forwarded")
 	}
 }
+
+// TestOverlappingWritersOfALayer: two goroutines delivering packets of the same layer at once (a
+// publisher made Pion start a second reader of one stream) must not race on the layer's packet,
+// which its sinks read: that crashed the server (a sink reading the packet after the other writer
+// had cleared it). Each packet is either taken or counted as overlapping. Run with -race.
+func TestOverlappingWritersOfALayer(t *testing.T) {
+	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP8, Simulcast: true}, nil)
+	for range 4 {
+		d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+		if _, err := d.Bind(&fakeBinding{}); err != nil {
+			t.Fatal(err)
+		}
+		d.SetTarget(lay(0, 2))
+		d.Start()
+	}
+	src := newVP8Source()
+	src.layers, src.perFrame = 1, 4
+	var frames [][]byte
+	for range 32 {
+		frames = append(frames, src.nextFrame()[0]...)
+	}
+	const perWriter = 3000
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 1500)
+			for i := range perWriter {
+				n := copy(buf, frames[i%len(frames)])
+				media.SetSeq(buf[:n], uint16(2*i+w)) // distinct numbers: no packet is a duplicate
+				recv.WriteRTP(0, buf[:n], time.Second+time.Duration(i)*time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	st := recv.Stats()
+	if st.Packets+st.Overlapping != 2*perWriter || st.MalformedRTP+st.MalformedPayload+st.Duplicates != 0 {
+		t.Fatalf("packets neither taken nor counted: %+v", st)
+	}
+	last := append([]byte(nil), frames[0]...)
+	media.SetSeq(last, 2*perWriter)
+	recv.WriteRTP(0, last, 5*time.Second) // the layer is free again once both are done
+	if recv.Stats().Packets != st.Packets+1 {
+		t.Fatal("a layer stayed held after its writers returned")
+	}
+}

@@ -67,7 +67,10 @@ type ReceiverStats struct {
 	// Duplicates counts packets dropped because the layer had already received their sequence
 	// number (e.g. Chromium's bandwidth probes, which resend recent packets over RTX).
 	Duplicates uint64
-	Sinks      int
+	// Overlapping counts packets dropped because another goroutine was delivering a packet of
+	// the same layer at the time (the contract is one writer per layer at a time).
+	Overlapping uint64
+	Sinks       int
 }
 
 // Receiver is one published track: it takes the publisher's packets (one goroutine per layer),
@@ -87,12 +90,14 @@ type Receiver struct {
 	muted   atomic.Bool
 
 	packets, bytes, badRTP, badPayload atomic.Uint64
-	duplicates                         atomic.Uint64
+	duplicates, overlapping            atomic.Uint64
 	kfRequests, keyframes              atomic.Uint64
 
 	levelSum, levelCount atomic.Int64
 	closed               atomic.Bool
 	firstAt              atomic.Int64 // when the first packet arrived (+1, so 0 means none)
+
+	replay replayState // keyframe replays to new sinks (replay.go)
 }
 
 // NewReceiver creates a receiver; requestKeyframe is called (rate-limited) when a keyframe is
@@ -144,17 +149,29 @@ func (r *Receiver) SetRTT(rtt time.Duration) { r.rtt.Store(int64(rtt)) }
 
 // WriteRTP takes one packet of a layer from the publisher. pkt is only read, and only during the
 // call. Malformed packets are counted and dropped. The packets of one layer come from one
-// goroutine at a time.
+// goroutine at a time; a packet that arrives while another goroutine is delivering one of the same
+// layer is dropped and counted (Overlapping), never raced: the layer's parser state, duplicate
+// filter and the packet its sinks read belong to one writer.
 func (r *Receiver) WriteRTP(layer int, pkt []byte, now time.Duration) {
 	if layer < 0 || layer >= len(r.layers) || r.closed.Load() {
 		return
 	}
+	l := &r.layers[layer]
+	if !l.writing.CompareAndSwap(false, true) {
+		r.overlapping.Add(1)
+		return
+	}
+	r.writeRTP(l, layer, pkt, now)
+	l.writing.Store(false)
+}
+
+// writeRTP is WriteRTP once the layer is held.
+func (r *Receiver) writeRTP(l *receiverLayer, layer int, pkt []byte, now time.Duration) {
 	h, ok := media.ParseRTP(pkt)
 	if !ok {
 		r.badRTP.Add(1)
 		return
 	}
-	l := &r.layers[layer]
 	// A packet received twice must not be forwarded twice: the subscriber would drop the copy (SRTP
 	// replay protection) before its transport-wide feedback, so strata's estimate would count the
 	// copy as lost; and the rate meter would count it as media.
@@ -187,6 +204,14 @@ func (r *Receiver) WriteRTP(layer int, pkt []byte, now time.Duration) {
 	}
 	if r.muted.Load() {
 		return
+	}
+	if layer == 0 && !r.cfg.Simulcast {
+		if f.Keyframe && f.Start {
+			r.replay.noteKeyframe(&h)
+		}
+		if pending := r.replay.takePending(); pending != nil {
+			r.replayTo(pending, &h, now)
+		}
 	}
 	sinks := *r.sinks.Load()
 	if len(sinks) == 0 {
@@ -230,6 +255,7 @@ func (r *Receiver) AddSink(s Sink) {
 
 // RemoveSink stops delivering packets to s. A packet being delivered may still reach it.
 func (r *Receiver) RemoveSink(s Sink) {
+	r.replay.dropPending(s)
 	r.sinksMu.Lock()
 	defer r.sinksMu.Unlock()
 	old := *r.sinks.Load()
@@ -302,6 +328,6 @@ func (r *Receiver) Stats() ReceiverStats {
 		Packets: r.packets.Load(), Bytes: r.bytes.Load(),
 		MalformedRTP: r.badRTP.Load(), MalformedPayload: r.badPayload.Load(),
 		KeyframeRequests: r.kfRequests.Load(), KeyframesReceived: r.keyframes.Load(),
-		Duplicates: r.duplicates.Load(), Sinks: len(*r.sinks.Load()),
+		Duplicates: r.duplicates.Load(), Overlapping: r.overlapping.Load(), Sinks: len(*r.sinks.Load()),
 	}
 }

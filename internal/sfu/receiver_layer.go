@@ -17,7 +17,12 @@ type receiverLayer struct {
 	cache  *media.Cache
 	meter  rateMeter
 
-	// Used only by this layer's read goroutine.
+	// writing is set while a packet of the layer is being taken: the fields below belong to one
+	// goroutine at a time, and a second one (a plugin bug, or a remote peer making Pion start a
+	// second reader of the layer) must be refused rather than race on them.
+	writing atomic.Bool
+
+	// Used only by the goroutine that holds writing.
 	dd media.DDParser
 	// seen holds, per slot, 1 + the newest sequence number received in it, for recognising
 	// duplicates; seenSSRC is the stream it describes.

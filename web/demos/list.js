@@ -3,4 +3,6 @@ export const demos = [
   { href: 'echotest.html', title: 'Echo test', plugin: 'janus.plugin.echotest', text: 'Sends your camera and microphone to the server and plays back what it echoes, with live bitrate, RTT and loss.' },
   { href: 'videoroom.html', title: 'Video room', plugin: 'janus.plugin.videoroom', text: 'Publishes your camera as three simulcast layers and shows everyone else in the room, with the layer and bitrate strata sends you live.' },
   { href: 'audiobridge.html', title: 'Audio bridge', plugin: 'janus.plugin.audiobridge', text: 'Joins an audio conference mixed by the server: everyone hears everyone else. Mute yourself, and see who talks with live level bars.' },
+  { href: 'recordplay.html', title: 'Record and play', plugin: 'janus.plugin.recordplay', text: 'Records your camera and microphone on the server as Janus does (.mjr files), lists the recordings and plays one back, with pause and resume.' },
+  { href: 'streaming.html', title: 'Streaming', plugin: 'janus.plugin.streaming', text: 'Lists the mountpoints, watches one, switches to another on the same PeerConnection and picks the simulcast layer, with the layer, size and bitrate received shown live.' },
 ];

@@ -13,6 +13,18 @@
  * @property {number} frameWidth     inbound video, 0 until a frame is decoded
  * @property {number} frameHeight
  * @property {number} framesPerSecond inbound video
+ * @property {InboundVideo[]} videos each inbound video stream, in report order
+ */
+
+/**
+ * One inbound video stream (an inbound-rtp entry of kind video).
+ * @typedef {object} InboundVideo
+ * @property {string} mid           the transceiver's mid ("" if the browser does not say)
+ * @property {number} bitrateKbps   received in the interval, kbit/s
+ * @property {number} framesDecoded cumulative
+ * @property {number} frameWidth    0 until a frame is decoded
+ * @property {number} frameHeight
+ * @property {number} framesPerSecond
  */
 
 /**
@@ -48,7 +60,26 @@ export function summarizeStats(prev, cur) {
     frameWidth: video?.frameWidth ?? 0,
     frameHeight: video?.frameHeight ?? 0,
     framesPerSecond: video?.framesPerSecond ?? 0,
+    videos: inboundVideos(prev, cur, dtSec),
   };
+}
+
+function inboundVideos(prev, cur, dtSec) {
+  const videos = [];
+  for (const [id, s] of cur) {
+    if (s.type !== 'inbound-rtp' || s.kind !== 'video') continue;
+    const before = prev?.get(id);
+    const bits = before && dtSec > 0 ? Math.max(0, (s.bytesReceived ?? 0) - (before.bytesReceived ?? 0)) * 8 : 0;
+    videos.push({
+      mid: s.mid ?? '',
+      bitrateKbps: dtSec > 0 ? bits / dtSec / 1000 : 0,
+      framesDecoded: s.framesDecoded ?? 0,
+      frameWidth: s.frameWidth ?? 0,
+      frameHeight: s.frameHeight ?? 0,
+      framesPerSecond: s.framesPerSecond ?? 0,
+    });
+  }
+  return videos;
 }
 
 function latestTimestamp(report) {

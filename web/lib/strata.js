@@ -16,6 +16,7 @@ export { TransportError } from './transport.js';
 export { startCall, Call } from './webrtc.js';
 export { StatsSampler, summarizeStats } from './stats.js';
 export { resolveServer } from './server.js';
+export { StreamViewer, listMountpoints } from './streaming.js';
 
 /** A Janus core error (`{"janus":"error"}`) or a plugin error (`error_code` inside plugindata). */
 export class JanusError extends Error {

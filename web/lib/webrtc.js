@@ -96,8 +96,11 @@ async function negotiate(call, body, onTrack) {
   trickle.flush();
 }
 
-/** Holds candidates until flush(), then sends the backlog and every later one straight away. */
-function trickleQueue(handle) {
+/**
+ * Holds candidates until flush(), then sends the backlog and every later one straight away. Also
+ * used by lib/streaming.js, whose PeerConnection answers instead of offering.
+ */
+export function trickleQueue(handle) {
   let backlog = [];
   let flowing = false;
   const send = (candidates) => {
@@ -122,7 +125,8 @@ function trickleQueue(handle) {
   };
 }
 
-function addServerCandidate(pc, c) {
+/** Adds a candidate the server trickled (full-trickle servers); null or completed ends them. */
+export function addServerCandidate(pc, c) {
   const candidate = !c || c.completed ? null : c;
   pc.addIceCandidate(candidate).catch((err) => console.warn('strata: cannot add server candidate', err));
 }

@@ -26,9 +26,17 @@ func Logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// StartServer runs a complete strata on loopback (free ports, ICE on lo) with edit applied to its
-// configuration, stopped when the test ends, and returns a WebSocket client.
+// StartServer runs a complete strata on loopback (free ports, the sample mountpoints' too; ICE on
+// lo) with edit applied to its configuration, stopped when the test ends, and returns a WebSocket client.
 func StartServer(t testing.TB, edit func(*config.Config), log *slog.Logger) *janusclient.Client {
+	t.Helper()
+	_, c := Start(t, edit, log)
+	return c
+}
+
+// Start is StartServer that also returns the server (its listeners' addresses). The HTTP listener
+// is on, the demos off.
+func Start(t testing.TB, edit func(*config.Config), log *slog.Logger) (*server.Server, *janusclient.Client) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
@@ -37,6 +45,7 @@ func StartServer(t testing.TB, edit func(*config.Config), log *slog.Logger) *jan
 	cfg.Transports.Admin.Enabled = false
 	cfg.Media.ICE.Loopback = true
 	cfg.Media.ICE.Interfaces = []string{"lo"}
+	cfg.Plugins.Streaming.FreePorts() // the sample mountpoints' fixed ports would collide with other servers
 	if edit != nil {
 		edit(cfg)
 	}
@@ -55,7 +64,7 @@ func StartServer(t testing.TB, edit func(*config.Config), log *slog.Logger) *jan
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return srv, c
 }
 
 // Attach creates a session and attaches a handle of plugin pkg.

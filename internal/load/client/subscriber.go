@@ -26,6 +26,11 @@ type Subscriber struct {
 	h         *janusclient.Handle
 	pc        *webrtc.PeerConnection
 	privateID uint64
+	// start is the request that carries the answer: the videoroom's start with the room, or the
+	// streaming plugin's bare start. fromOffer registers the streams from the offer's m-lines,
+	// for a plugin whose events do not list them (the streaming plugin's watch).
+	start     map[string]any
+	fromOffer bool
 
 	// neg serializes signalling: the join, later subscriptions, and offers the server sends on its
 	// own (a feed left).
@@ -46,12 +51,17 @@ type Subscriber struct {
 func JoinSubscriber(ctx context.Context, env *Env, index int, owner *Publisher, feeds []uint64) (*Subscriber, error) {
 	ctx, cancel := context.WithTimeout(ctx, env.JoinTimeout)
 	defer cancel()
-	sub := &Subscriber{Index: index, Owner: -1, env: env, streams: map[string]*Stream{}, stop: make(chan struct{})}
+	sub := newSubscriber(env, index)
+	sub.start = map[string]any{"request": "start", "room": env.Room}
 	if err := sub.join(ctx, owner, feeds); err != nil {
 		sub.Close(context.Background())
 		return nil, fmt.Errorf("subscriber %d: %w", index, err)
 	}
 	return sub, nil
+}
+
+func newSubscriber(env *Env, index int) *Subscriber {
+	return &Subscriber{Index: index, Owner: -1, env: env, streams: map[string]*Stream{}, stop: make(chan struct{})}
 }
 
 func (sub *Subscriber) join(ctx context.Context, owner *Publisher, feeds []uint64) error {
@@ -147,6 +157,9 @@ func (sub *Subscriber) answer(ctx context.Context, ev *janusclient.Event, reques
 	if err := sub.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: ev.JSEP.SDP}); err != nil {
 		return fmt.Errorf("offer: %w", err)
 	}
+	if sub.fromOffer {
+		sub.addOfferedStreams(requested)
+	}
 	answer, err := sub.pc.CreateAnswer(nil)
 	if err != nil {
 		return err
@@ -155,10 +168,25 @@ func (sub *Subscriber) answer(ctx context.Context, ev *janusclient.Event, reques
 	if err != nil {
 		return err
 	}
-	if _, err := sub.h.Message(ctx, map[string]any{"request": "start", "room": sub.env.Room}, jsep); err != nil {
+	if _, err := sub.h.Message(ctx, sub.start, jsep); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	return nil
+}
+
+// addOfferedStreams registers every audio and video stream the offer sends.
+func (sub *Subscriber) addOfferedStreams(requested time.Duration) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	for _, t := range sub.pc.GetTransceivers() {
+		kind := t.Kind()
+		if t.Mid() == "" || kind != webrtc.RTPCodecTypeAudio && kind != webrtc.RTPCodecTypeVideo || t.Direction() != webrtc.RTPTransceiverDirectionRecvonly {
+			continue
+		}
+		if _, ok := sub.streams[t.Mid()]; !ok {
+			sub.addStreamLocked(t.Mid(), 0, kind.String(), requested)
+		}
+	}
 }
 
 // Add subscribes to more feeds (a renegotiation).

@@ -20,6 +20,9 @@ func StartStrata(t testing.TB) (httpURL, wsURL string) {
 	cfg.Transports.Admin.Enabled = false
 	cfg.Media.ICE.Loopback = true
 	cfg.Media.ICE.Interfaces = []string{"lo"}
+	// The streaming plugin's sample mountpoints listen on fixed ports that other tests on the
+	// machine may hold; the load tests create their own on ports the plugin picks.
+	cfg.Plugins.Streaming.Mountpoints = nil
 	s, err := server.New(cfg, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&d.AudioBridge.Participants, "audiobridge", 0, "audio bridge participants (instead of videoroom publishers and subscribers)")
 	fs.IntVar(&d.AudioBridge.SamplingRate, "sampling-rate", d.AudioBridge.SamplingRate, "mixing rate of an audio bridge room the run creates")
 	fs.IntVar(&d.AudioBridge.Decode, "decode", d.AudioBridge.Decode, "audio bridge participants that decode the mix they receive")
+	fs.IntVar(&d.Streaming.Viewers, "streaming", 0, "streaming viewers of mountpoint --room (instead of videoroom publishers and subscribers); with --create-room the run creates an rtp mountpoint and feeds it plain RTP")
 	fs.IntVar(&d.Talkers, "talkers", d.Talkers, "at most this many participants talk at once (voice media, audio bridge)")
 	fs.Uint64Var(&d.Seed, "seed", d.Seed, "seed of who talks when")
 	fs.IntVar(&d.Steps.Size, "step", d.Steps.Size, "clients joining per step, with a hold after each (0: no steps)")
@@ -52,8 +53,11 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 // Build returns the plan: the file (if any) with the set flags applied, validated.
 func (f *Flags) Build() (Plan, error) {
 	p := Default()
-	if f.set("audiobridge") {
+	switch {
+	case f.set("audiobridge"):
 		p = DefaultAudioBridge()
+	case f.set("streaming"):
+		p = DefaultStreaming()
 	}
 	if f.file != "" {
 		var err error
@@ -84,6 +88,8 @@ func (f *Flags) apply(p *Plan, name string) error {
 	switch name {
 	case "audiobridge":
 		p.AudioBridge.Participants = v.AudioBridge.Participants
+	case "streaming":
+		p.Streaming.Viewers = v.Streaming.Viewers
 	case "sampling-rate":
 		p.AudioBridge.SamplingRate = v.AudioBridge.SamplingRate
 	case "decode":

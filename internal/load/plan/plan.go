@@ -24,6 +24,9 @@ const (
 	MediaSimulcast = "simulcast"
 	// MediaVideo is one VP8 layer (640x360) plus Opus.
 	MediaVideo = "video"
+	// MediaHD is one VP8 layer at 1280x720 (~1.2 Mbit/s, the simulcast profile's top layer) plus
+	// Opus: what a streaming mountpoint carries in the fan-out comparison.
+	MediaHD = "hd"
 	// MediaAudio is Opus only: a looped clip, sent whole whatever anyone says.
 	MediaAudio = "audio"
 	// MediaVoice is Opus only, speech in a call's talk pattern (package voice): at most Talkers
@@ -33,13 +36,22 @@ const (
 )
 
 // Profiles lists the accepted media profiles.
-var Profiles = []string{MediaSimulcast, MediaVideo, MediaAudio, MediaVoice}
+var Profiles = []string{MediaSimulcast, MediaVideo, MediaHD, MediaAudio, MediaVoice}
 
 // Plugins the generator drives.
 const (
 	PluginVideoroom   = "janus.plugin.videoroom"
 	PluginAudioBridge = "janus.plugin.audiobridge"
+	PluginStreaming   = "janus.plugin.streaming"
 )
+
+// Streaming is a run of janus.plugin.streaming viewers: the run sends the media as plain RTP into
+// an rtp mountpoint (Room is its id) and the viewers watch it. A plan has either these or
+// videoroom publishers and subscribers or audio bridge participants.
+type Streaming struct {
+	// Viewers is how many watch the mountpoint.
+	Viewers int `yaml:"viewers"`
+}
 
 // AudioBridge is a run of janus.plugin.audiobridge participants: each joins the room, sends
 // voice and receives the room's mix (everyone else), which it measures. A plan has either these
@@ -122,6 +134,10 @@ type Plan struct {
 	Seed    uint64 `yaml:"seed"`
 	// Steps make the clients join in steps.
 	Steps Steps `yaml:"steps"`
+	// Streaming replaces the publishers and subscribers with a plain-RTP feed and the viewers of a
+	// streaming mountpoint: Room is the mountpoint's id; CreateRoom creates it (an rtp mountpoint
+	// on ports the server picks) and the run feeds it; otherwise someone else feeds it.
+	Streaming Streaming `yaml:"streaming"`
 }
 
 // Default is the plan every file and flag set starts from.
@@ -150,6 +166,15 @@ func DefaultAudioBridge() Plan {
 	p := Default()
 	p.Publishers, p.Subscribers = 0, 0
 	p.Media = MediaVoice
+	return p
+}
+
+// DefaultStreaming is Default for a plan of streaming viewers: no publishers or subscribers, HD
+// video and Opus.
+func DefaultStreaming() Plan {
+	p := Default()
+	p.Publishers, p.Subscribers = 0, 0
+	p.Media = MediaHD
 	return p
 }
 
@@ -188,9 +213,15 @@ func Decode(r io.Reader) (Plan, error) {
 	}
 	var peek struct {
 		AudioBridge *yaml.Node `yaml:"audiobridge"`
+		Streaming   *yaml.Node `yaml:"streaming"`
 	}
-	if yaml.Unmarshal(b, &peek) == nil && peek.AudioBridge != nil {
-		p = DefaultAudioBridge()
+	if yaml.Unmarshal(b, &peek) == nil {
+		switch {
+		case peek.AudioBridge != nil:
+			p = DefaultAudioBridge()
+		case peek.Streaming != nil:
+			p = DefaultStreaming()
+		}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
@@ -229,18 +260,29 @@ func checkServer(s string) error {
 }
 
 // Video reports whether the profile sends video.
-func (p *Plan) Video() bool { return p.Media == MediaSimulcast || p.Media == MediaVideo }
+func (p *Plan) Video() bool {
+	return p.Media == MediaSimulcast || p.Media == MediaVideo || p.Media == MediaHD
+}
 
 // IsAudioBridge reports whether the run's clients are audio bridge participants.
 func (p *Plan) IsAudioBridge() bool { return p.AudioBridge.Participants > 0 }
 
+// IsStreaming reports whether the run's clients are streaming viewers.
+func (p *Plan) IsStreaming() bool { return p.Streaming.Viewers > 0 }
+
 // Plugin is the Janus plugin the run drives.
 func (p *Plan) Plugin() string {
-	if p.IsAudioBridge() {
+	switch {
+	case p.IsAudioBridge():
 		return PluginAudioBridge
+	case p.IsStreaming():
+		return PluginStreaming
 	}
 	return PluginVideoroom
 }
+
+// Receivers is how many receive-only clients the run has: subscribers, or streaming viewers.
+func (p *Plan) Receivers() int { return p.Subscribers + p.Streaming.Viewers }
 
 // Feeds is the list of publisher indexes each subscriber receives.
 func (p *Plan) Feeds() []int {
@@ -256,7 +298,7 @@ func (p *Plan) Feeds() []int {
 
 // PeerConnections is how many PeerConnections the server holds once everyone has joined.
 func (p *Plan) PeerConnections() int {
-	n := p.Publishers + p.Subscribers + p.AudioBridge.Participants
+	n := p.Publishers + p.Subscribers + p.AudioBridge.Participants + p.Streaming.Viewers
 	if p.PublishersSubscribe && p.Publishers > 1 {
 		n += p.Publishers
 	}
@@ -264,4 +306,6 @@ func (p *Plan) PeerConnections() int {
 }
 
 // Participants is how many clients (people) the run has.
-func (p *Plan) Participants() int { return p.Publishers + p.Subscribers + p.AudioBridge.Participants }
+func (p *Plan) Participants() int {
+	return p.Publishers + p.Subscribers + p.AudioBridge.Participants + p.Streaming.Viewers
+}

@@ -234,11 +234,50 @@ func TestAudioBridgeFlags(t *testing.T) {
 	}
 }
 
+func TestStreamingPlans(t *testing.T) {
+	p, err := Parse(strings.NewReader("server: http://h/janus\nroom: 7\ncreate_room: true\nstreaming: {viewers: 5}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.IsStreaming() || p.Plugin() != PluginStreaming || p.Publishers != 0 || p.Subscribers != 0 || p.Media != MediaHD || !p.Video() ||
+		p.Receivers() != 5 || p.PeerConnections() != 5 || p.Participants() != 5 {
+		t.Fatalf("parsed %+v", p)
+	}
+	const st = "server: http://h/janus\nstreaming: {viewers: 2}\n"
+	for in, want := range map[string]string{
+		st + "publishers: 1\n":                                                       "must be unset",
+		st + "media: simulcast\n":                                                    `not "simulcast"`,
+		st + "media: voice\n":                                                        `not "voice"`,
+		st + "audiobridge: {participants: 2}\n":                                      "not both",
+		"server: http://h/janus\nstreaming: {viewers: -1}\n":                         "streaming.viewers: -1",
+		"server: http://h/janus\nstreaming: {viewers: 0}\n":                          "at least one client",
+		"server: http://h/janus\nstreaming: {viewers: 2, mountpoint: 3}\n":           "field mountpoint not found",
+		"server: http://h/janus\nstreaming: {viewers: 2}\nmedia: hd\nsubstream: 1\n": "substream: only applies",
+	} {
+		if _, err := Parse(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to mention %q", in, err, want)
+		}
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	f := RegisterFlags(fs)
+	if err := fs.Parse([]string{"--server", "http://h/janus", "--streaming", "3", "--media", "audio", "--create-room"}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := f.Build(); err != nil || p.Streaming.Viewers != 3 || p.Publishers != 0 || p.Subscribers != 0 || p.Media != MediaAudio || p.Video() || !p.CreateRoom {
+		t.Fatalf("flags gave %+v, %v", p, err)
+	}
+	sf := StreamingFanOut("http://h/janus", 8)
+	if err := sf.Validate(); err != nil || sf.Receivers() != 8 || sf.Plugin() != PluginStreaming || sf.Room != BenchRoom || !sf.CreateRoom || sf.Media != MediaHD {
+		t.Fatalf("StreamingFanOut: %+v %v", sf, err)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add("server: http://h/janus\npublishers: 3\nsubscribers: 2\nsubscribe_to: [0]\n")
 	f.Add("server: ws://h\nmedia: audio\nduration: 1h\njoin_rate: 0.5\n")
 	f.Add("{}")
 	f.Add("server: http://h/janus\naudiobridge: {participants: 3, decode: 1}\nsteps: {size: 2, hold: 3s}\n")
+	f.Add("server: http://h/janus\nstreaming: {viewers: 4}\nmedia: video\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		p, err := Parse(strings.NewReader(in))
 		if err != nil {
@@ -246,7 +285,8 @@ func FuzzParse(f *testing.F) {
 		}
 		// Anything accepted must be runnable: limits hold and derived numbers are sane.
 		if p.Participants() <= 0 || p.Participants() > 2*MaxClients || p.RampTime() < 0 || p.Duration <= 0 || p.JoinRate <= 0 ||
-			p.StepCount() < 1 || (p.IsAudioBridge() && p.Publishers+p.Subscribers > 0) {
+			p.StepCount() < 1 || ((p.IsAudioBridge() || p.IsStreaming()) && p.Publishers+p.Subscribers > 0) ||
+			(p.IsStreaming() && (p.IsAudioBridge() || p.Media == MediaSimulcast || p.Media == MediaVoice)) {
 			t.Fatalf("accepted an unrunnable plan %+v", p)
 		}
 		for _, i := range p.Feeds() {

@@ -23,6 +23,18 @@ func FanOut(server string, n int) Plan {
 	return p
 }
 
+// StreamingFanOut is the fan-out through the streaming plugin: one rtp mountpoint fed plain RTP
+// (VP8 at 1280x720, the fan-out publisher's top layer, and Opus) watched by n viewers.
+func StreamingFanOut(server string, n int) Plan {
+	p := DefaultStreaming()
+	p.Name = fmt.Sprintf("streaming-fanout-%d", n)
+	p.Server = server
+	p.Room, p.CreateRoom = BenchRoom, true
+	p.Streaming.Viewers = n
+	p.JoinRate = 10
+	return p
+}
+
 // Videoroom is seed 001's scenario: publishers join first (each also receiving every other
 // publisher, as in a conference), then receive-only subscribers join and receive every publisher.
 // The paper ran 10 publishers then 140 subscribers; the benchmark scales that down when the

@@ -20,9 +20,15 @@ func (p *Plan) Validate() error {
 	if p.Room == 0 {
 		v.bad("room", "must be a positive room id")
 	}
-	if p.IsAudioBridge() || p.AudioBridge.Participants < 0 {
+	if p.IsAudioBridge() && p.Streaming.Viewers != 0 {
+		v.bad("streaming", "a plan has audio bridge participants or streaming viewers, not both")
+	}
+	switch {
+	case p.IsAudioBridge() || p.AudioBridge.Participants < 0:
 		p.validateAudioBridge(v)
-	} else {
+	case p.IsStreaming() || p.Streaming.Viewers < 0:
+		p.validateStreaming(v)
+	default:
 		p.validateVideoroom(v)
 	}
 	if !(p.JoinRate > 0) || p.JoinRate > MaxJoinRate {
@@ -97,6 +103,20 @@ func (p *Plan) validateAudioBridge(v *validation) {
 	}
 	if ab.Decode < 0 {
 		v.bad("audiobridge.decode", "%d is negative", ab.Decode)
+	}
+}
+
+func (p *Plan) validateStreaming(v *validation) {
+	if n := p.Streaming.Viewers; n < 1 || n > MaxClients {
+		v.bad("streaming.viewers", "%d is outside 1…%d", n, MaxClients)
+	}
+	if p.Publishers != 0 || p.Subscribers != 0 || p.PublishersSubscribe || len(p.SubscribeTo) > 0 {
+		v.bad("streaming", "streaming viewers replace videoroom publishers and subscribers: "+
+			"publishers, subscribers, publishers_subscribe and subscribe_to must be unset (have %d, %d, %v, %v)",
+			p.Publishers, p.Subscribers, p.PublishersSubscribe, p.SubscribeTo)
+	}
+	if !slices.Contains([]string{MediaHD, MediaVideo, MediaAudio}, p.Media) {
+		v.bad("media", "a streaming mountpoint carries %s, %s or %s, not %q", MediaHD, MediaVideo, MediaAudio, p.Media)
 	}
 }
 

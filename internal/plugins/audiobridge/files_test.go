@@ -138,3 +138,36 @@ func TestParticipantRecordings(t *testing.T) {
 		t.Errorf("bob's recording holds his tone at %.3f", audio.ToneLevel(pcm, 1, 0, 48000, tones[2]))
 	}
 }
+
+// TestParticipantRecordingPlayable: with recording.playable a participant's recording is also an
+// Ogg/Opus file beside the .mjr, playable as it is, holding the participant's own voice.
+func TestParticipantRecordingPlayable(t *testing.T) {
+	rec := t.TempDir()
+	c := startServer(t, func(cfg *config.Config) {
+		cfg.Plugins.AudioBridge.RecordingsDir = rec
+		cfg.Recording.Playable = true
+	})
+	admin := attach(t, c)
+	mustRequest(t, admin, map[string]any{"request": "create", "room": 11, "secret": "s"}, nil)
+	alice := joinTalker(t, c, 11, tones[0], 1, map[string]any{"record": true, "filename": "alice"})
+	joinTalker(t, c, 11, tones[2], 1, nil)
+	time.Sleep(1500 * time.Millisecond)
+	mustRequest(t, alice.h, map[string]any{"request": "leave"}, nil)
+
+	opus := filepath.Join(rec, "alice.opus")
+	deadline := time.Now().Add(5 * time.Second)
+	for _, err := os.Stat(opus); err != nil && time.Now().Before(deadline); _, err = os.Stat(opus) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	raw := run(t, "ffmpeg", "-v", "error", "-i", opus, "-ar", "48000", "-ac", "1", "-f", "s16le", "-acodec", "pcm_s16le", "-")
+	pcm := make([]int16, len(raw)/2)
+	for i := range pcm {
+		pcm[i] = int16(binary.LittleEndian.Uint16(raw[2*i:]))
+	}
+	if len(pcm) < 48000 || audio.ToneLevel(pcm, 1, 0, 48000, tones[0]) < 0.1 {
+		t.Errorf("alice.opus: %d samples, her tone at %.3f", len(pcm), audio.ToneLevel(pcm, 1, 0, 48000, tones[0]))
+	}
+	if _, err := os.Stat(filepath.Join(rec, "alice-audio.mjr")); err != nil {
+		t.Errorf("the .mjr beside the playable file: %v", err)
+	}
+}

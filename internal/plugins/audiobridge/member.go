@@ -7,7 +7,6 @@ import (
 	"github.com/strata-rtc/strata/internal/audio"
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/record"
-	"github.com/strata-rtc/strata/internal/sfu"
 )
 
 // member is one participant of one room: its input to the mix (jitter buffer and decoder), its
@@ -39,11 +38,10 @@ type member struct {
 	display  *string
 	settings Participant
 	sink     *audio.Sink
-	levels   bool   // the audio level extension is in use: "talking" is reported
-	record   bool   // the participant asked for its .mjr recording (join's or configure's record)
-	filename string // the recording's base name ("" for Janus's default)
-	mjr      *record.MJR
-	mjrRecv  *sfu.Receiver // the receiver mjr is a sink of
+	levels   bool                // the audio level extension is in use: "talking" is reported
+	record   bool                // the participant asked for its .mjr recording (join's or configure's record)
+	filename string              // the recording's base name ("" for Janus's default)
+	mjr      *record.Participant // the participant's own recording, when on
 }
 
 // newMember prepares a participant of r with the resolved settings: its decoder and encoder are

@@ -7,6 +7,7 @@ import (
 	"github.com/strata-rtc/strata/internal/audio"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // tickRig is a room of n members with a mix output each but no PeerConnection, whose mixer is
@@ -22,7 +23,7 @@ func newTickRig(tb testing.TB, n, talkers int, gate float64) *tickRig {
 	tb.Helper()
 	cfg := config.Default().Plugins.AudioBridge
 	cfg.SilenceGate = gate
-	p := New(cfg, nil)
+	p := New(cfg, record.SessionOptions{}, nil)
 	r := p.rooms[1234]
 	loop, err := newMixLoop(r)
 	if err != nil {

@@ -2,8 +2,8 @@ package audiobridge
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/record"
@@ -11,8 +11,9 @@ import (
 )
 
 // A participant's own audio can be recorded to a Janus .mjr file (join's or configure's record and
-// filename, the room's mjrs and mjrs_dir, enable_mjrs): a record.MJR on the participant's Receiver,
-// like any other sink; janus-pp-rec turns it into an .opus or .wav file.
+// filename, the room's mjrs and mjrs_dir, enable_mjrs): a record.Participant on the participant's
+// Receiver, like any other sink; janus-pp-rec turns it into an .opus or .wav file, and with
+// recording.playable an Ogg/Opus file <base>.opus is written beside it.
 
 // wantsRecording says whether m's audio is to be recorded: asked by the participant, or by the room.
 func (m *member) wantsRecording() bool {
@@ -56,41 +57,41 @@ func (m *member) syncRecording() {
 	}
 }
 
-// startRecording adds a .mjr recording to the participant's receiver.
+// startRecording adds a recording to the participant's receiver.
 func (m *member) startRecording(md *sessionMedia) error {
 	path, perr := m.mjrPath()
 	if perr != nil {
 		return perr
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
 	var opts []record.Option
 	if id := md.recv.Config().Extensions.AudioLevel; id != 0 {
 		opts = append(opts, record.WithExtension(int(id), sfu.AudioLevelURI))
 	}
-	rec, err := record.NewMJR(path, md.codec, opts...)
+	name := strings.TrimSuffix(filepath.Base(path), ".mjr")
+	rec, err := record.NewParticipant(filepath.Dir(path), strings.TrimSuffix(name, "-audio"), m.room.p.rec)
 	if err != nil {
 		return err
 	}
+	if _, err := rec.Record(md.recv, name, "", opts...); err != nil {
+		_, _ = rec.Close()
+		return err
+	}
 	m.mu.Lock()
-	m.mjr, m.mjrRecv = rec, md.recv
+	m.mjr = rec
 	m.mu.Unlock()
-	md.recv.AddSink(rec)
 	return nil
 }
 
 // stopRecording ends m's recording, if any.
 func (m *member) stopRecording() {
 	m.mu.Lock()
-	rec, recv := m.mjr, m.mjrRecv
-	m.mjr, m.mjrRecv = nil, nil
+	rec := m.mjr
+	m.mjr = nil
 	m.mu.Unlock()
 	if rec == nil {
 		return
 	}
-	recv.RemoveSink(rec)
-	if err := rec.Close(); err != nil {
+	if _, err := rec.Close(); err != nil {
 		m.room.p.log.Warn("audiobridge participant recording", "room", m.room.id, "id", m.id, "err", err)
 	}
 }

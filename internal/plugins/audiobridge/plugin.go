@@ -9,12 +9,14 @@ import (
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // Plugin is janus.plugin.audiobridge: rooms whose participants' audio is mixed, each hearing
 // everyone but itself. Create it with New.
 type Plugin struct {
 	cfg config.AudioBridge
+	rec record.SessionOptions
 	log *slog.Logger
 
 	mu    sync.Mutex
@@ -23,12 +25,13 @@ type Plugin struct {
 	sessions plugin.SessionSet[*session]
 }
 
-// New creates the plugin with the rooms of the configuration.
-func New(cfg config.AudioBridge, log *slog.Logger) *Plugin {
+// New creates the plugin with the rooms of the configuration; rec says whether participants'
+// recordings also get a playable file beside their .mjr.
+func New(cfg config.AudioBridge, rec record.SessionOptions, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{cfg: cfg, log: log, rooms: map[uint64]*room{}}
+	p := &Plugin{cfg: cfg, rec: rec, log: log, rooms: map[uint64]*room{}}
 	for _, rc := range cfg.Rooms {
 		r := newRoom(p, rc.ID, OptionsFromConfig(rc))
 		p.rooms[rc.ID] = r

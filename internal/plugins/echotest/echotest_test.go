@@ -11,7 +11,9 @@ import (
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // call sets up an echotest call and starts the browser's media; stop it with the returned func.
@@ -34,7 +36,7 @@ func call(t *testing.T, h *testHandle, s plugin.Session, b *browser, body string
 
 func TestEchoesAudioVideoAndData(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	b := newBrowser(t)
 	answer, _ := call(t, h, s, b, `{"audio":true,"video":true}`)
 
@@ -81,7 +83,7 @@ func TestEchoesAudioVideoAndData(t *testing.T) {
 
 func TestAudioFalseStopsAudioEchoAndResumesContinuously(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	b := newBrowser(t)
 	call(t, h, s, b, `{"audio":true,"video":true}`)
 	before := b.collect(webrtc.RTPCodecTypeAudio, 20, 10*time.Second)
@@ -119,7 +121,7 @@ func TestAudioFalseStopsAudioEchoAndResumesContinuously(t *testing.T) {
 
 func TestBitrateIsSentAsREMB(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	b := newBrowser(t)
 	call(t, h, s, b, `{"audio":true,"video":true}`)
 	b.collect(webrtc.RTPCodecTypeVideo, 5, 10*time.Second)
@@ -150,7 +152,7 @@ func TestBitrateIsSentAsREMB(t *testing.T) {
 
 func TestKeyframeRequestsAreForwarded(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	b := newBrowser(t)
 	call(t, h, s, b, `{"audio":true,"video":true}`)
 	b.collect(webrtc.RTPCodecTypeVideo, 5, 10*time.Second)
@@ -174,7 +176,7 @@ func TestKeyframeRequestsAreForwarded(t *testing.T) {
 
 func TestVideoCodecRestrictsTheAnswer(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	b := newBrowser(t)
 	ev := h.request(s, `{"audio":true,"video":true,"videocodec":"vp9"}`, b.offer())
 	if ev.jsep == nil {
@@ -194,7 +196,7 @@ func TestVideoCodecRestrictsTheAnswer(t *testing.T) {
 
 func TestInvalidRequests(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	for _, tc := range []struct {
 		body string
 		jsep *plugin.JSEP
@@ -227,14 +229,15 @@ func TestInvalidRequests(t *testing.T) {
 	if ev := h.request(s, `{"record":true}`, nil); ev.data["result"] != "ok" {
 		t.Errorf("record:true: %v", ev.data)
 	}
-	if q := s.Query().(map[string]any); q["recording"] != "not supported yet" {
+	// As in Janus, nothing is recorded before there is media to record.
+	if q := s.Query().(map[string]any); q["recording"] != nil {
 		t.Errorf("query after record:true: %v", q)
 	}
 }
 
 func TestHangupSendsDone(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	b := newBrowser(t)
 	call(t, h, s, b, `{"audio":true,"video":true,"bitrate":64000}`)
 	b.collect(webrtc.RTPCodecTypeVideo, 5, 10*time.Second)
@@ -253,7 +256,7 @@ func TestHangupSendsDone(t *testing.T) {
 // the echo stays one stream: one SSRC, no sequence gaps, continuous VP8 picture ids.
 func TestSimulcastEchoIsOneContinuousStream(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	b := newBrowser(t, "h", "m", "l")
 	call(t, h, s, b, `{"audio":true,"video":true}`)
 
@@ -315,7 +318,7 @@ func vp8PictureID(p []byte) uint16 { return uint16(p[2]&0x7f)<<8 | uint16(p[3]) 
 // spatial_layer 0 echoes only layer 0, with the marker moved to its last packet.
 func TestVP9SpatialLayerIsDropped(t *testing.T) {
 	h := newTestHandle(t)
-	s := h.attach(New(testLogger()))
+	s := h.attach(New(config.EchoTest{RecordingsDir: t.TempDir()}, record.SessionOptions{}, testLogger()))
 	b := newBrowserWith(t, webrtc.MimeTypeVP9)
 	ev := h.request(s, `{"audio":true,"video":true,"videocodec":"vp9","spatial_layer":0}`, b.offer())
 	b.setAnswer(ev.jsep)

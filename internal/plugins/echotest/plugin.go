@@ -4,7 +4,8 @@
 // continuous one, asks for keyframes and answers NACKs. Data channel messages are answered. The
 // request API is Janus's: audio, video (the down-tracks paused), bitrate (a REMB cap sent to the
 // browser), substream/temporal (the simulcast layer echoed), spatial_layer/temporal_layer (SVC
-// layers), audiocodec, videocodec, videoprofile and record (accepted; recording comes later).
+// layers), audiocodec, videocodec, videoprofile, and record/filename (each stream to a Janus .mjr
+// file, record.go).
 package echotest
 
 import (
@@ -13,7 +14,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // Package is the Janus package name clients attach to.
@@ -31,16 +34,19 @@ const (
 
 // Plugin is the echotest plugin. Create it with New.
 type Plugin struct {
+	cfg      config.EchoTest
+	rec      record.SessionOptions
 	log      *slog.Logger
 	sessions plugin.SessionSet[*session]
 }
 
-// New creates the plugin.
-func New(log *slog.Logger) *Plugin {
+// New creates the plugin; rec says what recordings write beside the .mjr files (the
+// configuration's recording section).
+func New(cfg config.EchoTest, rec record.SessionOptions, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Plugin{log: log}
+	return &Plugin{cfg: cfg, rec: rec, log: log}
 }
 
 // Package returns "janus.plugin.echotest".

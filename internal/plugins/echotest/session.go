@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/udpbatch"
 )
 
@@ -36,7 +37,6 @@ type session struct {
 
 	audioActive, videoActive atomic.Bool
 	bitrate, peerBitrate     atomic.Uint32
-	recordAsked              atomic.Bool
 
 	mu         sync.Mutex // guards what follows
 	peer       *peer.Peer
@@ -46,7 +46,9 @@ type session struct {
 	audioCodec string
 	prefs      codecPrefs
 	targets    layerTargets
-	delays     [2]*int64 // min_delay, max_delay: stored and reported, not applied yet
+	delays     [2]*int64           // min_delay, max_delay: stored and reported, not applied yet
+	recording  *record.Participant // the echo's recording (record.go), nil when not recording
+	recNames   map[string]any      // handle_info's "recording": the .mjr file of each kind
 }
 
 // layerTargets are the requested layers; -1 keeps the stream's default (the highest).
@@ -92,6 +94,7 @@ func (s *session) MediaReady() {}
 // MediaClosed ends the echo, tells the client ("done", as Janus) and resets the controls.
 func (s *session) MediaClosed(reason string) {
 	s.log.Debug("PeerConnection closed", "reason", reason)
+	s.stopRecording()
 	s.mu.Lock()
 	for _, st := range s.streams {
 		st.close()
@@ -114,6 +117,7 @@ func (s *session) Detach() {
 	s.pushMu.Lock()
 	s.detached = true
 	s.pushMu.Unlock()
+	s.stopRecording()
 	s.mu.Lock()
 	for _, st := range s.streams {
 		st.close()
@@ -162,9 +166,14 @@ func (s *session) process(m plugin.Message) {
 		s.pushError(m.Transaction, rerr)
 		return
 	}
+	if rerr := s.checkFilename(req); rerr != nil {
+		s.pushError(m.Transaction, rerr)
+		return
+	}
 	s.apply(req)
 	ok := map[string]any{short: "event", "result": "ok"}
 	if !hasOffer {
+		s.applyRecord(req)
 		s.push(m.Transaction, ok, nil)
 		return
 	}
@@ -175,6 +184,7 @@ func (s *session) process(m plugin.Message) {
 		s.pushError(m.Transaction, err)
 		return
 	}
+	s.applyRecord(req)
 	s.push(m.Transaction, ok, answer)
 }
 
@@ -198,9 +208,6 @@ func (s *session) apply(r *request) {
 		b := uint32(min(*r.Bitrate, int64(^uint32(0))))
 		s.bitrate.Store(b)
 		s.sendREMB(b)
-	}
-	if r.Record != nil {
-		s.recordAsked.Store(*r.Record)
 	}
 	s.mu.Lock()
 	if r.VideoCodec != nil {
@@ -239,7 +246,7 @@ func (s *session) applyLayers(r *request) {
 	changed = set(r.Spatial, &s.targets.spatial) || changed
 	changed = set(r.TemporalSVC, &s.targets.temporalSVC) || changed
 	targets := s.targets
-	first := s.videoStreamLocked()
+	first := s.firstStreamLocked(true)
 	s.mu.Unlock()
 	if !changed || first == nil {
 		return
@@ -271,11 +278,11 @@ func (s *session) Query() any {
 		"hangingup":      0,
 		"destroyed":      0,
 	}
-	if s.recordAsked.Load() {
-		q["recording"] = "not supported yet"
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.recNames != nil {
+		q["recording"] = s.recNames
+	}
 	if s.audioCodec != "" {
 		q["audio_codec"] = s.audioCodec
 	}
@@ -288,19 +295,8 @@ func (s *session) Query() any {
 	if s.delays[1] != nil {
 		q["max_delay"] = *s.delays[1]
 	}
-	if v := s.videoStreamLocked(); v != nil {
+	if v := s.firstStreamLocked(true); v != nil {
 		v.query(q, s.targets)
 	}
 	return q
-}
-
-// videoStreamLocked returns the first video stream; s.mu must be held.
-func (s *session) videoStreamLocked() *echoStream {
-	var first *echoStream
-	for _, st := range s.streams {
-		if st.video && (first == nil || st.mid < first.mid) {
-			first = st
-		}
-	}
-	return first
 }

@@ -21,6 +21,7 @@ type echoStream struct {
 	mid     string
 	video   bool
 	codec   media.Codec
+	fmtp    string // the negotiated fmtp line, recorded with the stream
 	recv    *sfu.Receiver
 	down    *sfu.DownTrack
 	sender  *webrtc.RTPSender
@@ -32,7 +33,7 @@ type echoStream struct {
 
 func newEchoStream(s *session, mid string, codec webrtc.RTPCodecCapability, recv *sfu.Receiver, layerOf map[string]int) *echoStream {
 	st := &echoStream{
-		s: s, mid: mid, video: recv.Codec().IsVideo(), codec: recv.Codec(), recv: recv, layerOf: layerOf,
+		s: s, mid: mid, video: recv.Codec().IsVideo(), codec: recv.Codec(), fmtp: codec.SDPFmtpLine, recv: recv, layerOf: layerOf,
 		reported: policy.NoLayer,
 	}
 	st.down = sfu.NewDownTrack(recv, sfu.DownTrackConfig{
@@ -61,6 +62,16 @@ func (st *echoStream) layerOfTrack(rid string) int {
 		return l
 	}
 	return 0
+}
+
+// topLayer is the highest simulcast layer the browser sends (0 without simulcast): the one a
+// recording keeps, as Janus records the highest substream.
+func (st *echoStream) topLayer() int {
+	top := 0
+	for _, l := range st.layerOf {
+		top = max(top, l)
+	}
+	return top
 }
 
 // forward reads one incoming track into the receiver, with a buffer reused for every packet.

@@ -36,6 +36,9 @@ func (p *Plugin) create(b body) (map[string]any, *requestError) {
 			return nil, err
 		}
 	}
+	if err := p.checkRecDir(o.recDir); err != nil {
+		return nil, err
+	}
 	bools := map[string]*bool{
 		"is_private": &o.isPrivate, "bitrate_cap": &o.bitrateCap, "opus_fec": &o.opusFEC, "audiolevel_event": &o.audioLevelEvent,
 		"notify_joining": &o.notifyJoining, "require_pvtid": &o.requirePvtID, "record": &o.record, "lock_record": &o.lockRecord,
@@ -119,6 +122,13 @@ func (p *Plugin) edit(b body) (map[string]any, *requestError) {
 	pol, hasPol, err := layerPolicy(b)
 	if err != nil {
 		return nil, err
+	}
+	if dir, ok, err := b.str("new_rec_dir", false); err != nil {
+		return nil, err
+	} else if ok {
+		if err := p.checkRecDir(dir); err != nil {
+			return nil, err
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -331,7 +341,13 @@ func (p *Plugin) enableRecording(b body) (map[string]any, *requestError) {
 		return nil, errorf(ErrMissingElement, "Missing mandatory element (record)")
 	}
 	r.mu.Lock()
+	changed := r.opts.record != rec
 	r.opts.record = rec
 	r.mu.Unlock()
+	if changed { // as Janus: every participant follows the room's new state
+		for _, pub := range r.members() {
+			pub.setRecording(rec)
+		}
+	}
 	return map[string]any{short: "success", "record": rec}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 )
 
 // nullHandle is a handle with no PeerConnection: requests that need media fail cleanly.
@@ -46,7 +47,7 @@ func FuzzRequests(f *testing.F) {
 		f.Add([]byte(seed), []byte(`{"request":"listparticipants","room":1234}`))
 	}
 	f.Fuzz(func(t *testing.T, msg, admin []byte) {
-		p := New(config.Default().Plugins.VideoRoom, nil)
+		p := New(config.Default().Plugins.VideoRoom, record.SessionOptions{}, nil)
 		h := &nullHandle{}
 		s := newSession(p, h) // no work goroutine: the test runs queued requests itself
 		p.sessions.Add(s)
@@ -66,7 +67,7 @@ func FuzzRequests(f *testing.F) {
 }
 
 func TestUnknownRequestIsSynchronous423(t *testing.T) {
-	p := New(config.Default().Plugins.VideoRoom, nil)
+	p := New(config.Default().Plugins.VideoRoom, record.SessionOptions{}, nil)
 	sp, _ := p.Attach(&nullHandle{})
 	defer sp.Detach()
 	res := sp.HandleMessage(context.Background(), plugin.Message{Body: json.RawMessage(`{"request":"bogus"}`)})

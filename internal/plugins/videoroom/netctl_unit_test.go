@@ -9,6 +9,7 @@ import (
 	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/netctl/api"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
@@ -70,7 +71,7 @@ func TestLayerPolicyOption(t *testing.T) {
 	cfg := config.Default().Plugins.VideoRoom
 	cfg.Allocation.Policy = "probe"
 	cfg.Rooms = []config.VideoRoomRoom{{ID: 1, Policy: "hybrid"}, {ID: 2}}
-	p := New(cfg, nil)
+	p := New(cfg, record.SessionOptions{}, nil)
 	defer p.Destroy()
 	r1, _ := p.room(1)
 	r2, _ := p.room(2)
@@ -108,7 +109,7 @@ func TestUnreachableControllerCountsOneFallback(t *testing.T) {
 	cfg := config.Default().Plugins.VideoRoom
 	cfg.Rooms = nil
 	cfg.NetCtl = config.VideoRoomNetCtl{URL: url, Node: "sfu", Receiver: "viewer", Interval: 50 * time.Millisecond}
-	p := New(cfg, nil)
+	p := New(cfg, record.SessionOptions{}, nil)
 	defer p.Destroy()
 	deadline := time.Now().Add(5 * time.Second)
 	for p.NetCtlFallbacks() == 0 && time.Now().Before(deadline) {
@@ -118,7 +119,7 @@ func TestUnreachableControllerCountsOneFallback(t *testing.T) {
 	if n := p.NetCtlFallbacks(); n != 1 {
 		t.Errorf("%d fallbacks counted for one outage, want 1", n)
 	}
-	if New(config.VideoRoom{}, nil).NetCtlFallbacks() != 0 {
+	if New(config.VideoRoom{}, record.SessionOptions{}, nil).NetCtlFallbacks() != 0 {
 		t.Error("fallbacks counted without a controller")
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
 
@@ -31,6 +32,7 @@ const short = "videoroom"
 // Plugin is the videoroom plugin. Create it with New.
 type Plugin struct {
 	cfg   config.VideoRoom
+	rec   record.SessionOptions // what recordings write beside the .mjr files
 	alloc sfu.AllocatorConfig
 	log   *slog.Logger
 
@@ -46,12 +48,13 @@ type Plugin struct {
 	sessions plugin.SessionSet[*session]
 }
 
-// New creates the plugin with the rooms of the configuration.
-func New(cfg config.VideoRoom, log *slog.Logger) *Plugin {
+// New creates the plugin with the rooms of the configuration; rec says what recordings write
+// beside the .mjr files (the configuration's recording section).
+func New(cfg config.VideoRoom, rec record.SessionOptions, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Plugin{cfg: cfg, alloc: cfg.Allocation.AllocatorConfig, log: log, rooms: map[uint64]*room{}, census: sfu.NewCensus()}
+	p := &Plugin{cfg: cfg, rec: rec, alloc: cfg.Allocation.AllocatorConfig, log: log, rooms: map[uint64]*room{}, census: sfu.NewCensus()}
 	for _, r := range cfg.Rooms {
 		p.rooms[r.ID] = newRoom(r.ID, optionsFromConfig(r))
 	}

@@ -6,9 +6,13 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/pion/webrtc/v4"
+
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/sfu"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
 // publisher is a participant of a room: it joined with ptype "publisher" and may publish streams.
@@ -29,6 +33,14 @@ type publisher struct {
 	activePkts   int
 	levelAvg     int
 	descriptions map[string]string
+
+	// recMu guards the recording state (recording.go); taken before mu, never inside it.
+	recMu           sync.Mutex
+	recording       bool         // Janus's recording_active
+	recBase         string       // Janus's recording_base: the request's filename
+	recordedStreams []*pubStream // the streams with a recording
+	recPart         *record.Participant
+	recName         string // the base of its files
 }
 
 // pubStream is one published m-line.
@@ -43,11 +55,15 @@ type pubStream struct {
 	rids      map[string]int
 	layers    []ssrcLayer // SSRC simulcast, lowest first (nil otherwise)
 	recv      *sfu.Receiver
+	rec       *record.SessionTrack // guarded by the publisher's recMu
 
 	mu          sync.Mutex
 	description string
 	moderated   bool
 	talking     bool
+	// readers are the tracks read into each layer: one per layer, since the receiver takes a
+	// layer's packets from one goroutine at a time.
+	readers [policy.MaxSpatial]*webrtc.TrackRemote
 }
 
 func (st *pubStream) describe() map[string]any {
@@ -237,9 +253,14 @@ func (s *session) joinPublisher(ctx context.Context, tx string, b body, jsep *pl
 // configure applies a publisher's publish/configure request; with an offer it (re)negotiates.
 // publish=true refuses to renegotiate an existing publication (Janus's publish semantics).
 func (pub *publisher) configure(ctx context.Context, b body, jsep *plugin.JSEP, publish bool) (*plugin.JSEP, *requestError) {
+	rs, err := pub.parseRecord(b)
+	if err != nil {
+		return nil, err
+	}
 	if err := pub.applySettings(b); err != nil {
 		return nil, err
 	}
+	pub.applyRecord(rs)
 	if jsep == nil || jsep.SDP == "" {
 		if publish {
 			return nil, errorf(ErrMissingElement, "Missing SDP offer")
@@ -261,14 +282,17 @@ func (pub *publisher) configure(ctx context.Context, b body, jsep *plugin.JSEP, 
 		}
 	}
 	prefs := codecPrefs{}
-	var err *requestError
 	if prefs.audio, _, err = b.str("audiocodec", false); err != nil {
 		return nil, err
 	}
 	if prefs.video, _, err = b.str("videocodec", false); err != nil {
 		return nil, err
 	}
-	return pub.negotiate(ctx, jsep, prefs)
+	answer, err := pub.negotiate(ctx, jsep, prefs)
+	if err == nil {
+		pub.recordIfWanted()
+	}
+	return answer, err
 }
 
 // applySettings handles the non-SDP parts of publish/configure.
@@ -279,9 +303,6 @@ func (pub *publisher) applySettings(b body) *requestError {
 	}
 	bitrate, hasBitrate, err := b.uint("bitrate", false)
 	if err != nil {
-		return err
-	}
-	if _, _, err := b.boolean("record"); err != nil {
 		return err
 	}
 	keyframe, _, err := b.boolean("keyframe")
@@ -393,6 +414,7 @@ func (pub *publisher) unpublish() *requestError {
 // stopMedia ends the publication (idempotent): receivers and forwarders close, subscribers lose
 // the streams, the room hears "unpublished".
 func (pub *publisher) stopMedia() {
+	pub.stopRecording()
 	pub.mu.Lock()
 	streams := pub.streams
 	wasActive := pub.active && len(streams) > 0

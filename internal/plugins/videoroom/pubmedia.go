@@ -25,6 +25,7 @@ type offeredLine struct {
 	rids   []string    // simulcast rids strata receives, in the offer's order
 	layers []ssrcLayer // SSRC simulcast layers, lowest first (ssrcsimulcast.go)
 	hidden []uint32    // SSRCs strata receives itself, kept from Pion
+	noRTX  bool        // answered without RTX (ridRTXUnsafe)
 }
 
 // describeOffer reads the m-line index and the simulcast (by RID or by SSRC) of each mid.
@@ -37,6 +38,7 @@ func describeOffer(s string) (map[string]offeredLine, error) {
 	for i, md := range parsed.MediaDescriptions {
 		mid, _ := md.Attribute(sdp.AttrKeyMID)
 		line := offeredLine{mindex: i, rids: media.SendRIDs(md)}
+		line.noRTX = ridRTXUnsafe(md, line.rids)
 		var err error
 		if line.layers, line.hidden, err = ssrcSimulcast(md); err != nil {
 			return nil, fmt.Errorf("m-line %d: %w", i, err)
@@ -47,6 +49,31 @@ func describeOffer(s string) (map[string]offeredLine, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// ridRTXUnsafe reports whether an m-line of RID simulcast must be answered without RTX: Pion tells
+// a layer's RTX stream from the layer by the repaired-rtp-stream-id extension only, and an RTX
+// packet carrying the layer's RID instead makes Pion move the layer's track to the RTX stream (its
+// media is then never read again). Pion's own NACK responder sends such packets for a publisher
+// that marks its packets with RIDs; such publishers declare their RTX streams (a=ssrc-group:FID),
+// as Firefox does too (its RTX would be safe, but the offer cannot tell), Chrome not. Without RTX
+// a publisher resends lost packets on the layer's own stream, which Pion keeps reading.
+func ridRTXUnsafe(md *sdp.MediaDescription, rids []string) bool {
+	if len(rids) == 0 {
+		return false
+	}
+	repairID := false
+	for _, a := range md.Attributes {
+		switch a.Key {
+		case sdp.AttrKeySSRCGroup:
+			if strings.HasPrefix(a.Value, sdp.SemanticTokenFlowIdentification+" ") {
+				return true
+			}
+		case sdp.AttrKeyExtMap:
+			repairID = repairID || strings.Contains(a.Value, sdp.SDESRepairRTPStreamIDURI)
+		}
+	}
+	return !repairID
 }
 
 // negotiate answers a publisher's offer and sets up one receiver per new audio/video m-line.
@@ -84,7 +111,11 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 			if !ok || len(order) == 0 {
 				continue
 			}
-			if err := t.SetCodecPreferences(media.WithRTX(codec, offered)); err != nil {
+			codecs := media.WithRTX(codec, offered)
+			if lines[t.Mid()].noRTX {
+				codecs = codecs[:1]
+			}
+			if err := t.SetCodecPreferences(codecs); err != nil {
 				return fmt.Errorf("codec preferences for mid %s: %w", t.Mid(), err)
 			}
 			chosen[t.Mid()] = codec
@@ -165,23 +196,68 @@ func (pub *publisher) onTrack(track *webrtc.TrackRemote, r *webrtc.RTPReceiver) 
 			}
 		}
 	}
-	if st == nil {
+	layer, ok := 0, st != nil
+	if ok {
+		layer, ok = st.trackLayer(track)
+	}
+	if !ok {
 		go discard(track)
 		return
 	}
-	layer := 0
-	if rid := track.RID(); rid != "" {
-		layer = st.rids[rid]
-	} else if l, ok := st.ssrcLayer(uint32(track.SSRC())); ok {
-		layer = l // SSRC simulcast: Pion receives the base layer itself
+	switch prev := st.startReading(layer, track); prev {
+	case nil:
+		st.recv.SetLayerSSRC(layer, uint32(track.SSRC()))
+		go st.read(layer, track, nil)
+	case track:
+		// Pion fired OnTrack again for a track it now reads from another SSRC: a second stream
+		// carrying the layer's RID. The reader already running reads it; a second one would race.
+		rtx := strings.EqualFold(track.Codec().MimeType, webrtc.MimeTypeRTX)
+		if !rtx {
+			st.recv.SetLayerSSRC(layer, uint32(track.SSRC())) // the publisher restarted the layer
+		}
+		pub.s.log.Warn("a publisher stream's layer moved to another SSRC", "mid", st.mid, "layer", layer, "ssrc", uint32(track.SSRC()), "rtx", rtx)
+	default:
+		pub.s.log.Warn("a second track for a publisher stream's layer ignored", "mid", st.mid, "layer", layer, "ssrc", uint32(track.SSRC()))
+		go discard(track)
 	}
-	st.recv.SetLayerSSRC(layer, uint32(track.SSRC()))
-	go st.read(layer, track, nil)
+}
+
+// trackLayer is the layer a track of the stream feeds; false for a RID the offer did not list.
+func (st *pubStream) trackLayer(track *webrtc.TrackRemote) (int, bool) {
+	if rid := track.RID(); rid != "" {
+		layer, ok := st.rids[rid]
+		return layer, ok
+	}
+	if layer, ok := st.ssrcLayer(uint32(track.SSRC())); ok {
+		return layer, true // SSRC simulcast: Pion receives the base layer itself
+	}
+	return 0, true
+}
+
+// startReading makes track the reader of a layer unless the layer has one, which it returns.
+func (st *pubStream) startReading(layer int, track *webrtc.TrackRemote) *webrtc.TrackRemote {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if prev := st.readers[layer]; prev != nil {
+		return prev
+	}
+	st.readers[layer] = track
+	return nil
+}
+
+// stopReading frees a layer whose reader's track ended.
+func (st *pubStream) stopReading(layer int, track *webrtc.TrackRemote) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.readers[layer] == track {
+		st.readers[layer] = nil
+	}
 }
 
 // read feeds a track's packets into the stream's receiver as one layer until the track ends. src,
 // when set, is the layer's second source (its RTX stream, ssrclayers.go).
 func (st *pubStream) read(layer int, track *webrtc.TrackRemote, src *layerSources) {
+	defer st.stopReading(layer, track)
 	buf := make([]byte, 1500)
 	for {
 		n, _, err := track.Read(buf)
@@ -287,5 +363,6 @@ func (pub *publisher) mediaUp() {
 	if was || n == 0 {
 		return
 	}
+	pub.recordIfWanted()
 	pub.room.notify(map[string]any{short: "event", "room": pub.room.id, "publishers": []map[string]any{pub.describe()}}, pub)
 }

@@ -40,7 +40,7 @@ func optionsFromConfig(r config.VideoRoomRoom) roomOptions {
 		audioCodecs: codecList(r.AudioCodec), videoCodecs: codecList(r.VideoCodec), opusFEC: r.OpusFEC,
 		audioLevelEvent: r.AudioLevelEvent, audioActivePackets: r.AudioActivePackets,
 		audioLevelAverage: r.AudioLevelAverage, notifyJoining: r.NotifyJoining, requirePvtID: r.RequirePvtID,
-		record: r.Record, recDir: r.RecDir, policy: r.Policy,
+		record: r.Record, recDir: r.RecDir, lockRecord: r.LockRecord, policy: r.Policy,
 	}
 	o.normalize()
 	return o

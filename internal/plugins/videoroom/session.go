@@ -284,6 +284,9 @@ func (s *session) Query() any {
 			e["packets"], e["bytes"], e["malformed"] = rs.Packets, rs.Bytes, rs.MalformedRTP+rs.MalformedPayload
 			// sinks: subscribers' down-tracks and RTP forwarders.
 			e["keyframe_requests"], e["sinks"] = rs.KeyframeRequests, rs.Sinks
+			if name := pub.recordingOf(st); name != "" {
+				e["recording"] = name // as Janus: the stream's .mjr file
+			}
 			streams = append(streams, e)
 		}
 		q["streams"] = streams

@@ -258,3 +258,36 @@ func FuzzSSRCSimulcast(f *testing.F) {
 		}
 	})
 }
+
+// TestRIDSimulcastRTX: RID simulcast is answered with RTX only when Pion can tell the RTX streams
+// from the layers: a browser's offer (no a=ssrc lines, the repair extension offered) keeps RTX; an
+// offer that declares its RTX streams with FID groups (a Pion publisher, whose RTX packets carry
+// the layer's RID) or lacks the repair extension does not. Without RIDs RTX is Pion's business.
+func TestRIDSimulcastRTX(t *testing.T) {
+	rids := []string{"a=rid:f send", "a=rid:h send", "a=rid:q send", "a=simulcast:send f;h;q"}
+	noRepair := func(s string) string {
+		return strings.Replace(s, "a=extmap:11 urn:ietf:params:rtp-hdrext:sdes:repaired-rtp-stream-id\r\n", "", 1)
+	}
+	for _, c := range []struct {
+		name  string
+		offer string
+		want  bool
+	}{
+		{"browser RID simulcast", offerWith(rids...), false},
+		{"RID simulcast declaring its RTX", offerWith(append(slices.Clone(rids), "a=ssrc-group:FID 100 101", "a=ssrc-group:FID 200 201")...), true},
+		{"RID simulcast without the repair extension", noRepair(offerWith(rids...)), true},
+		{"no simulcast, FID group", offerWith(append([]string{"a=ssrc-group:FID 100 101"}, ssrcLines(100, 101)...)...), false},
+		{"SSRC simulcast", offerWith(chromeSIM...), false},
+	} {
+		lines, err := describeOffer(c.offer)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := lines["1"].noRTX; got != c.want {
+			t.Errorf("%s: answered without RTX %v, want %v", c.name, got, c.want)
+		}
+		if lines["0"].noRTX {
+			t.Errorf("%s: the audio m-line lost RTX", c.name)
+		}
+	}
+}

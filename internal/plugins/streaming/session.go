@@ -1,0 +1,220 @@
+package streaming
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/plugin"
+)
+
+const (
+	// queueSize bounds the asynchronous requests waiting for one handle.
+	queueSize = 32
+	// negotiateTimeout bounds one offer (half-trickle waits for candidate gathering).
+	negotiateTimeout = 30 * time.Second
+)
+
+// session is the streaming state of one handle: a viewer of at most one mountpoint at a time.
+// Asynchronous requests run in order on the session's goroutine.
+type session struct {
+	p   *Plugin
+	h   plugin.Handle
+	log *slog.Logger
+
+	queue  chan plugin.Message
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	pushMu   sync.RWMutex
+	detached bool
+
+	mu sync.Mutex
+	v  *viewer // nil: not watching
+}
+
+func newSession(p *Plugin, h plugin.Handle) *session {
+	ctx, cancel := context.WithCancel(context.Background())
+	log := h.Logger()
+	if log == nil {
+		log = p.log
+	}
+	return &session{p: p, h: h, log: log.With("plugin", Short), queue: make(chan plugin.Message, queueSize),
+		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+// HandleMessage answers synchronous requests at once and queues asynchronous ones (acked, their
+// result or error pushed as an event).
+func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Result {
+	if len(m.Body) == 0 {
+		return plugin.Sync(errorf(ErrNoMessage, "No message??").Data(Short))
+	}
+	name, b, err := Decode(m.Body)
+	if err != nil {
+		return plugin.Sync(err.Data(Short))
+	}
+	if !Asynchronous(name) {
+		return plugin.Sync(s.p.handleSync(name, b))
+	}
+	select {
+	case <-s.ctx.Done():
+		return plugin.Sync(errorf(ErrUnknown, "Handle detached").Data(Short))
+	case s.queue <- m:
+		return plugin.Async("")
+	default:
+		return plugin.Sync(errorf(ErrUnknown, "Too many pending requests").Data(Short))
+	}
+}
+
+func (s *session) work() {
+	defer close(s.done)
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case m := <-s.queue:
+			s.process(m)
+		}
+	}
+}
+
+func (s *session) process(m plugin.Message) {
+	name, b, _ := Decode(m.Body) // checked by HandleMessage
+	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
+	defer cancel()
+	if err := s.dispatch(ctx, m.Transaction, name, b, m.JSEP); err != nil {
+		s.push(m.Transaction, err.Data(Short), nil)
+	}
+}
+
+// dispatch runs one asynchronous request in Janus's order of checks: the handle's state first for
+// configure and switch, then the request's table, then the request.
+func (s *session) dispatch(ctx context.Context, tx, name string, b plugin.Body, jsep *plugin.JSEP) *Error {
+	v := s.viewer()
+	if v == nil && (name == "configure" || name == "switch" || name == "start" || name == "pause") {
+		return NotWatching(name)
+	}
+	if name == "switch" && !v.mp.rtpLive() {
+		return errorf(ErrCantSwitch, "Can't switch: not on a live RTP mountpoint")
+	}
+	req, err := ParseBody(name, b)
+	if err != nil {
+		return err
+	}
+	switch r := req.(type) {
+	case *Watch:
+		return s.watch(ctx, tx, r)
+	case *Start:
+		return v.start(tx, jsep)
+	case *Pause:
+		v.pause(true)
+		s.push(tx, result("status", "pausing"), nil)
+	case *Configure:
+		return v.configure(tx, r)
+	case *Switch:
+		return v.switchTo(tx, r)
+	case *Stop:
+		// Janus ignores a stop before the PeerConnection is up or while one is under way: the
+		// ack is all the viewer gets.
+		if v == nil || !v.beginStop() {
+			return nil
+		}
+		s.push(tx, result("status", "stopping"), nil)
+		s.h.ClosePeer(closePC)
+	}
+	return nil
+}
+
+// closePC is the reason of the hangups the plugin asks for (stop, destroy, kick, kick_all): Janus's
+// core says "Close PC" for each.
+const closePC = "Close PC"
+
+// result is {"streaming":"event","result":{k:v}}.
+func result(k string, v any) map[string]any {
+	return map[string]any{Short: "event", "result": map[string]any{k: v}}
+}
+
+func (s *session) viewer() *viewer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.v
+}
+
+// push sends an event unless the handle is detached.
+func (s *session) push(tx string, data any, jsep *plugin.JSEP) {
+	s.pushMu.RLock()
+	defer s.pushMu.RUnlock()
+	if s.detached {
+		return
+	}
+	if err := s.h.PushEvent(tx, data, jsep); err != nil {
+		s.log.Debug("streaming event not delivered", "err", err)
+	}
+}
+
+// MediaReady: the viewer's PeerConnection is up.
+func (s *session) MediaReady() {
+	if v := s.viewer(); v != nil {
+		v.mediaUp()
+	}
+}
+
+// MediaClosed: the PeerConnection went away; the viewer stops watching. Nothing is pushed: Janus
+// says "stopped" only when the mountpoint goes away (endViewing), not on a hangup.
+func (s *session) MediaClosed(string) {
+	if v := s.viewer(); v != nil {
+		s.stopViewing(v)
+	}
+}
+
+// stopViewing ends v if it is still the session's viewer.
+func (s *session) stopViewing(v *viewer) {
+	s.mu.Lock()
+	if s.v != v {
+		s.mu.Unlock()
+		return
+	}
+	s.v = nil
+	s.mu.Unlock()
+	v.close()
+}
+
+// endViewing ends the viewing of mp from outside (destroy, kick, kick_all): the viewer is told
+// status and hung up.
+func (s *session) endViewing(mp *mountpoint, status string) {
+	v := s.viewer()
+	if v == nil || v.currentMountpoint() != mp {
+		return
+	}
+	s.stopViewing(v)
+	s.push("", result("status", status), nil)
+	s.h.ClosePeer(closePC)
+}
+
+// Detach: the handle is gone.
+func (s *session) Detach() {
+	s.pushMu.Lock()
+	already := s.detached
+	s.detached = true
+	s.pushMu.Unlock()
+	if already {
+		return
+	}
+	s.cancel()
+	<-s.done
+	if v := s.viewer(); v != nil {
+		s.stopViewing(v)
+	}
+	s.p.forget(s)
+}
+
+// Query is the handle's plugin_specific part of handle_info.
+func (s *session) Query() any {
+	v := s.viewer()
+	if v == nil {
+		return map[string]any{"state": "idle"}
+	}
+	return v.query()
+}
