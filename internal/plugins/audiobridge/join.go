@@ -179,7 +179,7 @@ func (s *session) join(j *Join, offer *plugin.JSEP) (any, *plugin.JSEP, *Error) 
 
 // answer negotiates the participant's offer.
 func (s *session) answer(m *member, offer *plugin.JSEP) (*plugin.JSEP, *Error) {
-	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
+	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
 	defer cancel()
 	return s.negotiate(ctx, m, offer)
 }

@@ -17,7 +17,7 @@ import (
 
 // offer creates (or, for a session that has media, renews) the plugin's offer.
 func (s *session) offer(m *member) (*plugin.JSEP, *Error) {
-	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
+	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
 	defer cancel()
 	p, err := s.h.Peer(peer.WithoutNACKResponder())
 	if err != nil {

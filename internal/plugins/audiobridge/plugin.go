@@ -64,7 +64,6 @@ func (p *Plugin) Info() plugin.Info {
 func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
 	s := newSession(p, h)
 	p.sessions.Add(s)
-	go s.work()
 	return s, nil
 }
 

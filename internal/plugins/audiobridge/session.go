@@ -25,10 +25,7 @@ type session struct {
 	h   plugin.Handle
 	log *slog.Logger
 
-	queue  chan plugin.Message
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
+	q *plugin.Queue // the asynchronous requests
 
 	pushMu   sync.RWMutex
 	detached bool
@@ -43,13 +40,13 @@ type session struct {
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
-	ctx, cancel := context.WithCancel(context.Background())
 	log := h.Logger()
 	if log == nil {
 		log = p.log
 	}
-	return &session{p: p, h: h, log: log.With("plugin", Short), queue: make(chan plugin.Message, queueSize),
-		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	s := &session{p: p, h: h, log: log.With("plugin", Short)}
+	s.q = plugin.NewQueue(queueSize, s.process)
+	return s
 }
 
 // HandleMessage answers synchronous requests at once and queues asynchronous ones, whose result
@@ -62,30 +59,10 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 	if !Asynchronous(name) {
 		return plugin.Sync(s.p.handleSync(s, name, b))
 	}
-	select {
-	case <-s.ctx.Done():
-		return plugin.Sync(errorf(ErrUnknown, "Handle detached").Data(Short))
-	default:
+	if err := s.q.Enqueue(m); err != nil {
+		return plugin.Sync(errorf(ErrUnknown, "%s", err).Data(Short))
 	}
-	select {
-	case s.queue <- m:
-		return plugin.Async(hint)
-	default:
-		return plugin.Sync(errorf(ErrUnknown, "Too many pending requests").Data(Short))
-	}
-}
-
-// work handles the queued requests in order until Detach.
-func (s *session) work() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case m := <-s.queue:
-			s.process(m)
-		}
-	}
+	return plugin.Async(hint)
 }
 
 // MediaReady: the participant's PeerConnection is up; the others learn it ("setup": true).
@@ -122,8 +99,7 @@ func (s *session) dropMedia() {
 
 // Detach stops the session; afterwards nothing touches the handle.
 func (s *session) Detach() {
-	s.cancel()
-	<-s.done
+	s.q.Close()
 	s.pushMu.Lock()
 	s.detached = true
 	s.pushMu.Unlock()

@@ -198,7 +198,7 @@ func (s *session) rembLoop(p *peer.Peer) {
 	defer t.Stop()
 	for {
 		select {
-		case <-s.ctx.Done():
+		case <-s.q.Context().Done():
 			return
 		case <-p.Closed():
 			return

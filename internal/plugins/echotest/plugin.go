@@ -72,7 +72,6 @@ func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
 func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
 	s := newSession(p, h)
 	p.sessions.Add(s)
-	go s.work()
 	return s, nil
 }
 

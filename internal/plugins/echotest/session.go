@@ -26,10 +26,7 @@ type session struct {
 	log    *slog.Logger
 	epoch  time.Time
 
-	queue  chan plugin.Message
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
+	q *plugin.Queue // the asynchronous requests
 
 	// pushMu orders event pushes against Detach: after Detach returns nothing uses the handle.
 	pushMu   sync.RWMutex
@@ -57,35 +54,27 @@ type layerTargets struct {
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
-	ctx, cancel := context.WithCancel(context.Background())
 	log := h.Logger()
 	if log == nil {
 		log = p.log
 	}
 	s := &session{
 		plugin: p, h: h, log: log.With("plugin", short), epoch: time.Now(),
-		queue: make(chan plugin.Message, queueSize), ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		streams: map[string]*echoStream{},
 		targets: layerTargets{substream: 2, temporal: 2, spatial: 2, temporalSVC: 2},
 	}
 	s.audioActive.Store(true)
 	s.videoActive.Store(true)
+	s.q = plugin.NewQueue(queueSize, s.process)
 	return s
 }
 
 // HandleMessage queues the request and acknowledges it; the result follows as an event.
 func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Result {
-	select {
-	case <-s.ctx.Done():
-		return plugin.Sync(plugin.Error(short, ErrUnknown, "Handle detached"))
-	default:
+	if err := s.q.Enqueue(m); err != nil {
+		return plugin.Sync(plugin.Error(short, ErrUnknown, err.Error()))
 	}
-	select {
-	case s.queue <- m:
-		return plugin.Async(hint)
-	default:
-		return plugin.Sync(plugin.Error(short, ErrUnknown, "Too many pending requests"))
-	}
+	return plugin.Async(hint)
 }
 
 // MediaReady: nothing to start, media is echoed as it arrives.
@@ -112,8 +101,7 @@ func (s *session) MediaClosed(reason string) {
 
 // Detach stops the session; afterwards nothing touches the handle.
 func (s *session) Detach() {
-	s.cancel()
-	<-s.done
+	s.q.Close()
 	s.pushMu.Lock()
 	s.detached = true
 	s.pushMu.Unlock()
@@ -146,19 +134,6 @@ func (s *session) pushError(tx string, err error) {
 	s.push(tx, plugin.Error(short, re.code, re.reason), nil)
 }
 
-// work handles the queued requests in order until Detach.
-func (s *session) work() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case m := <-s.queue:
-			s.process(m)
-		}
-	}
-}
-
 func (s *session) process(m plugin.Message) {
 	hasOffer := m.JSEP != nil && m.JSEP.SDP != ""
 	req, rerr := parseRequest(m.Body, hasOffer)
@@ -177,7 +152,7 @@ func (s *session) process(m plugin.Message) {
 		s.push(m.Transaction, ok, nil)
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
+	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
 	defer cancel()
 	answer, err := s.negotiate(ctx, m.JSEP)
 	if err != nil {

@@ -130,7 +130,7 @@ func (pl *player) restart() (map[string]any, *plugin.JSEP, *plugin.RequestError)
 	if err != nil {
 		return nil, nil, errorf(ErrUnknown, "No PeerConnection: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(pl.s.ctx, negotiateTimeout)
+	ctx, cancel := context.WithTimeout(pl.s.q.Context(), negotiateTimeout)
 	defer cancel()
 	desc, err := p.Offer(ctx, peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
 		// This offer's credentials are new; Peer.Offer then creates the real one.
@@ -158,7 +158,7 @@ func (pl *player) offer() (*plugin.JSEP, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(pl.s.ctx, negotiateTimeout)
+	ctx, cancel := context.WithTimeout(pl.s.q.Context(), negotiateTimeout)
 	defer cancel()
 	desc, err := p.Offer(ctx, peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
 		for _, t := range pl.src.Tracks() {

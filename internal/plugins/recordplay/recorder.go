@@ -100,7 +100,7 @@ func (s *session) record(b plugin.Body, jsep *plugin.JSEP) (map[string]any, *plu
 		topRID: highestRIDs(jsep.SDP, jsep.RIDOrder), sess: sess}
 	prefs := codecPrefs{audio: b.Str("audiocodec"), video: b.Str("videocodec"), profile: b.Str("videoprofile")}
 	p.OnTrack(r.onTrack)
-	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
+	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
 	defer cancel()
 	answer, err := p.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP},
 		peer.BeforeLocal(func(pc *webrtc.PeerConnection) error { return r.prepare(pc, prefs, base) }))
@@ -138,7 +138,7 @@ func (s *session) reserve(b plugin.Body) (*recording, *plugin.RequestError) {
 // update answers a new offer of a client that is recording (an ICE restart, Janus's "update"): the
 // recording goes on with the tracks it has.
 func (r *recorder) update(jsep *plugin.JSEP) (map[string]any, *plugin.JSEP, *plugin.RequestError) {
-	ctx, cancel := context.WithTimeout(r.s.ctx, negotiateTimeout)
+	ctx, cancel := context.WithTimeout(r.s.q.Context(), negotiateTimeout)
 	defer cancel()
 	answer, err := r.peer.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP})
 	if err != nil {

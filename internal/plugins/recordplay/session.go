@@ -28,10 +28,7 @@ type session struct {
 	h   plugin.Handle
 	log *slog.Logger
 
-	queue  chan plugin.Message
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
+	q *plugin.Queue // the asynchronous requests
 
 	// pushMu orders event pushes against Detach: after Detach returns nothing uses the handle.
 	pushMu   sync.RWMutex
@@ -50,21 +47,19 @@ type session struct {
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
-	ctx, cancel := context.WithCancel(context.Background())
 	log := h.Logger()
 	if log == nil {
 		log = p.log
 	}
-	return &session{p: p, h: h, log: log.With("plugin", short), queue: make(chan plugin.Message, queueSize),
-		ctx: ctx, cancel: cancel, done: make(chan struct{}), bitrate: defaultBitrate, keyframeMs: defaultKeyframeMs}
+	s := &session{p: p, h: h, log: log.With("plugin", short), bitrate: defaultBitrate, keyframeMs: defaultKeyframeMs}
+	s.q = plugin.NewQueue(queueSize, s.process)
+	return s
 }
 
 // HandleMessage answers list, update and configure at once and queues the others, as Janus does.
 func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Result {
-	select {
-	case <-s.ctx.Done():
+	if s.q.Context().Err() != nil {
 		return plugin.Sync(plugin.Error(short, ErrUnknown, "Session has already been destroyed..."))
-	default:
 	}
 	b, rerr := plugin.ParseBody(m.Body, &codes)
 	if rerr == nil {
@@ -82,12 +77,10 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 	case "configure":
 		return plugin.Sync(s.configure(b))
 	case "record", "play", "start", "stop", "pause", "resume":
-		select {
-		case s.queue <- m:
-			return plugin.Async("")
-		default:
-			return plugin.Sync(plugin.Error(short, ErrUnknown, "Too many pending requests"))
+		if err := s.q.Enqueue(m); err != nil {
+			return plugin.Sync(plugin.Error(short, ErrUnknown, err.Error()))
 		}
+		return plugin.Async("")
 	default:
 		return plugin.Sync(plugin.Error(short, ErrInvalidRequest, "Unknown request '"+req+"'"))
 	}
@@ -111,19 +104,6 @@ func (s *session) configure(b plugin.Body) map[string]any {
 	}
 	return map[string]any{short: "configure", "status": "ok", "settings": map[string]any{
 		"video-keyframe-interval": s.keyframeMs, "video-bitrate-max": s.bitrate}}
-}
-
-// work handles the queued requests in order until Detach.
-func (s *session) work() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case m := <-s.queue:
-			s.process(m)
-		}
-	}
 }
 
 // process handles one asynchronous request and pushes its result or error.
@@ -249,8 +229,7 @@ func (s *session) endMedia() bool {
 // Detach stops the session; a recording in progress is completed. Afterwards nothing touches the
 // handle.
 func (s *session) Detach() {
-	s.cancel()
-	<-s.done
+	s.q.Close()
 	s.pushMu.Lock()
 	s.detached = true
 	s.pushMu.Unlock()

@@ -23,10 +23,7 @@ type session struct {
 	h   plugin.Handle
 	log *slog.Logger
 
-	queue  chan plugin.Message
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
+	q *plugin.Queue // the asynchronous requests
 
 	pushMu   sync.RWMutex
 	detached bool
@@ -36,13 +33,13 @@ type session struct {
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
-	ctx, cancel := context.WithCancel(context.Background())
 	log := h.Logger()
 	if log == nil {
 		log = p.log
 	}
-	return &session{p: p, h: h, log: log.With("plugin", Short), queue: make(chan plugin.Message, queueSize),
-		ctx: ctx, cancel: cancel, done: make(chan struct{})}
+	s := &session{p: p, h: h, log: log.With("plugin", Short)}
+	s.q = plugin.NewQueue(queueSize, s.process)
+	return s
 }
 
 // HandleMessage answers synchronous requests at once and queues asynchronous ones (acked, their
@@ -58,31 +55,15 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 	if !Asynchronous(name) {
 		return plugin.Sync(s.p.handleSync(name, b))
 	}
-	select {
-	case <-s.ctx.Done():
-		return plugin.Sync(errorf(ErrUnknown, "Handle detached").Data(Short))
-	case s.queue <- m:
-		return plugin.Async("")
-	default:
-		return plugin.Sync(errorf(ErrUnknown, "Too many pending requests").Data(Short))
+	if err := s.q.Enqueue(m); err != nil {
+		return plugin.Sync(errorf(ErrUnknown, "%s", err).Data(Short))
 	}
-}
-
-func (s *session) work() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.ctx.Done():
-			return
-		case m := <-s.queue:
-			s.process(m)
-		}
-	}
+	return plugin.Async("")
 }
 
 func (s *session) process(m plugin.Message) {
 	name, b, _ := Decode(m.Body) // checked by HandleMessage
-	ctx, cancel := context.WithTimeout(s.ctx, negotiateTimeout)
+	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
 	defer cancel()
 	if err := s.dispatch(ctx, m.Transaction, name, b, m.JSEP); err != nil {
 		s.push(m.Transaction, err.Data(Short), nil)
@@ -202,8 +183,7 @@ func (s *session) Detach() {
 	if already {
 		return
 	}
-	s.cancel()
-	<-s.done
+	s.q.Close()
 	if v := s.viewer(); v != nil {
 		s.stopViewing(v)
 	}

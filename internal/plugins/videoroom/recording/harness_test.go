@@ -83,6 +83,27 @@ func clientAPI(t testing.TB) *webrtc.API {
 	return peertest.BrowserAPI(t)
 }
 
+// waitPublishing waits until the room lists feed as publishing: the server makes a publisher
+// subscribable once its PeerConnection is up on its side, which can come a little after the
+// publisher's client saw it connected.
+func waitPublishing(t *testing.T, h *janusclient.Handle, room, feed uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, _ := mustRequest(t, h, map[string]any{"request": "listparticipants", "room": room}, nil)
+		ps, _ := data["participants"].([]any)
+		for _, x := range ps {
+			if p, _ := x.(map[string]any); p["id"] == float64(feed) && p["publisher"] == true {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("feed %d is not publishing in room %d: %v", feed, room, data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // subscriber receives every stream of a feed and counts the packets.
 type subscriber struct{ packets atomic.Int64 }
 
@@ -91,6 +112,7 @@ func (s *subscriber) count() int { return int(s.packets.Load()) }
 func subscribe(t *testing.T, c *janusclient.Client, room, feed uint64) *subscriber {
 	t.Helper()
 	h := attach(t, c)
+	waitPublishing(t, h, room, feed)
 	data, offer := mustRequest(t, h, map[string]any{"request": "join", "ptype": "subscriber", "room": room, "streams": []map[string]any{{"feed": feed}}}, nil)
 	if data["videoroom"] != "attached" || offer == nil {
 		t.Fatalf("subscribe: %v", data)
