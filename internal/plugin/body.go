@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // This file is Janus's request validation (JANUS_VALIDATE_JSON_OBJECT and JANUS_CHECK_SECRET in
@@ -85,6 +86,20 @@ type Param struct {
 type Body struct {
 	fields map[string]json.RawMessage
 	codes  *Codes
+}
+
+// DecodeRequest is how every Janus plugin starts on a message: ParseBody, then the mandatory
+// "request" string. The name comes back in lower case, as Janus compares names with strcasecmp;
+// Body.Str("request") keeps it as sent, for "Unknown request '<name>'".
+func DecodeRequest(raw json.RawMessage, codes *Codes) (string, Body, *RequestError) {
+	b, err := ParseBody(raw, codes)
+	if err != nil {
+		return "", b, err
+	}
+	if err := b.Validate(Param{Name: "request", Kind: String, Required: true}); err != nil {
+		return "", b, err
+	}
+	return strings.ToLower(b.Str("request")), b, nil
 }
 
 // ParseBody splits a message body into its elements: no body (or null) is codes.NoMessage, anything

@@ -105,3 +105,18 @@ func TestItems(t *testing.T) {
 		t.Error("Items of an object or an absent element")
 	}
 }
+
+// TestDecodeRequest: the request's name comes back in lower case (Janus's strcasecmp), the body
+// keeps it as sent; no body, a body that is not an object, and a missing or non-string request
+// get the plugin's codes.
+func TestDecodeRequest(t *testing.T) {
+	name, b, err := DecodeRequest([]byte(`{"request":"Watch","id":1}`), &testCodes)
+	if err != nil || name != "watch" || b.Str("request") != "Watch" {
+		t.Fatalf("DecodeRequest: %q %q %v", name, b.Str("request"), err)
+	}
+	for raw, code := range map[string]int{``: 1, `[1]`: 2, `{"id":1}`: 3, `{"request":7}`: 4} {
+		if _, _, err := DecodeRequest([]byte(raw), &testCodes); err == nil || err.Code != code {
+			t.Errorf("DecodeRequest(%s): %v, want code %d", raw, err, code)
+		}
+	}
+}

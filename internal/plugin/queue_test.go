@@ -56,3 +56,31 @@ func TestQueue(t *testing.T) {
 		t.Fatal("the context lives on after Close")
 	}
 }
+
+// pushHandle records what reaches it.
+type pushHandle struct {
+	Handle
+	pushed []string
+}
+
+func (h *pushHandle) PushEvent(tx string, _ any, _ *JSEP) error {
+	h.pushed = append(h.pushed, tx)
+	return nil
+}
+
+// TestPusher: events reach the handle until Detach, none after; Detach says whether it ran before.
+func TestPusher(t *testing.T) {
+	var p Pusher
+	h := &pushHandle{}
+	_ = p.Push(h, "a", nil, nil)
+	if p.Detach() {
+		t.Fatal("first Detach says it ran before")
+	}
+	_ = p.Push(h, "b", nil, nil)
+	if !p.Detach() {
+		t.Fatal("second Detach says it is the first")
+	}
+	if len(h.pushed) != 1 || h.pushed[0] != "a" {
+		t.Fatalf("pushed %v, want [a]", h.pushed)
+	}
+}

@@ -2,7 +2,6 @@ package audiobridge
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/strata-rtc/strata/internal/plugin"
 )
@@ -29,14 +28,7 @@ func Asynchronous(name string) bool {
 // returned in lower case. The plugin needs the name before the rest of the request because some
 // checks of state come first in Janus (a join while joined is 491 whatever else is wrong).
 func Decode(raw json.RawMessage) (string, plugin.Body, *Error) {
-	b, err := plugin.ParseBody(raw, &codes)
-	if err != nil {
-		return "", b, err
-	}
-	if err := b.Validate(plugin.Param{Name: "request", Kind: plugin.String, Required: true}); err != nil {
-		return "", b, err
-	}
-	return strings.ToLower(b.Str("request")), b, nil
+	return plugin.DecodeRequest(raw, &codes)
 }
 
 // Parse decodes and parses a message body: Decode, then ParseBody.

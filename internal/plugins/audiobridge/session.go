@@ -27,8 +27,7 @@ type session struct {
 
 	q *plugin.Queue // the asynchronous requests
 
-	pushMu   sync.RWMutex
-	detached bool
+	events plugin.Pusher // nothing is pushed after Detach
 
 	mu     sync.Mutex // guards what follows
 	member *member
@@ -100,21 +99,14 @@ func (s *session) dropMedia() {
 // Detach stops the session; afterwards nothing touches the handle.
 func (s *session) Detach() {
 	s.q.Close()
-	s.pushMu.Lock()
-	s.detached = true
-	s.pushMu.Unlock()
+	s.events.Detach()
 	s.dropMedia()
 	s.p.forget(s)
 }
 
 // push sends an event unless the handle is detached.
 func (s *session) push(tx string, data any, jsep *plugin.JSEP) {
-	s.pushMu.RLock()
-	defer s.pushMu.RUnlock()
-	if s.detached {
-		return
-	}
-	if err := s.h.PushEvent(tx, data, jsep); err != nil {
+	if err := s.events.Push(s.h, tx, data, jsep); err != nil {
 		s.log.Debug("pushing event", "err", err)
 	}
 }

@@ -28,9 +28,7 @@ type session struct {
 
 	q *plugin.Queue // the asynchronous requests
 
-	// pushMu orders event pushes against Detach: after Detach returns nothing uses the handle.
-	pushMu   sync.RWMutex
-	detached bool
+	events plugin.Pusher // nothing is pushed after Detach
 
 	audioActive, videoActive atomic.Bool
 	bitrate, peerBitrate     atomic.Uint32
@@ -102,9 +100,7 @@ func (s *session) MediaClosed(reason string) {
 // Detach stops the session; afterwards nothing touches the handle.
 func (s *session) Detach() {
 	s.q.Close()
-	s.pushMu.Lock()
-	s.detached = true
-	s.pushMu.Unlock()
+	s.events.Detach()
 	s.stopRecording()
 	s.mu.Lock()
 	for _, st := range s.streams {
@@ -116,12 +112,7 @@ func (s *session) Detach() {
 
 // push sends an event unless the handle is detached.
 func (s *session) push(tx string, data any, jsep *plugin.JSEP) {
-	s.pushMu.RLock()
-	defer s.pushMu.RUnlock()
-	if s.detached {
-		return
-	}
-	if err := s.h.PushEvent(tx, data, jsep); err != nil {
+	if err := s.events.Push(s.h, tx, data, jsep); err != nil {
 		s.log.Debug("pushing event", "err", err)
 	}
 }

@@ -98,15 +98,12 @@ func (p *Plugin) Info() plugin.Info {
 
 // AdminMessage answers `update` over the admin API, as Janus does.
 func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
-	b, rerr := plugin.ParseBody(request, &codes)
-	if rerr == nil {
-		rerr = b.Validate(plugin.Param{Name: "request", Kind: plugin.String, Required: true})
-	}
+	name, b, rerr := plugin.DecodeRequest(request, &codes)
 	if rerr != nil {
 		return rerr.Data(short)
 	}
-	if req := b.Str("request"); req != "update" {
-		return plugin.Error(short, ErrInvalidRequest, "Unknown request '"+req+"'")
+	if name != "update" {
+		return plugin.Error(short, ErrInvalidRequest, "Unknown request '"+b.Str("request")+"'")
 	}
 	p.lib.scan()
 	return map[string]any{short: "ok"}

@@ -30,9 +30,7 @@ type session struct {
 
 	q *plugin.Queue // the asynchronous requests
 
-	// pushMu orders event pushes against Detach: after Detach returns nothing uses the handle.
-	pushMu   sync.RWMutex
-	detached bool
+	events plugin.Pusher // nothing is pushed after Detach
 
 	mu         sync.Mutex // guards what follows
 	rec        *recorder
@@ -61,14 +59,11 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 	if s.q.Context().Err() != nil {
 		return plugin.Sync(plugin.Error(short, ErrUnknown, "Session has already been destroyed..."))
 	}
-	b, rerr := plugin.ParseBody(m.Body, &codes)
-	if rerr == nil {
-		rerr = b.Validate(plugin.Param{Name: "request", Kind: plugin.String, Required: true})
-	}
+	name, b, rerr := plugin.DecodeRequest(m.Body, &codes)
 	if rerr != nil {
 		return plugin.Sync(rerr.Data(short))
 	}
-	switch req := b.Str("request"); req {
+	switch name {
 	case "update":
 		s.p.lib.scan()
 		return plugin.Sync(map[string]any{short: "ok"})
@@ -82,7 +77,7 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 		}
 		return plugin.Async("")
 	default:
-		return plugin.Sync(plugin.Error(short, ErrInvalidRequest, "Unknown request '"+req+"'"))
+		return plugin.Sync(plugin.Error(short, ErrInvalidRequest, "Unknown request '"+b.Str("request")+"'"))
 	}
 }
 
@@ -108,13 +103,13 @@ func (s *session) configure(b plugin.Body) map[string]any {
 
 // process handles one asynchronous request and pushes its result or error.
 func (s *session) process(m plugin.Message) {
-	b, _ := plugin.ParseBody(m.Body, &codes) // HandleMessage checked it
+	name, b, _ := plugin.DecodeRequest(m.Body, &codes) // HandleMessage checked it
 	var (
 		result map[string]any
 		jsep   *plugin.JSEP
 		rerr   *plugin.RequestError
 	)
-	switch b.Str("request") {
+	switch name {
 	case "record":
 		result, jsep, rerr = s.record(b, m.JSEP)
 	case "play":
@@ -230,21 +225,14 @@ func (s *session) endMedia() bool {
 // handle.
 func (s *session) Detach() {
 	s.q.Close()
-	s.pushMu.Lock()
-	s.detached = true
-	s.pushMu.Unlock()
+	s.events.Detach()
 	s.endMedia()
 	s.p.forget(s)
 }
 
 // push sends an event unless the handle is detached.
 func (s *session) push(tx string, data any, jsep *plugin.JSEP) {
-	s.pushMu.RLock()
-	defer s.pushMu.RUnlock()
-	if s.detached {
-		return
-	}
-	if err := s.h.PushEvent(tx, data, jsep); err != nil {
+	if err := s.events.Push(s.h, tx, data, jsep); err != nil {
 		s.log.Debug("pushing event", "err", err)
 	}
 }

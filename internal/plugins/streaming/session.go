@@ -25,8 +25,7 @@ type session struct {
 
 	q *plugin.Queue // the asynchronous requests
 
-	pushMu   sync.RWMutex
-	detached bool
+	events plugin.Pusher // nothing is pushed after Detach
 
 	mu sync.Mutex
 	v  *viewer // nil: not watching
@@ -125,12 +124,7 @@ func (s *session) viewer() *viewer {
 
 // push sends an event unless the handle is detached.
 func (s *session) push(tx string, data any, jsep *plugin.JSEP) {
-	s.pushMu.RLock()
-	defer s.pushMu.RUnlock()
-	if s.detached {
-		return
-	}
-	if err := s.h.PushEvent(tx, data, jsep); err != nil {
+	if err := s.events.Push(s.h, tx, data, jsep); err != nil {
 		s.log.Debug("streaming event not delivered", "err", err)
 	}
 }
@@ -176,11 +170,7 @@ func (s *session) endViewing(mp *mountpoint, status string) {
 
 // Detach: the handle is gone.
 func (s *session) Detach() {
-	s.pushMu.Lock()
-	already := s.detached
-	s.detached = true
-	s.pushMu.Unlock()
-	if already {
+	if s.events.Detach() {
 		return
 	}
 	s.q.Close()

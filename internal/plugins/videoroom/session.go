@@ -35,8 +35,7 @@ type session struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	pushMu   sync.RWMutex
-	detached bool
+	events plugin.Pusher // nothing is pushed after Detach
 
 	mu  sync.Mutex
 	pub *publisher
@@ -227,9 +226,7 @@ func (s *session) Detach() {
 	if sub != nil {
 		sub.close()
 	}
-	s.pushMu.Lock()
-	s.detached = true
-	s.pushMu.Unlock()
+	s.events.Detach()
 	s.p.forget(s)
 }
 
@@ -261,12 +258,7 @@ func (s *session) roomDestroyed() {
 
 // push sends an event unless the handle is detached.
 func (s *session) push(tx string, data any, jsep *plugin.JSEP) {
-	s.pushMu.RLock()
-	defer s.pushMu.RUnlock()
-	if s.detached {
-		return
-	}
-	if err := s.h.PushEvent(tx, data, jsep); err != nil {
+	if err := s.events.Push(s.h, tx, data, jsep); err != nil {
 		s.log.Debug("pushing event", "err", err)
 	}
 }

@@ -40,8 +40,7 @@ type session struct {
 	done   chan struct{}
 	limit  *time.Timer // the length limit; used by the work goroutine only
 
-	pushMu   sync.RWMutex
-	detached bool
+	events plugin.Pusher // nothing is pushed after Detach
 
 	mu      sync.Mutex // guards what follows (read by Query)
 	peer    *peer.Peer
@@ -100,9 +99,7 @@ func (s *session) MediaClosed(reason string) {
 func (s *session) Detach() {
 	s.cancel()
 	<-s.done
-	s.pushMu.Lock()
-	s.detached = true
-	s.pushMu.Unlock()
+	s.events.Detach()
 	s.mediaDown()
 	s.p.forget(s)
 }
@@ -127,12 +124,7 @@ func (s *session) Query() any {
 }
 
 func (s *session) push(tx string, data any, jsep *plugin.JSEP) {
-	s.pushMu.RLock()
-	defer s.pushMu.RUnlock()
-	if s.detached {
-		return
-	}
-	if err := s.h.PushEvent(tx, data, jsep); err != nil {
+	if err := s.events.Push(s.h, tx, data, jsep); err != nil {
 		s.log.Debug("pushing event", "err", err)
 	}
 }
@@ -179,10 +171,7 @@ func (s *session) mediaUp() {
 }
 
 func (s *session) process(m plugin.Message) {
-	b, err := plugin.ParseBody(m.Body, &codes)
-	if err == nil {
-		err = b.Validate(plugin.Param{Name: "request", Kind: plugin.String, Required: true})
-	}
+	name, b, err := plugin.DecodeRequest(m.Body, &codes)
 	if err != nil {
 		s.pushError(m.Transaction, err)
 		return
@@ -191,7 +180,7 @@ func (s *session) process(m plugin.Message) {
 		s.pushError(m.Transaction, plugin.Errorf(ErrInvalidElement, "Media encryption unsupported by this plugin"))
 		return
 	}
-	switch req := b.Str("request"); req {
+	switch name {
 	case "record":
 		s.record(m)
 	case "update":
@@ -199,7 +188,7 @@ func (s *session) process(m plugin.Message) {
 	case "stop":
 		s.stop(m.Transaction)
 	default:
-		s.pushError(m.Transaction, plugin.Errorf(ErrInvalidRequest, "Unknown request '%s'", req))
+		s.pushError(m.Transaction, plugin.Errorf(ErrInvalidRequest, "Unknown request '%s'", b.Str("request")))
 	}
 }
 
