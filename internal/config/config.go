@@ -240,6 +240,8 @@ type VideoRoom struct {
 	NetCtl VideoRoomNetCtl `yaml:"netctl"`
 	// Limits bound rooms, participants and subscriptions.
 	Limits VideoRoomLimits `yaml:"limits"`
+	// DataChannels bounds what each subscriber's data channel holds back (publishers' data relayed).
+	DataChannels sfu.DataSinkConfig `yaml:"data_channels"`
 }
 
 // VideoRoomNetCtl connects the videoroom to a network controller: streams and subscriptions are
@@ -446,6 +448,9 @@ func (v VideoRoom) validate() []error {
 	}
 	if v.Allocation.Tick <= 0 || v.Allocation.PaddingTick <= 0 {
 		errs = append(errs, errors.New("plugins.videoroom.allocation: tick and padding_tick must be positive"))
+	}
+	if d := v.DataChannels; d.QueueMessages <= 0 || d.QueueBytes <= 0 || d.BufferedHigh == 0 {
+		errs = append(errs, errors.New("plugins.videoroom.data_channels: queue_messages, queue_bytes and buffered_high must be positive"))
 	}
 	errs = append(errs, v.Limits.validate()...)
 	if v.Limits.Rooms > 0 && len(v.Rooms) > v.Limits.Rooms {

@@ -78,6 +78,9 @@ func TestReferenceIsTheComponentsDefaults(t *testing.T) {
 	if want := sfu.DefaultAllocatorConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("configs/strata.yaml plugins.videoroom.allocation:\n%+v\nGo defaults:\n%+v", got, want)
 	}
+	if got, want := Default().Plugins.VideoRoom.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
+		t.Errorf("configs/strata.yaml plugins.videoroom.data_channels: %+v, Go defaults: %+v", got, want)
+	}
 }
 
 func TestFileOverridesOnlyWhatItStates(t *testing.T) {

@@ -65,6 +65,8 @@ type DataStats struct {
 	Dropped uint64
 	// Queued: messages a sink holds now.
 	Queued int
+	// Sinks: a receiver's sinks.
+	Sinks int
 }
 
 // DataReceiver fans one data stream's messages out to its sinks. Write is called by one goroutine
@@ -179,7 +181,7 @@ func (r *DataReceiver) Close() {
 
 // Stats counts the messages written.
 func (r *DataReceiver) Stats() DataStats {
-	return DataStats{Messages: r.messages.Load(), Bytes: r.bytes.Load()}
+	return DataStats{Messages: r.messages.Load(), Bytes: r.bytes.Load(), Sinks: len(*r.sinks.Load())}
 }
 
 // DataSink is one subscriber data channel's share of a DataReceiver: a bounded queue in front of
