@@ -28,7 +28,7 @@ type publisher struct {
 	peer         *peer.Peer
 	streams      []*pubStream
 	data         *pubData // the data stream (data.go), nil without one
-	active       bool // the PeerConnection is up: others can subscribe
+	active       bool     // the PeerConnection is up: others can subscribe
 	bitrate      int64
 	forwarders   map[uint32]*forwarder
 	activePkts   int
