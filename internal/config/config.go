@@ -449,9 +449,7 @@ func (v VideoRoom) validate() []error {
 	if v.Allocation.Tick <= 0 || v.Allocation.PaddingTick <= 0 {
 		errs = append(errs, errors.New("plugins.videoroom.allocation: tick and padding_tick must be positive"))
 	}
-	if d := v.DataChannels; d.QueueMessages <= 0 || d.QueueBytes <= 0 || d.BufferedHigh == 0 {
-		errs = append(errs, errors.New("plugins.videoroom.data_channels: queue_messages, queue_bytes and buffered_high must be positive"))
-	}
+	errs = append(errs, validateDataChannels("plugins.videoroom.data_channels", v.DataChannels)...)
 	errs = append(errs, v.Limits.validate()...)
 	if v.Limits.Rooms > 0 && len(v.Rooms) > v.Limits.Rooms {
 		errs = append(errs, fmt.Errorf("plugins.videoroom.limits.rooms: %d rooms are configured, more than the limit of %d", len(v.Rooms), v.Limits.Rooms))

@@ -81,6 +81,9 @@ func TestReferenceIsTheComponentsDefaults(t *testing.T) {
 	if got, want := Default().Plugins.VideoRoom.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
 		t.Errorf("configs/strata.yaml plugins.videoroom.data_channels: %+v, Go defaults: %+v", got, want)
 	}
+	if got, want := Default().Plugins.Streaming.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
+		t.Errorf("configs/strata.yaml plugins.streaming.data_channels: %+v, Go defaults: %+v", got, want)
+	}
 }
 
 func TestFileOverridesOnlyWhatItStates(t *testing.T) {

@@ -117,6 +117,7 @@ func (sub *subscriber) addData(w wanted) *requestError {
 	if err != nil {
 		return errorf(ErrUnknown, "Data channel for feed %d: %v", w.feed.id, err)
 	}
+	p.TrackDataChannel(dc)
 	link := &dataLink{feed: w.feed, src: w.data, sink: sfu.NewPionDataSink(dc, sub.s.p.cfg.DataChannels)}
 	sub.mu.Lock()
 	sub.data.links = append(sub.data.links, link)

@@ -91,7 +91,10 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 	if pub.peer != p {
 		pub.peer = p
 		p.OnTrack(pub.onTrack)
-		p.PC.OnDataChannel(pub.onDataChannel)
+		p.PC.OnDataChannel(func(dc *webrtc.DataChannel) {
+			p.TrackDataChannel(dc)
+			pub.onDataChannel(dc)
+		})
 		go pub.feedbackLoop(p)
 	}
 	pub.mu.Unlock()

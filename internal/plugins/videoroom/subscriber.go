@@ -221,6 +221,9 @@ func (sub *subscriber) attach(p *peer.Peer) *requestError {
 		return errorf(ErrUnknown, "Allocator: %v", err)
 	}
 	alloc.Start()
+	// A subscriber's own channels (janus.js opens one when it answers a data m-line) carry nothing
+	// to relay; they are only closed with the rest.
+	p.PC.OnDataChannel(p.TrackDataChannel)
 	sub.mu.Lock()
 	sub.peer, sub.alloc = p, alloc
 	sub.mu.Unlock()
