@@ -15,7 +15,7 @@ import (
 	"github.com/strata-rtc/strata/internal/janusclient"
 )
 
-// dataPublisher publishes an audio m-line (sending nothing) and a data channel.
+// dataPublisher publishes an audio m-line (sending nothing, unless dataOnly) and a data channel.
 type dataPublisher struct {
 	h        *janusclient.Handle
 	pc       *webrtc.PeerConnection
@@ -27,6 +27,11 @@ type dataPublisher struct {
 
 func startDataPublisher(t *testing.T, c *janusclient.Client, room uint64) *dataPublisher {
 	t.Helper()
+	return startDataPublisherWith(t, c, room, false)
+}
+
+func startDataPublisherWith(t *testing.T, c *janusclient.Client, room uint64, dataOnly bool) *dataPublisher {
+	t.Helper()
 	p := &dataPublisher{h: attach(t, c)}
 	joined, _ := mustRequest(t, p.h, map[string]any{"request": "join", "ptype": "publisher", "room": room, "display": "data"}, nil)
 	p.id = uint64(joined["id"].(float64))
@@ -36,13 +41,15 @@ func startDataPublisher(t *testing.T, c *janusclient.Client, room uint64) *dataP
 	}
 	p.pc = pc
 	t.Cleanup(func() { _ = pc.Close() })
-	opus := webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}
-	tr, err := webrtc.NewTrackLocalStaticRTP(opus, "audio", "publisher")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pc.AddTrack(tr); err != nil {
-		t.Fatal(err)
+	if !dataOnly {
+		opus := webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}
+		tr, err := webrtc.NewTrackLocalStaticRTP(opus, "audio", "publisher")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pc.AddTrack(tr); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if p.dc, err = pc.CreateDataChannel("chat", nil); err != nil {
 		t.Fatal(err)
@@ -65,12 +72,12 @@ func startDataPublisher(t *testing.T, c *janusclient.Client, room uint64) *dataP
 			p.audioMid, _ = st["mid"].(string)
 		case "data":
 			p.dataMid, _ = st["mid"].(string)
-			if st["mindex"] != 1.0 {
+			if want := map[bool]float64{false: 1, true: 0}[dataOnly]; st["mindex"] != want {
 				t.Errorf("data stream: %v", st)
 			}
 		}
 	}
-	if p.audioMid == "" || p.dataMid == "" {
+	if p.audioMid == "" && !dataOnly || p.dataMid == "" {
 		t.Fatalf("publish: streams %v, want audio and data", streams)
 	}
 	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer.SDP}); err != nil {
@@ -293,6 +300,16 @@ func TestDataChannelsRelayed(t *testing.T) {
 	mustRequest(t, pub.h, map[string]any{"request": "leave"}, nil)
 	byMid.waitClosed(label)
 	whole.waitClosed(label)
+
+	// A publisher of data alone is a feed like any other.
+	only := startDataPublisherWith(t, c, room, true)
+	sub, attached := subscribeData(t, c, room, []map[string]any{{"feed": only.id}}, nil)
+	if streams, _ := attached["streams"].([]any); len(streams) != 1 || dataEntry(attached)["mindex"] != 0.0 {
+		t.Errorf("attached to a data-only feed: %v", attached["streams"])
+	}
+	sub.waitChannels(1)
+	only.send(t, "alone", 10)
+	sub.expect(strconv.FormatUint(only.id, 10), "alone", 10)
 }
 
 // TestDataSubscribeUpdate: data added to and removed from a subscription by update, and a second
@@ -331,6 +348,21 @@ func TestDataSubscribeUpdate(t *testing.T) {
 	a.send(t, "gone", 5)
 	b.send(t, "still b", 5)
 	sub.expect(lb, "still b", 5) // nothing from a in between
+
+	// configure's send on the data mid, and pause, stop the relay; start resumes it.
+	dataMid, _ := dataEntry(ev)["mid"].(string)
+	mustRequest(t, sub.h, map[string]any{"request": "configure", "streams": []map[string]any{{"mid": dataMid, "send": false}}}, nil)
+	b.send(t, "muted", 5)
+	sub.quiet(300 * time.Millisecond)
+	mustRequest(t, sub.h, map[string]any{"request": "configure", "streams": []map[string]any{{"mid": dataMid, "send": true}}}, nil)
+	b.send(t, "unmuted", 5)
+	sub.expect(lb, "unmuted", 5)
+	mustRequest(t, sub.h, map[string]any{"request": "pause"}, nil)
+	b.send(t, "paused", 5)
+	sub.quiet(300 * time.Millisecond)
+	mustRequest(t, sub.h, map[string]any{"request": "start"}, nil)
+	b.send(t, "resumed", 5)
+	sub.expect(lb, "resumed", 5)
 }
 
 // TestDataSlowSubscriberDoesNotStallOthers: a subscriber that never returns from its message
