@@ -124,7 +124,7 @@ func (sub *subscriber) addData(w wanted) *requestError {
 	on := !sub.paused && sub.data.send
 	sub.mu.Unlock()
 	if on && !link.src.recv.AddSink(link.sink) {
-		link.sink.Close() // the feed stopped meanwhile; feedGone drops the link
+		sub.removeDataWhere(func(l *dataLink) bool { return l == link }) // the feed stopped meanwhile
 	}
 	return nil
 }

@@ -235,7 +235,7 @@ func (sub *subscriber) removeMatching(entries []body) int {
 		n += sub.removeDataWhere(func(l *dataLink) bool {
 			switch {
 			case hasSubMid:
-				return subMid == dataMid
+				return dataMid != "" && subMid == dataMid
 			case hasFeed && hasMid:
 				return l.feed.id == feed && l.src.mid == mid
 			case hasFeed:
