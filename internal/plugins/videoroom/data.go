@@ -149,10 +149,10 @@ func (sub *subscriber) applyDataSend() {
 	}
 }
 
-// setDataSend is configure's send for the data mid; false if mid is not the data m-line's.
-func (sub *subscriber) setDataSend(mid string, send bool) bool {
+// setDataSend is configure's send for the data m-line (mid).
+func (sub *subscriber) setDataSend(mid string, send bool) {
 	sub.mu.Lock()
-	ok := sub.data != nil && sub.data.mid != "" && sub.data.mid == mid
+	ok := sub.data != nil && sub.data.mid == mid
 	if ok {
 		sub.data.send = send
 	}
@@ -160,7 +160,6 @@ func (sub *subscriber) setDataSend(mid string, send bool) bool {
 	if ok {
 		sub.applyDataSend()
 	}
-	return ok
 }
 
 // removeDataWhere closes the matching links' channels; the m-line stays (as in Janus).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 )
 
 // dataPublisher publishes an audio m-line (sending nothing, unless dataOnly) and a data channel.
@@ -374,6 +375,8 @@ func TestDataSubscribeUpdate(t *testing.T) {
 
 	// configure's send on the data mid, and pause, stop the relay; start resumes it.
 	dataMid, _ := dataEntry(ev)["mid"].(string)
+	_, _, err := request(t, sub.h, map[string]any{"request": "configure", "streams": []map[string]any{{"mid": dataMid, "send": "no"}}}, nil)
+	wantCode(t, err, videoroom.ErrInvalidElement)
 	mustRequest(t, sub.h, map[string]any{"request": "configure", "streams": []map[string]any{{"mid": dataMid, "send": false}}}, nil)
 	b.send(t, "muted", 5)
 	sub.quiet(300 * time.Millisecond)

@@ -110,10 +110,15 @@ func (sub *subscriber) configure(ctx context.Context, tx string, b body) *reques
 	alloc, paused := sub.alloc, sub.paused
 	sub.mu.Unlock()
 	for _, e := range entries {
-		if mid, _, _ := e.str("mid", false); mid != "" {
-			if send, ok, _ := e.boolean("send"); ok && sub.setDataSend(mid, send) {
-				continue
+		if mid, _, _ := e.str("mid", false); mid != "" && mid == sub.dataMid() {
+			send, ok, err := e.boolean("send")
+			if err != nil {
+				return err
 			}
+			if ok {
+				sub.setDataSend(mid, send)
+			}
+			continue
 		}
 		ss, err := sub.entryStream(e)
 		if err != nil {
