@@ -173,6 +173,7 @@ type Plugins struct {
 	Streaming   Streaming   `yaml:"streaming"`
 	VoiceMail   VoiceMail   `yaml:"voicemail"`
 	RecordPlay  RecordPlay  `yaml:"recordplay"`
+	TextRoom    TextRoom    `yaml:"textroom"`
 }
 
 // EchoTest configures janus.plugin.echotest.

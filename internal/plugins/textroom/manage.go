@@ -1,0 +1,147 @@
+package textroom
+
+import (
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/plugin"
+)
+
+// permanent refuses "permanent": true as Janus does without a configuration file: strata does not
+// write its configuration.
+func (r *request) permanent(what string) *plugin.RequestError {
+	if p := r.b.OptBool("permanent"); p != nil && *p {
+		return plugin.Errorf(ErrUnknown, "No configuration file, can't %s room permanently", what)
+	}
+	return nil
+}
+
+// named is Janus's reply to create, edit and destroy: "success" over the data channel, the event's
+// name over the plugin API.
+func (r *request) named(event string, rm uint64) map[string]any {
+	name := "success"
+	if r.api {
+		name = event
+	}
+	return map[string]any{"textroom": name, "room": rm, "permanent": false}
+}
+
+func (r *request) list() (map[string]any, *plugin.RequestError) {
+	locked := true
+	if key := r.p.cfg.AdminKey; key != "" && r.b.Has("admin_key") {
+		if err := r.b.Validate(plugin.Param{Name: "admin_key", Kind: plugin.NonEmptyString}); err == nil {
+			if err := codes.CheckSecret("admin_key", r.b.OptStr("admin_key"), key); err != nil {
+				return nil, err
+			}
+			locked = false
+		}
+	}
+	list := []any{}
+	for _, rm := range r.p.rooms {
+		if rm.isPrivate && locked {
+			continue
+		}
+		list = append(list, map[string]any{
+			"room": rm.id, "description": rm.description, "pin_required": rm.pin != "",
+			"num_participants": len(rm.participants), "history": rm.historySize,
+		})
+	}
+	return success("list", list), nil
+}
+
+func (r *request) exists() (map[string]any, *plugin.RequestError) {
+	if err := r.b.Validate(roomParam); err != nil {
+		return nil, err
+	}
+	id := r.b.Uint("room")
+	return success("room", id, "exists", r.p.rooms[id] != nil), nil
+}
+
+func (r *request) create() (map[string]any, *plugin.RequestError) {
+	err := r.b.Validate(plugin.Param{Name: "description", Kind: plugin.String},
+		plugin.Param{Name: "secret", Kind: plugin.String}, plugin.Param{Name: "pin", Kind: plugin.String},
+		plugin.Param{Name: "post", Kind: plugin.String}, plugin.Param{Name: "is_private", Kind: plugin.Bool},
+		plugin.Param{Name: "history", Kind: plugin.Positive}, plugin.Param{Name: "allowed", Kind: plugin.Array},
+		plugin.Param{Name: "permanent", Kind: plugin.Bool}, plugin.Param{Name: "room", Kind: plugin.Positive})
+	if err != nil {
+		return nil, err
+	}
+	if key := r.p.cfg.AdminKey; key != "" {
+		if err := r.b.Validate(plugin.Param{Name: "admin_key", Kind: plugin.String, Required: true}); err != nil {
+			return nil, err
+		}
+		if err := codes.CheckSecret("admin_key", r.b.OptStr("admin_key"), key); err != nil {
+			return nil, err
+		}
+	}
+	tokens, err := r.b.Strings("allowed", "Invalid element in the allowed array (not a string)")
+	if err != nil {
+		return nil, err
+	}
+	if err := r.permanent("create"); err != nil {
+		return nil, err
+	}
+	id := r.b.Uint("room")
+	if id == 0 {
+		for id == 0 || r.p.rooms[id] != nil {
+			id = plugin.RandomID()
+		}
+	} else if r.p.rooms[id] != nil {
+		return nil, plugin.Errorf(ErrRoomExists, "Room %d already exists", id)
+	}
+	rm := newRoom(config.TextRoomRoom{
+		ID: id, Description: r.b.Str("description"), Secret: r.b.Str("secret"), PIN: r.b.Str("pin"),
+		IsPrivate: r.b.Bool("is_private"), History: int(min(r.b.Int("history"), 1<<16)), Post: r.b.Str("post"),
+	})
+	if r.b.Has("allowed") {
+		rm.checkTokens = true
+		for _, t := range tokens {
+			rm.allowed[t] = true
+		}
+	}
+	r.p.rooms[id] = rm
+	return r.named("created", id), nil
+}
+
+func (r *request) edit() (map[string]any, *plugin.RequestError) {
+	rm, err := r.secretRoom(plugin.Param{Name: "secret", Kind: plugin.String},
+		plugin.Param{Name: "new_description", Kind: plugin.String}, plugin.Param{Name: "new_secret", Kind: plugin.String},
+		plugin.Param{Name: "new_pin", Kind: plugin.String}, plugin.Param{Name: "new_post", Kind: plugin.String},
+		plugin.Param{Name: "new_is_private", Kind: plugin.Bool}, plugin.Param{Name: "permanent", Kind: plugin.Bool})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.permanent("edit"); err != nil {
+		return nil, err
+	}
+	if d := r.b.Str("new_description"); d != "" {
+		rm.description = d
+	}
+	if r.b.Has("new_secret") {
+		rm.secret = r.b.Str("new_secret")
+	}
+	if r.b.Has("new_pin") {
+		rm.pin = r.b.Str("new_pin")
+	}
+	if r.b.Has("new_post") {
+		rm.post = r.b.Str("new_post")
+	}
+	if v := r.b.OptBool("new_is_private"); v != nil {
+		rm.isPrivate = *v
+	}
+	return r.named("edited", rm.id), nil
+}
+
+func (r *request) destroy() (map[string]any, *plugin.RequestError) {
+	rm, err := r.secretRoom(plugin.Param{Name: "permanent", Kind: plugin.Bool}, plugin.Param{Name: "secret", Kind: plugin.String})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.permanent("destroy"); err != nil {
+		return nil, err
+	}
+	r.out.everyone(rm, encode(map[string]any{"textroom": "destroyed", "room": rm.id}), nil)
+	for _, pt := range rm.participants {
+		delete(pt.s.rooms, rm.id)
+	}
+	delete(r.p.rooms, rm.id)
+	return r.named("destroyed", rm.id), nil
+}

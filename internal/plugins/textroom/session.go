@@ -1,0 +1,212 @@
+package textroom
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugin"
+)
+
+const (
+	queueSize        = 16
+	negotiateTimeout = 30 * time.Second
+	// label is the data channel strata offers, janus.js's default one.
+	label = "JanusDataChannel"
+)
+
+// session is one attached handle. rooms is guarded by the plugin's mutex; the rest by mu.
+type session struct {
+	p *Plugin
+	h plugin.Handle
+	q *plugin.Queue
+
+	rooms map[uint64]*participant
+
+	mu    sync.Mutex
+	setup bool
+	peer  *peer.Peer
+	dc    *webrtc.DataChannel // where events go: strata's channel, or the one the client last used
+}
+
+func newSession(p *Plugin, h plugin.Handle) *session {
+	s := &session{p: p, h: h, rooms: map[uint64]*participant{}}
+	s.q = plugin.NewQueue(queueSize, s.work)
+	return s
+}
+
+// HandleMessage answers the management requests at once and queues setup, ack and restart.
+func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Result {
+	b, err := plugin.ParseBody(m.Body, &codes)
+	if err == nil {
+		err = b.Validate(plugin.Param{Name: "request", Kind: plugin.String, Required: true})
+	}
+	if err != nil {
+		return plugin.Sync(errorReply(err))
+	}
+	switch req := strings.ToLower(b.Str("request")); req {
+	case "setup", "ack":
+		if qerr := s.q.Enqueue(m); qerr != nil {
+			return plugin.Sync(errorReply(plugin.Errorf(ErrUnknown, "%v", qerr)))
+		}
+		return plugin.Async("")
+	default:
+		return plugin.Sync(s.p.apiRequest(s, m.Body, m.Transaction))
+	}
+}
+
+// work runs setup and ack on the handle's worker.
+func (s *session) work(m plugin.Message) {
+	b, _ := plugin.ParseBody(m.Body, &codes)
+	var err *plugin.RequestError
+	var jsep *plugin.JSEP
+	if strings.ToLower(b.Str("request")) == "setup" {
+		jsep, err = s.offer()
+	} else {
+		err = s.ack(m.JSEP)
+	}
+	if err != nil {
+		_ = s.h.PushEvent(m.Transaction, errorReply(err), nil)
+		return
+	}
+	_ = s.h.PushEvent(m.Transaction, map[string]any{"textroom": "event", "result": "ok"}, jsep)
+}
+
+// offer creates the PeerConnection with strata's data channel and offers it.
+func (s *session) offer() (*plugin.JSEP, *plugin.RequestError) {
+	s.mu.Lock()
+	if s.setup {
+		s.mu.Unlock()
+		return nil, plugin.Errorf(ErrAlreadySetup, "PeerConnection already setup")
+	}
+	s.setup = true
+	s.mu.Unlock()
+	pr, err := s.h.Peer()
+	if err != nil {
+		return nil, plugin.Errorf(ErrUnknown, "PeerConnection: %v", err)
+	}
+	dc, err := pr.PC.CreateDataChannel(label, nil)
+	if err != nil {
+		return nil, plugin.Errorf(ErrUnknown, "Data channel: %v", err)
+	}
+	s.mu.Lock()
+	s.peer, s.dc = pr, dc
+	s.mu.Unlock()
+	s.listen(dc)
+	// The client may open channels of its own (janus.js does): requests on them are answered there.
+	pr.PC.OnDataChannel(s.listen)
+	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
+	defer cancel()
+	desc, err := pr.Offer(ctx)
+	if err != nil {
+		return nil, plugin.Errorf(ErrUnknown, "Offer: %v", err)
+	}
+	return &plugin.JSEP{Type: "offer", SDP: desc.SDP}, nil
+}
+
+// ack applies the client's answer.
+func (s *session) ack(jsep *plugin.JSEP) *plugin.RequestError {
+	if jsep == nil {
+		return nil
+	}
+	s.mu.Lock()
+	pr := s.peer
+	s.mu.Unlock()
+	if jsep.Type != "answer" || pr == nil {
+		return plugin.Errorf(ErrUnknown, "Invalid response")
+	}
+	if err := pr.SetAnswer(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: jsep.SDP}); err != nil {
+		return plugin.Errorf(ErrUnknown, "Invalid response (%v)", err)
+	}
+	return nil
+}
+
+// listen handles the requests arriving on dc.
+func (s *session) listen(dc *webrtc.DataChannel) {
+	dc.OnMessage(func(msg webrtc.DataChannelMessage) {
+		if !msg.IsString {
+			return // Janus's textroom drops binary messages
+		}
+		s.mu.Lock()
+		s.dc = dc
+		s.mu.Unlock()
+		if reply := s.request(msg.Data); reply != nil {
+			_ = dc.SendText(string(encode(reply)))
+		}
+	})
+}
+
+// request answers one data channel request; nil: no reply (a message with ack false).
+func (s *session) request(raw []byte) map[string]any {
+	req, err := parseRequest(raw, s.p.cfg.MaxMessageSize)
+	var reply map[string]any
+	if err != nil {
+		reply = errorReply(err)
+	} else {
+		var out outbox
+		reply, out = s.p.handle(s, req.name, req.body, false)
+		out.send()
+	}
+	if reply != nil && req.transaction != "" {
+		reply["transaction"] = req.transaction
+	}
+	return reply
+}
+
+// sendData sends msg on the session's current data channel, if it is open.
+func (s *session) sendData(msg []byte) {
+	s.mu.Lock()
+	dc := s.dc
+	s.mu.Unlock()
+	if dc != nil && dc.ReadyState() == webrtc.DataChannelStateOpen {
+		_ = dc.SendText(string(msg))
+	}
+}
+
+// leaveAll takes the session out of every room, as Janus does when the PeerConnection goes.
+func (s *session) leaveAll() {
+	var out outbox
+	s.p.mu.Lock()
+	for id, pt := range s.rooms {
+		if rm := s.p.rooms[id]; rm != nil {
+			out.leave(rm, pt)
+		}
+	}
+	s.p.mu.Unlock()
+	out.send()
+}
+
+// MediaReady needs nothing: requests are answered as soon as the data channel carries them.
+func (s *session) MediaReady() {}
+
+// MediaClosed leaves every room and allows a new setup.
+func (s *session) MediaClosed(string) {
+	s.leaveAll()
+	s.mu.Lock()
+	s.setup, s.peer, s.dc = false, nil, nil
+	s.mu.Unlock()
+}
+
+// Detach leaves every room and stops the worker.
+func (s *session) Detach() {
+	s.q.Close()
+	s.leaveAll()
+	s.p.sessions.Remove(s)
+}
+
+// Query is the handle's plugin_specific part of handle_info: the rooms it is in.
+func (s *session) Query() any {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	rooms := map[string]string{}
+	for id, pt := range s.rooms {
+		rooms[jsonString(id)] = pt.username
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return map[string]any{"setup": s.setup, "rooms": rooms}
+}
