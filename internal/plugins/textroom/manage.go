@@ -9,7 +9,7 @@ import (
 // write its configuration.
 func (r *request) permanent(what string) *plugin.RequestError {
 	if p := r.b.OptBool("permanent"); p != nil && *p {
-		return plugin.Errorf(ErrUnknown, "No configuration file, can't %s room permanently", what)
+		return plugin.Errorf(ErrUnknown, "No configuration file, can't %s", what)
 	}
 	return nil
 }
@@ -76,7 +76,7 @@ func (r *request) create() (map[string]any, *plugin.RequestError) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.permanent("create"); err != nil {
+	if err := r.permanent("create permanent room"); err != nil {
 		return nil, err
 	}
 	id := r.b.Uint("room")
@@ -109,7 +109,7 @@ func (r *request) edit() (map[string]any, *plugin.RequestError) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.permanent("edit"); err != nil {
+	if err := r.permanent("edit room permanently"); err != nil {
 		return nil, err
 	}
 	if d := r.b.Str("new_description"); d != "" {
@@ -135,7 +135,7 @@ func (r *request) destroy() (map[string]any, *plugin.RequestError) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.permanent("destroy"); err != nil {
+	if err := r.permanent("destroy room permanently"); err != nil {
 		return nil, err
 	}
 	r.out.everyone(rm, encode(map[string]any{"textroom": "destroyed", "room": rm.id}), nil)

@@ -11,8 +11,7 @@ type dcRequest struct {
 }
 
 // parseRequest reads one data channel message: at most limit bytes of a JSON object with the strings
-// "textroom" and "transaction". On an error the transaction is whatever could be read ("" if
-// nothing). Janus drops a message that is not JSON without a word; strata answers it with 412 so
+// "textroom" and "transaction". An error's reply carries no transaction, as in Janus. Janus drops a message that is not JSON without a word; strata answers it with 412 so
 // that the client learns why nothing happened.
 func parseRequest(raw []byte, limit int) (dcRequest, *plugin.RequestError) {
 	if len(raw) > limit {
@@ -22,14 +21,9 @@ func parseRequest(raw []byte, limit int) (dcRequest, *plugin.RequestError) {
 	if err != nil {
 		return dcRequest{}, err
 	}
-	req := dcRequest{body: b}
 	if err := b.Validate(plugin.Param{Name: "textroom", Kind: plugin.String, Required: true},
 		plugin.Param{Name: "transaction", Kind: plugin.String, Required: true}); err != nil {
-		if tx := b.OptStr("transaction"); tx != nil && b.Validate(plugin.Param{Name: "transaction", Kind: plugin.String}) == nil {
-			req.transaction = *tx
-		}
-		return req, err
+		return dcRequest{}, err
 	}
-	req.name, req.transaction = b.Str("textroom"), b.Str("transaction")
-	return req, nil
+	return dcRequest{name: b.Str("textroom"), transaction: b.Str("transaction"), body: b}, nil
 }

@@ -143,15 +143,12 @@ func (s *session) listen(dc *webrtc.DataChannel) {
 // request answers one data channel request; nil: no reply (a message with ack false).
 func (s *session) request(raw []byte) map[string]any {
 	req, err := parseRequest(raw, s.p.cfg.MaxMessageSize)
-	var reply map[string]any
 	if err != nil {
-		reply = errorReply(err)
-	} else {
-		var out outbox
-		reply, out = s.p.handle(s, req.name, req.body, false)
-		out.send()
+		return errorReply(err)
 	}
-	if reply != nil && req.transaction != "" {
+	reply, out := s.p.handle(s, req.name, req.body, false)
+	out.send()
+	if reply != nil {
 		reply["transaction"] = req.transaction
 	}
 	return reply
