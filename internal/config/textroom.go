@@ -1,5 +1,10 @@
 package config
 
+import (
+	"errors"
+	"fmt"
+)
+
 // TextRoom configures janus.plugin.textroom: text rooms over data channels.
 type TextRoom struct {
 	Enabled bool `yaml:"enabled"`
@@ -22,4 +27,22 @@ type TextRoomRoom struct {
 	IsPrivate   bool   `yaml:"is_private"`
 	History     int    `yaml:"history"`
 	Post        string `yaml:"post"`
+}
+
+func (t TextRoom) validate() []error {
+	var errs []error
+	if t.MaxMessageSize <= 0 {
+		errs = append(errs, errors.New("plugins.textroom.max_message_size: must be positive"))
+	}
+	seen := map[uint64]bool{}
+	for _, r := range t.Rooms {
+		if r.ID == 0 || seen[r.ID] {
+			errs = append(errs, fmt.Errorf("plugins.textroom.rooms: room id %d is zero or repeated", r.ID))
+		}
+		seen[r.ID] = true
+		if r.History < 0 {
+			errs = append(errs, fmt.Errorf("plugins.textroom.rooms: room %d has a negative history", r.ID))
+		}
+	}
+	return errs
 }

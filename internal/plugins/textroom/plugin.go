@@ -22,8 +22,6 @@ import (
 // Package is the Janus package name clients attach to.
 const Package = "janus.plugin.textroom"
 
-const short = "textroom"
-
 // Janus's error codes (janus_textroom.c).
 const (
 	ErrNoMessage      = 411
@@ -57,13 +55,11 @@ type Plugin struct {
 	rooms map[uint64]*room
 }
 
-// New creates the plugin with the configuration's rooms.
+// New creates the plugin with the configuration's rooms (a validated configuration: its
+// max_message_size positive).
 func New(cfg config.TextRoom, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.MaxMessageSize <= 0 {
-		cfg.MaxMessageSize = 65536
 	}
 	p := &Plugin{cfg: cfg, log: log, rooms: map[uint64]*room{}}
 	for _, r := range cfg.Rooms {
