@@ -76,6 +76,23 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestSetupErrors: restart before setup, setup twice, and a restart's new offer, with Janus's codes.
+func TestSetupErrors(t *testing.T) {
+	c := start(t, nil)
+	h := janustest.Attach(t, c, "janus.plugin.textroom")
+	_, _, err := janustest.Request(t, h, map[string]any{"request": "restart"}, nil)
+	janustest.WantCode(t, err, 416)
+	u := setup(t, c)
+	_, _, err = janustest.Request(t, u.h, map[string]any{"request": "setup"}, nil)
+	janustest.WantCode(t, err, 416)
+	data, offer := janustest.MustRequest(t, u.h, map[string]any{"request": "restart"}, nil)
+	if data["result"] != "ok" || offer == nil || offer.Type != "offer" {
+		t.Fatalf("restart: %v %v", data, offer)
+	}
+	_, _, err = janustest.Request(t, u.h, map[string]any{"request": "dance"}, nil)
+	janustest.WantCode(t, err, 415)
+}
+
 // TestAPI: the management requests over the plugin API, answered synchronously, and the events the
 // participants get from them.
 func TestAPI(t *testing.T) {

@@ -49,7 +49,7 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 		return plugin.Sync(errorReply(err))
 	}
 	switch req := strings.ToLower(b.Str("request")); req {
-	case "setup", "ack":
+	case "setup", "ack", "restart":
 		if qerr := s.q.Enqueue(m); qerr != nil {
 			return plugin.Sync(errorReply(plugin.Errorf(ErrUnknown, "%v", qerr)))
 		}
@@ -64,9 +64,12 @@ func (s *session) work(m plugin.Message) {
 	b, _ := plugin.ParseBody(m.Body, &codes)
 	var err *plugin.RequestError
 	var jsep *plugin.JSEP
-	if strings.ToLower(b.Str("request")) == "setup" {
+	switch strings.ToLower(b.Str("request")) {
+	case "setup":
 		jsep, err = s.offer()
-	} else {
+	case "restart":
+		jsep, err = s.restart()
+	default:
 		err = s.ack(m.JSEP)
 	}
 	if err != nil {
@@ -99,9 +102,29 @@ func (s *session) offer() (*plugin.JSEP, *plugin.RequestError) {
 	s.listen(dc)
 	// The client may open channels of its own (janus.js does): requests on them are answered there.
 	pr.PC.OnDataChannel(s.listen)
+	return s.negotiate(pr)
+}
+
+// restart offers again with new ICE credentials (Janus's restart).
+func (s *session) restart() (*plugin.JSEP, *plugin.RequestError) {
+	s.mu.Lock()
+	pr := s.peer
+	s.mu.Unlock()
+	if pr == nil {
+		return nil, plugin.Errorf(ErrAlreadySetup, "PeerConnection not setup")
+	}
+	iceRestart := peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
+		_, err := pc.CreateOffer(&webrtc.OfferOptions{ICERestart: true})
+		return err
+	})
+	return s.negotiate(pr, iceRestart)
+}
+
+// negotiate creates strata's offer.
+func (s *session) negotiate(pr *peer.Peer, opts ...peer.NegotiateOption) (*plugin.JSEP, *plugin.RequestError) {
 	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
 	defer cancel()
-	desc, err := pr.Offer(ctx)
+	desc, err := pr.Offer(ctx, opts...)
 	if err != nil {
 		return nil, plugin.Errorf(ErrUnknown, "Offer: %v", err)
 	}
