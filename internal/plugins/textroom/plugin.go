@@ -48,7 +48,6 @@ var codes = plugin.Codes{
 // Plugin is the textroom plugin. Create it with New.
 type Plugin struct {
 	cfg      config.TextRoom
-	log      *slog.Logger
 	sessions plugin.SessionSet[*session]
 
 	mu    sync.Mutex
@@ -57,11 +56,9 @@ type Plugin struct {
 
 // New creates the plugin with the configuration's rooms (a validated configuration: its
 // max_message_size positive).
-func New(cfg config.TextRoom, log *slog.Logger) *Plugin {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	p := &Plugin{cfg: cfg, log: log, rooms: map[uint64]*room{}}
+// Each handle logs through its own logger; log is kept for the server's uniform wiring.
+func New(cfg config.TextRoom, _ *slog.Logger) *Plugin {
+	p := &Plugin{cfg: cfg, rooms: map[uint64]*room{}}
 	for _, r := range cfg.Rooms {
 		p.rooms[r.ID] = newRoom(r)
 	}

@@ -73,6 +73,9 @@ func (s *session) work(m plugin.Message) {
 		err = s.ack(m.JSEP)
 	}
 	if err != nil {
+		if err.Code == ErrUnknown {
+			s.h.Logger().Warn("textroom negotiation failed", "err", err.Reason)
+		}
 		_ = s.h.PushEvent(m.Transaction, errorReply(err), nil)
 		return
 	}
