@@ -101,16 +101,12 @@ func (p *Plugin) Destroy() {
 // apiRequest answers a plugin API (or admin API) request: the management requests synchronously, by
 // the same code as over the data channel. s is nil for the admin API.
 func (p *Plugin) apiRequest(s *session, raw json.RawMessage, tx string) map[string]any {
-	b, rerr := plugin.ParseBody(raw, &codes)
-	if rerr == nil {
-		rerr = b.Validate(plugin.Param{Name: "request", Kind: plugin.String, Required: true})
-	}
+	req, b, rerr := plugin.DecodeRequest(raw, &codes)
 	if rerr != nil {
 		return errorReply(rerr)
 	}
-	req := b.Str("request")
 	if !syncRequests[req] {
-		return errorReply(plugin.Errorf(ErrInvalidRequest, "Unknown request '%s'", req))
+		return errorReply(plugin.Errorf(ErrInvalidRequest, "Unknown request '%s'", b.Str("request")))
 	}
 	reply, out := p.handle(s, req, b, true)
 	out.send()

@@ -2,7 +2,6 @@ package textroom
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +23,8 @@ type session struct {
 	p *Plugin
 	h plugin.Handle
 	q *plugin.Queue
+	// events guards the pushes: none after Detach.
+	events plugin.Pusher
 
 	rooms map[uint64]*participant
 
@@ -41,14 +42,11 @@ func newSession(p *Plugin, h plugin.Handle) *session {
 
 // HandleMessage answers the management requests at once and queues setup, ack and restart.
 func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Result {
-	b, err := plugin.ParseBody(m.Body, &codes)
-	if err == nil {
-		err = b.Validate(plugin.Param{Name: "request", Kind: plugin.String, Required: true})
-	}
+	req, _, err := plugin.DecodeRequest(m.Body, &codes)
 	if err != nil {
 		return plugin.Sync(errorReply(err))
 	}
-	switch req := strings.ToLower(b.Str("request")); req {
+	switch req {
 	case "setup", "ack", "restart":
 		if qerr := s.q.Enqueue(m); qerr != nil {
 			return plugin.Sync(errorReply(plugin.Errorf(ErrUnknown, "%v", qerr)))
@@ -61,10 +59,10 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 
 // work runs setup and ack on the handle's worker.
 func (s *session) work(m plugin.Message) {
-	b, _ := plugin.ParseBody(m.Body, &codes)
+	req, _, _ := plugin.DecodeRequest(m.Body, &codes) // HandleMessage decoded it already
 	var err *plugin.RequestError
 	var jsep *plugin.JSEP
-	switch strings.ToLower(b.Str("request")) {
+	switch req {
 	case "setup":
 		jsep, err = s.offer()
 	case "restart":
@@ -76,10 +74,10 @@ func (s *session) work(m plugin.Message) {
 		if err.Code == ErrUnknown {
 			s.h.Logger().Warn("textroom negotiation failed", "err", err.Reason)
 		}
-		_ = s.h.PushEvent(m.Transaction, errorReply(err), nil)
+		_ = s.events.Push(s.h, m.Transaction, errorReply(err), nil)
 		return
 	}
-	_ = s.h.PushEvent(m.Transaction, map[string]any{"textroom": "event", "result": "ok"}, jsep)
+	_ = s.events.Push(s.h, m.Transaction, map[string]any{"textroom": "event", "result": "ok"}, jsep)
 }
 
 // offer creates the PeerConnection with strata's data channel and offers it.
@@ -216,6 +214,9 @@ func (s *session) MediaClosed(string) {
 
 // Detach leaves every room and stops the worker.
 func (s *session) Detach() {
+	if s.events.Detach() {
+		return // Destroy and the gateway may both detach
+	}
 	s.q.Close()
 	s.leaveAll()
 	s.p.sessions.Remove(s)
