@@ -45,7 +45,7 @@ func withGeneratedSecrets(cfg *config.Config, log *slog.Logger) *config.Config {
 }
 
 // generateRoomSecret fills an empty room secret of an enabled plugin with a random one, and logs it.
-func generateRoomSecret(enabled bool, secret *string, plugin string, room uint64, log *slog.Logger) {
+func generateRoomSecret(enabled bool, secret *string, plugin string, room any, log *slog.Logger) {
 	if !enabled || *secret != "" {
 		return
 	}

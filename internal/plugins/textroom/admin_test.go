@@ -11,7 +11,7 @@ import (
 // TestAdminMessage: the admin API's message_plugin answers the management requests, and refuses
 // the others with Janus's code.
 func TestAdminMessage(t *testing.T) {
-	p := New(config.TextRoom{MaxMessageSize: 1024, AdminKey: "k", Rooms: []config.TextRoomRoom{{ID: 1234, Secret: "s", IsPrivate: true}}}, nil)
+	p := New(config.TextRoom{MaxMessageSize: 1024, AdminKey: "k", Rooms: []config.TextRoomRoom{{ID: "1234", Secret: "s", IsPrivate: true}}}, nil)
 	ask := func(body string) map[string]any {
 		return p.AdminMessage(context.Background(), json.RawMessage(body)).(map[string]any)
 	}

@@ -13,7 +13,7 @@ import (
 func TestErrors(t *testing.T) {
 	c := start(t, func(tr *config.TextRoom) {
 		tr.MaxMessageSize = 1024
-		tr.Rooms = append(tr.Rooms, config.TextRoomRoom{ID: 77, Description: "pinned", PIN: "roompwd", Secret: "s77"})
+		tr.Rooms = append(tr.Rooms, config.TextRoomRoom{ID: "77", Description: "pinned", PIN: "roompwd", Secret: "s77"})
 	})
 	alice, bob := setup(t, c), setup(t, c)
 	cases := []struct {

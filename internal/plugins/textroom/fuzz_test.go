@@ -20,12 +20,18 @@ func FuzzRequest(f *testing.F) {
 		`{"textroom":"list","transaction":"t","admin_key":""}`,
 		`{"textroom":"destroy","transaction":"t","room":1234,"secret":"s"}`,
 		`{"textroom":"leave","transaction":7}`, `{"textroom":`, `[]`, `null`, ``, `"x"`,
-		`{"textroom":"exists","transaction":"t","room":-1}`, `{"textroom":"kick","transaction":"t","room":1.5}`,
+		`{"textroom":"exists","transaction":"t","room":-1}`, `{"textroom":"create","transaction":"t","room":"","post":"http://[::1"}`,
+		`{"textroom":"join","transaction":"t","room":"1234","username":"b"}`, `{"textroom":"kick","transaction":"t","room":1.5}`,
 	} {
 		f.Add([]byte(seed))
 	}
-	p := New(config.TextRoom{MaxMessageSize: 4096, Rooms: []config.TextRoomRoom{{ID: 1234, Secret: "s"}}}, nil)
-	s := &session{p: p, rooms: map[uint64]*participant{}}
+	// One plugin per id mode: integer ids, and string_ids.
+	var sessions []*session
+	for _, strIDs := range []bool{false, true} {
+		p := New(config.TextRoom{MaxMessageSize: 4096, StringIDs: strIDs, Rooms: []config.TextRoomRoom{{ID: "1234", Secret: "s"}}}, nil)
+		f.Cleanup(p.Destroy)
+		sessions = append(sessions, &session{p: p, rooms: map[string]*participant{}})
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		req, err := parseRequest(raw, 4096)
 		if err != nil {
@@ -37,12 +43,14 @@ func FuzzRequest(f *testing.F) {
 		if !strings.Contains(string(raw), "textroom") {
 			t.Fatalf("parsed without textroom: %q", raw)
 		}
-		reply := s.request(raw)
-		if reply == nil {
-			return // a message with ack false
-		}
-		if reply["transaction"] != req.transaction {
-			t.Fatalf("reply %v lost transaction %q", reply, req.transaction)
+		for _, s := range sessions {
+			reply := s.request(raw)
+			if reply == nil {
+				continue // a message with ack false
+			}
+			if reply["transaction"] != req.transaction {
+				t.Fatalf("reply %v lost transaction %q", reply, req.transaction)
+			}
 		}
 	})
 }

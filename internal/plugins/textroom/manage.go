@@ -16,12 +16,21 @@ func (r *request) permanent(what string) *plugin.RequestError {
 
 // named is Janus's reply to create, edit and destroy: "success" over the data channel, the event's
 // name over the plugin API.
-func (r *request) named(event string, rm uint64) map[string]any {
+func (r *request) named(event string, rm any) map[string]any {
 	name := "success"
 	if r.api {
 		name = event
 	}
 	return map[string]any{"textroom": name, "room": rm, "permanent": false}
+}
+
+// validPost refuses a backend that is not an http(s) URL (Janus takes any string and fails on
+// each message).
+func (r *request) validPost(key string) *plugin.RequestError {
+	if err := config.ValidPostURL(r.b.Str(key)); err != nil {
+		return plugin.Errorf(ErrInvalidElement, "Invalid element (%s: %v)", key, err)
+	}
+	return nil
 }
 
 func (r *request) list() (map[string]any, *plugin.RequestError) {
@@ -48,11 +57,11 @@ func (r *request) list() (map[string]any, *plugin.RequestError) {
 }
 
 func (r *request) exists() (map[string]any, *plugin.RequestError) {
-	if err := r.b.Validate(roomParam); err != nil {
+	if err := r.b.Validate(r.p.roomParam(true)); err != nil {
 		return nil, err
 	}
-	id := r.b.Uint("room")
-	return success("room", id, "exists", r.p.rooms[id] != nil), nil
+	key := r.p.roomKey(r.b)
+	return success("room", r.p.idValue(key), "exists", r.p.rooms[key] != nil), nil
 }
 
 func (r *request) create() (map[string]any, *plugin.RequestError) {
@@ -60,7 +69,7 @@ func (r *request) create() (map[string]any, *plugin.RequestError) {
 		plugin.Param{Name: "secret", Kind: plugin.String}, plugin.Param{Name: "pin", Kind: plugin.String},
 		plugin.Param{Name: "post", Kind: plugin.String}, plugin.Param{Name: "is_private", Kind: plugin.Bool},
 		plugin.Param{Name: "history", Kind: plugin.Positive}, plugin.Param{Name: "allowed", Kind: plugin.Array},
-		plugin.Param{Name: "permanent", Kind: plugin.Bool}, plugin.Param{Name: "room", Kind: plugin.Positive})
+		plugin.Param{Name: "permanent", Kind: plugin.Bool}, r.p.roomParam(false))
 	if err != nil {
 		return nil, err
 	}
@@ -79,16 +88,17 @@ func (r *request) create() (map[string]any, *plugin.RequestError) {
 	if err := r.permanent("create permanent room"); err != nil {
 		return nil, err
 	}
-	id := r.b.Uint("room")
-	if id == 0 {
-		for id == 0 || r.p.rooms[id] != nil {
-			id = plugin.RandomID()
-		}
-	} else if r.p.rooms[id] != nil {
-		return nil, plugin.Errorf(ErrRoomExists, "Room %d already exists", id)
+	if err := r.validPost("post"); err != nil {
+		return nil, err
 	}
-	rm := newRoom(config.TextRoomRoom{
-		ID: id, Description: r.b.Str("description"), Secret: r.b.Str("secret"), PIN: r.b.Str("pin"),
+	key := r.p.roomKey(r.b)
+	if key == "" || (!r.p.cfg.StringIDs && key == "0") {
+		key = r.p.newKey() // Janus picks a random id when none (or 0) is asked for
+	} else if r.p.rooms[key] != nil {
+		return nil, plugin.Errorf(ErrRoomExists, "Room %s already exists", key)
+	}
+	rm := r.p.newRoom(config.TextRoomRoom{
+		ID: key, Description: r.b.Str("description"), Secret: r.b.Str("secret"), PIN: r.b.Str("pin"),
 		IsPrivate: r.b.Bool("is_private"), History: int(min(r.b.Int("history"), 1<<16)), Post: r.b.Str("post"),
 	})
 	if r.b.Has("allowed") {
@@ -97,8 +107,8 @@ func (r *request) create() (map[string]any, *plugin.RequestError) {
 			rm.allowed[t] = true
 		}
 	}
-	r.p.rooms[id] = rm
-	return r.named("created", id), nil
+	r.p.rooms[key] = rm
+	return r.named("created", rm.id), nil
 }
 
 func (r *request) edit() (map[string]any, *plugin.RequestError) {
@@ -110,6 +120,9 @@ func (r *request) edit() (map[string]any, *plugin.RequestError) {
 		return nil, err
 	}
 	if err := r.permanent("edit room permanently"); err != nil {
+		return nil, err
+	}
+	if err := r.validPost("new_post"); err != nil {
 		return nil, err
 	}
 	if d := r.b.Str("new_description"); d != "" {
@@ -140,8 +153,8 @@ func (r *request) destroy() (map[string]any, *plugin.RequestError) {
 	}
 	r.out.everyone(rm, encode(map[string]any{"textroom": "destroyed", "room": rm.id}), nil)
 	for _, pt := range rm.participants {
-		delete(pt.s.rooms, rm.id)
+		delete(pt.s.rooms, rm.key)
 	}
-	delete(r.p.rooms, rm.id)
+	delete(r.p.rooms, rm.key)
 	return r.named("destroyed", rm.id), nil
 }

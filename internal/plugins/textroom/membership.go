@@ -20,7 +20,7 @@ func (r *request) join() (map[string]any, *plugin.RequestError) {
 		return nil, plugin.Errorf(ErrInvalidRequest, "Unsupported request join")
 	}
 	if r.me(rm) != nil {
-		return nil, plugin.Errorf(ErrAlreadyInRoom, "Already in room %d", rm.id)
+		return nil, plugin.Errorf(ErrAlreadyInRoom, "Already in room %s", rm.key)
 	}
 	username := r.b.Str("username")
 	if rm.participants[username] != nil {
@@ -35,7 +35,7 @@ func (r *request) join() (map[string]any, *plugin.RequestError) {
 		others = append(others, describe(pt))
 	}
 	rm.participants[username] = me
-	r.s.rooms[rm.id] = me
+	r.s.rooms[rm.key] = me
 	if h := r.b.OptBool("history"); h == nil || *h {
 		for _, msg := range rm.history {
 			r.out.add(r.s, msg)
@@ -65,7 +65,7 @@ func (r *request) leave() (map[string]any, *plugin.RequestError) {
 	}
 	me := r.me(rm)
 	if me == nil {
-		return nil, plugin.Errorf(ErrNotInRoom, "Not in room %d", rm.id)
+		return nil, plugin.Errorf(ErrNotInRoom, "Not in room %s", rm.key)
 	}
 	r.out.leave(rm, me)
 	return success(), nil
@@ -76,7 +76,7 @@ func (o *outbox) leave(rm *room, pt *participant) {
 	ev := encode(map[string]any{"textroom": "leave", "room": rm.id, "username": pt.username})
 	o.add(pt.s, ev)
 	delete(rm.participants, pt.username)
-	delete(pt.s.rooms, rm.id)
+	delete(pt.s.rooms, rm.key)
 	o.everyone(rm, ev, nil)
 }
 
@@ -89,11 +89,11 @@ func (r *request) kick() (map[string]any, *plugin.RequestError) {
 	username := r.b.Str("username")
 	pt := rm.participants[username]
 	if pt == nil {
-		return nil, plugin.Errorf(ErrNoSuchUser, "No such user %s in room %d", username, rm.id)
+		return nil, plugin.Errorf(ErrNoSuchUser, "No such user %s in room %s", username, rm.key)
 	}
 	r.out.everyone(rm, encode(map[string]any{"textroom": "kicked", "room": rm.id, "username": username}), nil)
 	delete(rm.participants, username)
-	delete(pt.s.rooms, rm.id)
+	delete(pt.s.rooms, rm.key)
 	// Janus answers "textbridge" here; clients check for the absence of an error.
 	return map[string]any{"textbridge": "success"}, nil
 }
@@ -101,7 +101,7 @@ func (r *request) kick() (map[string]any, *plugin.RequestError) {
 func (r *request) allowed() (map[string]any, *plugin.RequestError) {
 	if err := r.b.Validate(plugin.Param{Name: "secret", Kind: plugin.String},
 		plugin.Param{Name: "action", Kind: plugin.String, Required: true},
-		plugin.Param{Name: "allowed", Kind: plugin.Array}, roomParam); err != nil {
+		plugin.Param{Name: "allowed", Kind: plugin.Array}, r.p.roomParam(true)); err != nil {
 		return nil, err
 	}
 	action := strings.ToLower(r.b.Str("action"))
@@ -149,8 +149,10 @@ func (r *request) announcement() (map[string]any, *plugin.RequestError) {
 		return nil, err
 	}
 	msg := map[string]any{"textroom": "announcement", "room": rm.id, "date": now(), "text": r.b.Str("text")}
-	r.out.everyone(rm, encode(msg), nil)
-	rm.remember(encode(msg))
+	data := encode(msg)
+	r.out.everyone(rm, data, nil)
+	r.p.postTo(rm, data)
+	rm.remember(data)
 	return success(), nil
 }
 

@@ -49,18 +49,22 @@ var codes = plugin.Codes{
 type Plugin struct {
 	cfg      config.TextRoom
 	sessions plugin.SessionSet[*session]
+	posts    *poster
 
 	mu    sync.Mutex
-	rooms map[uint64]*room
+	rooms map[string]*room
 }
 
 // New creates the plugin with the configuration's rooms (a validated configuration: its
-// max_message_size positive).
-// Each handle logs through its own logger; log is kept for the server's uniform wiring.
-func New(cfg config.TextRoom, _ *slog.Logger) *Plugin {
-	p := &Plugin{cfg: cfg, rooms: map[uint64]*room{}}
+// max_message_size positive, its room ids valid in its mode). log gets the backend POSTs'
+// failures; each handle logs through its own logger.
+func New(cfg config.TextRoom, log *slog.Logger) *Plugin {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Plugin{cfg: cfg, rooms: map[string]*room{}, posts: newPoster(cfg.Post, log)}
 	for _, r := range cfg.Rooms {
-		p.rooms[r.ID] = newRoom(r)
+		p.rooms[r.ID] = p.newRoom(r)
 	}
 	return p
 }
@@ -91,12 +95,16 @@ func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
 	return s, nil
 }
 
-// Destroy detaches every session (server shutdown).
+// Destroy detaches every session and stops posting to the backends (server shutdown).
 func (p *Plugin) Destroy() {
 	for _, s := range p.sessions.All() {
 		s.Detach()
 	}
+	p.posts.close()
 }
+
+// PostStats counts the POSTs to the rooms' backends.
+func (p *Plugin) PostStats() PostStats { return p.posts.stats() }
 
 // apiRequest answers a plugin API (or admin API) request: the management requests synchronously, by
 // the same code as over the data channel. s is nil for the admin API.

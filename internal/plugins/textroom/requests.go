@@ -53,20 +53,18 @@ func (p *Plugin) handle(s *session, name string, b plugin.Body, api bool) (map[s
 	return reply, r.out
 }
 
-var roomParam = plugin.Param{Name: "room", Kind: plugin.Positive, Required: true}
-
-// room validates the room element and finds the room (417 "No such room (<id>)").
+// room validates params and the room element, and finds the room (417 "No such room (<id>)").
 func (r *request) room(params ...plugin.Param) (*room, *plugin.RequestError) {
 	if err := r.b.Validate(params...); err != nil {
 		return nil, err
 	}
-	if err := r.b.Validate(roomParam); err != nil {
+	if err := r.b.Validate(r.p.roomParam(true)); err != nil {
 		return nil, err
 	}
-	id := r.b.Uint("room")
-	rm := r.p.rooms[id]
+	key := r.p.roomKey(r.b)
+	rm := r.p.rooms[key]
 	if rm == nil {
-		return nil, plugin.Errorf(ErrNoSuchRoom, "No such room (%d)", id)
+		return nil, plugin.Errorf(ErrNoSuchRoom, "No such room (%s)", key)
 	}
 	return rm, nil
 }
@@ -93,7 +91,7 @@ func (r *request) me(rm *room) *participant {
 	if r.s == nil {
 		return nil
 	}
-	return r.s.rooms[rm.id]
+	return r.s.rooms[rm.key]
 }
 
 func (r *request) message() (map[string]any, *plugin.RequestError) {
@@ -105,7 +103,7 @@ func (r *request) message() (map[string]any, *plugin.RequestError) {
 	}
 	me := r.me(rm)
 	if me == nil {
-		return nil, plugin.Errorf(ErrNotInRoom, "Not in room %d", rm.id)
+		return nil, plugin.Errorf(ErrNotInRoom, "Not in room %s", rm.key)
 	}
 	if r.b.Has("to") && r.b.Has("tos") {
 		return nil, plugin.Errorf(ErrInvalidElement, "Both to and tos array provided")
@@ -132,7 +130,9 @@ func (r *request) message() (map[string]any, *plugin.RequestError) {
 		}
 		reply["sent"] = sent
 	} else {
-		r.out.everyone(rm, encode(msg), nil)
+		data := encode(msg)
+		r.out.everyone(rm, data, nil)
+		r.p.postTo(rm, data)
 		if rm.historySize > 0 {
 			msg["display"] = me.display
 			rm.remember(encode(msg))

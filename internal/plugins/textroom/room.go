@@ -9,11 +9,12 @@ import (
 
 // room is one text room. Its fields are guarded by the plugin's mutex.
 type room struct {
-	id          uint64
+	key         string // the id as a string: the key of the maps and what errors quote
+	id          any    // the id as clients see it: a number, or a string with string_ids
 	description string
 	secret, pin string
 	isPrivate   bool
-	post        string // accepted, not yet used: no HTTP backend is contacted
+	post        string // the HTTP backend public messages and announcements are POSTed to
 	historySize int
 	history     [][]byte // the last historySize public messages, oldest first, with "display"
 
@@ -30,20 +31,18 @@ type participant struct {
 	display  string
 }
 
-func newRoom(c config.TextRoomRoom) *room {
+// newRoom makes the room c describes; c.ID is a valid key in p's mode.
+func (p *Plugin) newRoom(c config.TextRoomRoom) *room {
 	desc := c.Description
 	if desc == "" {
-		desc = roomName(c.ID)
+		desc = "Room " + c.ID // Janus's description of a room created without one
 	}
 	return &room{
-		id: c.ID, description: desc, secret: c.Secret, pin: c.PIN, isPrivate: c.IsPrivate,
+		key: c.ID, id: p.idValue(c.ID), description: desc, secret: c.Secret, pin: c.PIN, isPrivate: c.IsPrivate,
 		post: c.Post, historySize: max(c.History, 0),
 		allowed: map[string]bool{}, participants: map[string]*participant{},
 	}
 }
-
-// roomName is Janus's description of a room created without one.
-func roomName(id uint64) string { return "Room " + jsonString(id) }
 
 // remember keeps a public message in the room's history.
 func (r *room) remember(msg []byte) {
@@ -90,8 +89,6 @@ func encode(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
 }
-
-func jsonString(v any) string { return string(encode(v)) }
 
 // now is the date Janus stamps messages with (strftime's %FT%T%z, local time).
 func now() string { return time.Now().Format("2006-01-02T15:04:05-0700") }

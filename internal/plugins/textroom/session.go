@@ -26,7 +26,7 @@ type session struct {
 	// events guards the pushes: none after Detach.
 	events plugin.Pusher
 
-	rooms map[uint64]*participant
+	rooms map[string]*participant
 
 	mu    sync.Mutex
 	setup bool
@@ -35,7 +35,7 @@ type session struct {
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
-	s := &session{p: p, h: h, rooms: map[uint64]*participant{}}
+	s := &session{p: p, h: h, rooms: map[string]*participant{}}
 	s.q = plugin.NewQueue(queueSize, s.work)
 	return s
 }
@@ -228,7 +228,7 @@ func (s *session) Query() any {
 	defer s.p.mu.Unlock()
 	rooms := map[string]string{}
 	for id, pt := range s.rooms {
-		rooms[jsonString(id)] = pt.username
+		rooms[id] = pt.username
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
