@@ -15,7 +15,7 @@ func TestBadInput(t *testing.T) {
 	alice, bob := setup(t, c), setup(t, c)
 	alice.request("ja", map[string]any{"textroom": "join", "room": 1234, "username": "alice"})
 	bob.request("jb", map[string]any{"textroom": "join", "room": 1234, "username": "bob"})
-	bob.pending = nil // his own join event
+	bob.pending = nil   // his own join event
 	alice.await("join") // her own
 	if ev := alice.await("join"); ev["username"] != "bob" {
 		t.Fatalf("alice saw %v", ev)
