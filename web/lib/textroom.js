@@ -1,6 +1,6 @@
 // A participant of janus.plugin.textroom: text rooms over a data channel. The server makes the
-// offer (`setup`), with a data channel only; the participant answers it with `ack`, and from then
-// on its requests ("textroom": join, message, leave, ...) and the room's events travel as JSON on
+// offer (`setup`), with a data section only; the participant opens the data channel, answers with
+// `ack`, and from then on its requests ("textroom": join, message, leave, ...) and the room's events travel as JSON on
 // the data channel, each request matched to its reply by "transaction".
 //
 //   const handle = await session.attach('janus.plugin.textroom');
@@ -28,7 +28,7 @@ const EVENTS = ['message', 'announcement', 'join', 'leave', 'kicked', 'destroyed
  * request: a message that was not JSON, say) and "data" (everything the server sends, parsed).
  */
 export class TextRoom extends Emitter {
-  /** @type {RTCDataChannel|null} the channel requests go on (the server's, once it opened) */
+  /** @type {RTCDataChannel|null} the channel requests go on, once it is open */
   channel = null;
   #pending = new Map(); // transaction → {resolve, reject, timer}
   #offs = [];
@@ -55,28 +55,25 @@ export class TextRoom extends Emitter {
   }
 
   /**
-   * Sends setup, answers the server's offer with ack and resolves once the server's data channel
-   * is open.
+   * Sends setup and answers the server's offer with ack, opening the data channel as janus.js does
+   * (a Janus server opens none of its own); resolves once the channel is open.
    */
   async setup() {
+    const dc = this.pc.createDataChannel('JanusDataChannel');
     const opened = new Promise((resolve, reject) => {
-      this.pc.ondatachannel = (ev) => {
-        const dc = ev.channel;
-        dc.onmessage = (m) => this.#onData(m.data);
-        dc.onopen = () => {
-          this.channel = dc;
-          this.emit('open');
-          resolve();
-        };
-        dc.onclose = () => {
-          if (this.channel === dc) this.#failPending(new Error('the data channel closed'));
-          this.emit('close');
-        };
+      dc.onopen = () => {
+        this.channel = dc;
+        this.emit('open');
+        resolve();
       };
       this.pc.addEventListener('connectionstatechange', () => {
         if (this.pc.connectionState === 'failed') reject(new Error('the PeerConnection failed'));
       });
     });
+    this.#listen(dc);
+    // A server may open channels too (Janus does when it must send before the client opened one):
+    // what arrives on them is handled alike.
+    this.pc.ondatachannel = (ev) => this.#listen(ev.channel);
     const { jsep } = await this.handle.message({ request: 'setup' });
     if (jsep?.type !== 'offer') throw new Error('textroom setup: the plugin sent no offer');
     await this.pc.setRemoteDescription(jsep);
@@ -136,6 +133,14 @@ export class TextRoom extends Emitter {
     for (const off of this.#offs) off();
     this.#failPending(new Error('textroom: closed'));
     this.pc.close();
+  }
+
+  #listen(dc) {
+    dc.onmessage = (m) => this.#onData(m.data);
+    dc.onclose = () => {
+      if (this.channel === dc) this.#failPending(new Error('the data channel closed'));
+      this.emit('close');
+    };
   }
 
   #onData(text) {

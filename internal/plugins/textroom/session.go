@@ -14,7 +14,7 @@ import (
 const (
 	queueSize        = 16
 	negotiateTimeout = 30 * time.Second
-	// label is the data channel strata offers, janus.js's default one.
+	// label is janus.js's data channel, the one Janus's clients open.
 	label = "JanusDataChannel"
 )
 
@@ -31,7 +31,7 @@ type session struct {
 	mu    sync.Mutex
 	setup bool
 	peer  *peer.Peer
-	dc    *webrtc.DataChannel // where events go: strata's channel, or the one the client last used
+	dc    *webrtc.DataChannel // where events go: the channel the client last sent a request on
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
@@ -93,15 +93,19 @@ func (s *session) offer() (*plugin.JSEP, *plugin.RequestError) {
 	if err != nil {
 		return nil, plugin.Errorf(ErrUnknown, "PeerConnection: %v", err)
 	}
-	dc, err := pr.PC.CreateDataChannel(label, nil)
+	// As Janus, strata offers the data section without opening a channel: the client opens its
+	// own ("JanusDataChannel" with janus.js) and each request is answered on the channel it came
+	// on. A channel opened by strata too would reach janus.js as a second "JanusDataChannel" and
+	// fire its ondataopen twice (Janus's demo then joins twice). Pion offers data only once a
+	// channel was asked for: this one is asked for and closed before it can open.
+	unopened, err := pr.PC.CreateDataChannel(label, nil)
 	if err != nil {
 		return nil, plugin.Errorf(ErrUnknown, "Data channel: %v", err)
 	}
+	_ = unopened.Close()
 	s.mu.Lock()
-	s.peer, s.dc = pr, dc
+	s.peer = pr
 	s.mu.Unlock()
-	s.listen(dc)
-	// The client may open channels of its own (janus.js does): requests on them are answered there.
 	pr.PC.OnDataChannel(s.listen)
 	return s.negotiate(pr)
 }
