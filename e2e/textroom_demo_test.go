@@ -33,7 +33,7 @@ func TestTextRoomDemo(t *testing.T) {
 
 	typeMessage(alice, "", "hello bob")
 	bob.waitFor("Alice's message in Bob's log", `window.strataDemo.messages.some((m) => m.from === 'alice' && m.text === 'hello bob' && !m.whisper)
-		&& [...document.querySelectorAll('#log li.message')].some((li) => li.textContent.endsWith('alicehello bob'))`, 10*time.Second)
+		&& [...document.querySelectorAll('#log li.m-message')].some((li) => li.textContent.endsWith('alicehello bob'))`, 10*time.Second)
 
 	typeMessage(bob, "alice", "just for you")
 	alice.waitFor("Bob's whisper in Alice's log", `window.strataDemo.messages.some((m) => m.from === 'bob' && m.text === 'just for you' && m.whisper)

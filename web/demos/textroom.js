@@ -101,7 +101,7 @@ function watchRoom(tr) {
 function say(m) {
   demo.messages.push(m);
   const li = document.createElement('li');
-  li.className = m.kind + (m.whisper ? ' whisper' : '');
+  li.className = `m-${m.kind}` + (m.whisper ? ' whisper' : ''); // not .notice: strata.css styles that
   li.innerHTML = '<time></time><span class="from"></span><span class="text"></span>';
   li.querySelector('time').textContent = new Date(m.date ?? Date.now()).toLocaleTimeString([], { hour12: false });
   const who = m.kind === 'message' ? (demo.participants.get(m.from) ?? m.from) : m.from ?? '';
