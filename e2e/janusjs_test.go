@@ -45,6 +45,9 @@ func servePage(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/streaming.html", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-streaming.html")
 	})
+	mux.HandleFunc("/textroom.html", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, "testdata/janusjs-textroom.html")
+	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	return ts

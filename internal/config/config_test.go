@@ -113,6 +113,7 @@ func TestBadFilesAreRejectedWithTheirName(t *testing.T) {
 		"no event queue":     "transports:\n  http:\n    event_queue: 0\n",
 		"no send queue":      "transports:\n  websocket:\n    send_queue: 0\n",
 		"no send timeout":    "transports:\n  websocket:\n    send_timeout: 0s\n",
+		"no textroom bound":  "plugins:\n  textroom:\n    max_message_size: 0\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {

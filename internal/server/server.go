@@ -24,6 +24,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
+	"github.com/strata-rtc/strata/internal/plugins/textroom"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/plugins/voicemail"
 	"github.com/strata-rtc/strata/internal/record"
@@ -110,6 +111,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 	}
 	if cfg.Plugins.VoiceMail.Enabled {
 		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))
+	}
+	if cfg.Plugins.TextRoom.Enabled {
+		ps = append(ps, textroom.New(cfg.Plugins.TextRoom, log.With("plugin", "textroom")))
 	}
 	if cfg.Plugins.RecordPlay.Enabled {
 		if rp, err := recordplay.New(cfg.Plugins.RecordPlay, rec, log.With("plugin", "recordplay")); err != nil {
