@@ -173,6 +173,7 @@ type Plugins struct {
 	Streaming   Streaming   `yaml:"streaming"`
 	VoiceMail   VoiceMail   `yaml:"voicemail"`
 	RecordPlay  RecordPlay  `yaml:"recordplay"`
+	VideoCall   VideoCall   `yaml:"videocall"`
 }
 
 // EchoTest configures janus.plugin.echotest.
@@ -180,6 +181,11 @@ type EchoTest struct {
 	Enabled bool `yaml:"enabled"`
 	// RecordingsDir is where `record` writes the .mjr files; filenames in requests stay inside it.
 	RecordingsDir string `yaml:"recordings_dir"`
+}
+
+// VideoCall configures janus.plugin.videocall.
+type VideoCall struct {
+	Enabled bool `yaml:"enabled"`
 }
 
 // VoiceMail configures janus.plugin.voicemail.

@@ -24,6 +24,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
+	"github.com/strata-rtc/strata/internal/plugins/videocall"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/plugins/voicemail"
 	"github.com/strata-rtc/strata/internal/record"
@@ -107,6 +108,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 	}
 	if cfg.Plugins.Streaming.Enabled {
 		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming")))
+	}
+	if cfg.Plugins.VideoCall.Enabled {
+		ps = append(ps, videocall.New(cfg.Plugins.VideoCall, cfg.Plugins.VideoRoom.Allocation, log.With("plugin", "videocall")))
 	}
 	if cfg.Plugins.VoiceMail.Enabled {
 		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))
