@@ -204,13 +204,13 @@ func (l *leg) newReceiver(mid string, chosen webrtc.RTPCodecParameters, exts []w
 // newDown makes the DownTrack that sends this leg's user what the other user sends on src's
 // m-line. It forwards once this user's PeerConnection is up (ready).
 func (l *leg) newDown(src *track) *sfu.DownTrack {
-	var t *track // this leg's track of the m-line, set by add before any layer change
 	d := sfu.NewDownTrack(src.recv, sfu.DownTrackConfig{
 		ID: "videocall-" + src.mid, StreamID: "videocall", Codec: src.cap,
 		RespondNACK: true,
+		// The track is this leg's of the m-line, registered by add before media flows.
 		OnLayerChange: func(cur sfu.Layer) {
 			l.mu.Lock()
-			t = l.tracks[src.mid]
+			t := l.tracks[src.mid]
 			l.mu.Unlock()
 			if t != nil {
 				l.layerChanged(t, src, cur)

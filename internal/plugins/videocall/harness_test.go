@@ -1,0 +1,245 @@
+package videocall_test
+
+import (
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pion/rtp"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/janusclient/janustest"
+	"github.com/strata-rtc/strata/internal/peer/peertest"
+	"github.com/strata-rtc/strata/internal/plugins/videocall"
+)
+
+// user is a Pion PeerConnection playing a browser in a call, with its videocall handle; it counts
+// the packets it receives of each kind.
+type user struct {
+	t        *testing.T
+	name     string
+	h        *janusclient.Handle
+	pc       *webrtc.PeerConnection
+	audio    *webrtc.TrackLocalStaticRTP
+	video    *webrtc.TrackLocalStaticRTP
+	got      [2]atomic.Int64 // audio, video packets received
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+}
+
+func newUser(t *testing.T, c *janusclient.Client, name string) *user {
+	t.Helper()
+	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &user{t: t, name: name, h: janustest.Attach(t, c, videocall.Package), pc: pc, stop: make(chan struct{})}
+	t.Cleanup(func() { u.halt(); _ = pc.Close() })
+	u.audio, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "audio", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.video, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "video", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []webrtc.TrackLocal{u.audio, u.video} {
+		if _, err := pc.AddTrack(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		n := &u.got[0]
+		if tr.Kind() == webrtc.RTPCodecTypeVideo {
+			n = &u.got[1]
+		}
+		buf := make([]byte, 1500)
+		for {
+			if _, _, err := tr.Read(buf); err != nil {
+				return
+			}
+			n.Add(1)
+		}
+	})
+	return u
+}
+
+// request sends a request and returns the plugindata's "result" (plugin errors as error).
+func (u *user) request(body map[string]any, jsep *janusclient.JSEP) (map[string]any, *janusclient.JSEP, error) {
+	u.t.Helper()
+	data, j, err := janustest.Request(u.t, u.h, body, jsep)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, _ := data["result"].(map[string]any)
+	return r, j, nil
+}
+
+func (u *user) must(body map[string]any, jsep *janusclient.JSEP) (map[string]any, *janusclient.JSEP) {
+	u.t.Helper()
+	r, j, err := u.request(body, jsep)
+	if err != nil {
+		u.t.Fatalf("%s %v: %v", u.name, body["request"], err)
+	}
+	return r, j
+}
+
+// wait waits for an unsolicited result event named ev and returns it with its JSEP.
+func (u *user) wait(ev string) (map[string]any, *janusclient.JSEP) {
+	u.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case e, open := <-u.h.Events():
+			if !open {
+				u.t.Fatalf("%s: handle closed waiting for %s", u.name, ev)
+			}
+			if e.PluginData == nil {
+				continue
+			}
+			var d struct {
+				Result map[string]any `json:"result"`
+			}
+			if json.Unmarshal(e.PluginData.Data, &d) == nil && d.Result["event"] == ev {
+				return d.Result, e.JSEP
+			}
+		case <-deadline:
+			u.t.Fatalf("%s: no %s event", u.name, ev)
+			return nil, nil
+		}
+	}
+}
+
+func (u *user) register() {
+	u.t.Helper()
+	r, _ := u.must(map[string]any{"request": "register", "username": u.name}, nil)
+	if r["event"] != "registered" || r["username"] != u.name {
+		u.t.Fatalf("register: %v", r)
+	}
+}
+
+func (u *user) offer() *janusclient.JSEP {
+	u.t.Helper()
+	o, err := u.pc.CreateOffer(nil)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	return janustest.CompleteLocal(u.t, u.pc, o)
+}
+
+func (u *user) answer(offer *janusclient.JSEP) *janusclient.JSEP {
+	u.t.Helper()
+	if err := u.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
+		u.t.Fatal(err)
+	}
+	a, err := u.pc.CreateAnswer(nil)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	return janustest.CompleteLocal(u.t, u.pc, a)
+}
+
+func (u *user) setAnswer(j *janusclient.JSEP) {
+	u.t.Helper()
+	if j == nil || j.Type != "answer" {
+		u.t.Fatalf("%s: want an answer, got %+v", u.name, j)
+	}
+	if err := u.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: j.SDP}); err != nil {
+		u.t.Fatal(err)
+	}
+}
+
+// send starts sending VP8 (a keyframe every 10 frames) and Opus every 20 ms.
+func (u *user) send() {
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		opus := make([]byte, 60)
+		for i := 0; ; i++ {
+			select {
+			case <-u.stop:
+				return
+			case <-tick.C:
+			}
+			_ = u.video.WriteRTP(&rtp.Packet{
+				Header:  rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: uint16(i), Timestamp: uint32(3000 * i), Marker: true},
+				Payload: vp8Payload(uint16(i)&0x7fff, uint8(i), i%10 == 0),
+			})
+			_ = u.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: uint16(i), Timestamp: uint32(960 * i)}, Payload: opus})
+		}
+	}()
+}
+
+func (u *user) halt() {
+	u.stopOnce.Do(func() { close(u.stop) })
+	u.wg.Wait()
+}
+
+// vp8Payload is a VP8 payload with a picture id, TL0PICIDX and a keyframe flag.
+func vp8Payload(picID uint16, tl0 uint8, keyframe bool) []byte {
+	p := make([]byte, 120)
+	p[0] = 0x90 // X, S, PID 0
+	p[1] = 0xe0 // I, L, T
+	p[2], p[3] = 0x80|byte(picID>>8), byte(picID)
+	p[4] = tl0
+	p[5] = 0x20 // TID 0, Y
+	p[6] = 0x01 // inter frame
+	if keyframe {
+		p[6] = 0x00
+	}
+	return p
+}
+
+// received waits until u has received at least n more packets of each kind than before.
+func (u *user) received(n int64, within time.Duration) (audio, video int64) {
+	u.t.Helper()
+	a0, v0 := u.got[0].Load(), u.got[1].Load()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if u.got[0].Load()-a0 >= n && u.got[1].Load()-v0 >= n {
+			return u.got[0].Load() - a0, u.got[1].Load() - v0
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	u.t.Fatalf("%s received %d audio and %d video packets, want %d of each", u.name,
+		u.got[0].Load()-a0, u.got[1].Load()-v0, n)
+	return 0, 0
+}
+
+// connect registers a and b and sets up a call from a to b with media flowing both ways.
+func connect(t *testing.T, a, b *user) {
+	t.Helper()
+	a.register()
+	b.register()
+	dial(t, a, b)
+}
+
+// dial sets up a call from a to b, both registered, and starts their media.
+func dial(t *testing.T, a, b *user) {
+	t.Helper()
+	r, _ := a.must(map[string]any{"request": "call", "username": b.name}, a.offer())
+	if r["event"] != "calling" {
+		t.Fatalf("call: %v", r)
+	}
+	in, offer := b.wait("incomingcall")
+	if in["username"] != a.name || offer == nil || offer.Type != "offer" {
+		t.Fatalf("incomingcall: %v %+v", in, offer)
+	}
+	r, _ = b.must(map[string]any{"request": "accept"}, b.answer(offer))
+	if r["event"] != "accepted" {
+		t.Fatalf("accept: %v", r)
+	}
+	acc, answer := a.wait("accepted")
+	if acc["username"] != b.name {
+		t.Fatalf("accepted: %v", acc)
+	}
+	a.setAnswer(answer)
+	a.send()
+	b.send()
+}
