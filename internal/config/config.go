@@ -186,6 +186,9 @@ type EchoTest struct {
 // VideoCall configures janus.plugin.videocall.
 type VideoCall struct {
 	Enabled bool `yaml:"enabled"`
+	// RecordingsDir is where `set` with `record` writes the .mjr files; filenames in requests stay
+	// inside it.
+	RecordingsDir string `yaml:"recordings_dir"`
 }
 
 // VoiceMail configures janus.plugin.voicemail.

@@ -110,7 +110,7 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming")))
 	}
 	if cfg.Plugins.VideoCall.Enabled {
-		ps = append(ps, videocall.New(cfg.Plugins.VideoCall, cfg.Plugins.VideoRoom.Allocation, log.With("plugin", "videocall")))
+		ps = append(ps, videocall.New(cfg.Plugins.VideoCall, cfg.Plugins.VideoRoom.Allocation, rec, log.With("plugin", "videocall")))
 	}
 	if cfg.Plugins.VoiceMail.Enabled {
 		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))

@@ -150,6 +150,9 @@ func (s *session) set(m plugin.Message, r *request) *plugin.RequestError {
 	if err != nil {
 		return err
 	}
+	if err := s.checkFilename(st); err != nil {
+		return err
+	}
 	if st.audio != nil {
 		s.audioActive.Store(*st.audio)
 	}
@@ -164,6 +167,7 @@ func (s *session) set(m plugin.Message, r *request) *plugin.RequestError {
 	capLayer(&s.want, st.spatial, st.temporalSVC)
 	c := s.call
 	s.p.mu.Unlock()
+	s.applyRecord(c, st)
 	var answer *plugin.JSEP
 	if c != nil {
 		c.applySettings(s)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
 
@@ -26,6 +27,7 @@ const short = "videocall"
 type Plugin struct {
 	cfg   config.VideoCall
 	alloc sfu.AllocatorConfig
+	rec   record.SessionOptions // playable recordings beside the .mjr files, or not
 	log   *slog.Logger
 
 	// mu guards the registry and every session's call state (username, peer, call): a call
@@ -37,12 +39,12 @@ type Plugin struct {
 }
 
 // New creates the plugin; each direction of a call is allocated layers with alloc (the
-// videoroom's allocation section).
-func New(cfg config.VideoCall, alloc config.LayerAllocation, log *slog.Logger) *Plugin {
+// videoroom's allocation section), and rec says what recordings write beside the .mjr files.
+func New(cfg config.VideoCall, alloc config.LayerAllocation, rec record.SessionOptions, log *slog.Logger) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Plugin{cfg: cfg, alloc: alloc.AllocatorConfig, log: log, users: map[string]*session{}}
+	return &Plugin{cfg: cfg, alloc: alloc.AllocatorConfig, rec: rec, log: log, users: map[string]*session{}}
 }
 
 // Package returns "janus.plugin.videocall".

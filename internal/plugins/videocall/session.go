@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
@@ -40,6 +41,10 @@ type session struct {
 	call     *call
 	// want is the layer this user asked to receive (substream/temporal or the SVC layers).
 	want policy.Layer
+
+	recMu     sync.Mutex          // guards what follows
+	recording *record.Participant // what this user sends, recorded (record.go); nil when not
+	recNames  map[string]any      // handle_info's "recording": the .mjr file of each kind
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
@@ -191,6 +196,10 @@ func (s *session) endCall(reason string, explicit bool) {
 	if c != nil {
 		c.close()
 	}
+	s.stopRecording()
+	if peer != nil {
+		peer.stopRecording()
+	}
 	if peer == nil {
 		return
 	}
@@ -216,5 +225,10 @@ func (s *session) Query() any {
 		q["state"] = "incall"
 	}
 	s.p.mu.Unlock()
+	s.recMu.Lock()
+	if s.recNames != nil {
+		q["recording"] = s.recNames
+	}
+	s.recMu.Unlock()
 	return q
 }
