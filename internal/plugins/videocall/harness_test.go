@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
@@ -26,46 +27,80 @@ type user struct {
 	audio    *webrtc.TrackLocalStaticRTP
 	video    *webrtc.TrackLocalStaticRTP
 	got      [2]atomic.Int64 // audio, video packets received
+	remb     atomic.Uint64   // the newest REMB received
 	stop     chan struct{}
 	wg       sync.WaitGroup
-	stopOnce sync.Once
+	stopOnce *sync.Once
 }
 
 func newUser(t *testing.T, c *janusclient.Client, name string) *user {
 	t.Helper()
+	u := &user{t: t, name: name, h: janustest.Attach(t, c, videocall.Package)}
+	u.renew()
+	return u
+}
+
+// renew gives the user a new PeerConnection (a browser's next call), stopping the old one's media.
+func (u *user) renew() {
+	t := u.t
+	t.Helper()
+	if u.pc != nil {
+		u.halt()
+		_ = u.pc.Close()
+	}
 	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &user{t: t, name: name, h: janustest.Attach(t, c, videocall.Package), pc: pc, stop: make(chan struct{})}
-	t.Cleanup(func() { u.halt(); _ = pc.Close() })
-	u.audio, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "audio", name)
+	u.pc, u.stop, u.stopOnce = pc, make(chan struct{}), &sync.Once{}
+	stop := u.halt
+	t.Cleanup(func() { stop(); _ = pc.Close() })
+	u.audio, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "audio", u.name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.video, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "video", name)
+	u.video, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "video", u.name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tr := range []webrtc.TrackLocal{u.audio, u.video} {
-		if _, err := pc.AddTrack(tr); err != nil {
+		sender, err := pc.AddTrack(tr)
+		if err != nil {
 			t.Fatal(err)
 		}
+		go u.readFeedback(sender)
 	}
-	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
-		n := &u.got[0]
-		if tr.Kind() == webrtc.RTPCodecTypeVideo {
-			n = &u.got[1]
+	pc.OnTrack(u.count)
+}
+
+// count counts the packets of a track strata sends.
+func (u *user) count(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+	n := &u.got[0]
+	if tr.Kind() == webrtc.RTPCodecTypeVideo {
+		n = &u.got[1]
+	}
+	buf := make([]byte, 1500)
+	for {
+		if _, _, err := tr.Read(buf); err != nil {
+			return
 		}
-		buf := make([]byte, 1500)
-		for {
-			if _, _, err := tr.Read(buf); err != nil {
-				return
+		n.Add(1)
+	}
+}
+
+// readFeedback keeps the newest REMB strata sends (the bitrate cap of set).
+func (u *user) readFeedback(sender *webrtc.RTPSender) {
+	for {
+		pkts, _, err := sender.ReadRTCP()
+		if err != nil {
+			return
+		}
+		for _, p := range pkts {
+			if r, ok := p.(*rtcp.ReceiverEstimatedMaximumBitrate); ok {
+				u.remb.Store(uint64(r.Bitrate))
 			}
-			n.Add(1)
 		}
-	})
-	return u
+	}
 }
 
 // request sends a request and returns the plugindata's "result" (plugin errors as error).
@@ -156,6 +191,7 @@ func (u *user) setAnswer(j *janusclient.JSEP) {
 // send starts sending VP8 (a keyframe every 10 frames) and Opus every 20 ms.
 func (u *user) send() {
 	u.wg.Add(1)
+	stop := u.stop
 	go func() {
 		defer u.wg.Done()
 		tick := time.NewTicker(20 * time.Millisecond)
@@ -163,7 +199,7 @@ func (u *user) send() {
 		opus := make([]byte, 60)
 		for i := 0; ; i++ {
 			select {
-			case <-u.stop:
+			case <-stop:
 				return
 			case <-tick.C:
 			}
@@ -177,7 +213,8 @@ func (u *user) send() {
 }
 
 func (u *user) halt() {
-	u.stopOnce.Do(func() { close(u.stop) })
+	stop := u.stop
+	u.stopOnce.Do(func() { close(stop) })
 	u.wg.Wait()
 }
 

@@ -26,6 +26,7 @@ func TestCallRelaysMediaBothWays(t *testing.T) {
 	if r["event"] != "set" {
 		t.Fatalf("set: %v", r)
 	}
+	waitFor(t, "alice's REMB of 128 kbit/s", func() bool { return alice.remb.Load() == 128000 })
 	time.Sleep(300 * time.Millisecond) // packets already on the way
 	a0 := bob.got[0].Load()
 	bob.received0Audio(a0)
@@ -80,9 +81,14 @@ func TestHangupFromEitherSide(t *testing.T) {
 			if ev["reason"] != "bye" || ev["username"] != who.name {
 				t.Fatalf("peer's hangup event: %v", ev)
 			}
-			// Neither is in a call any more.
+			// Neither is in a call any more, and the other calls back on new PeerConnections.
 			_, _, err := other.request(map[string]any{"request": "accept"}, nil)
 			janustest.WantCode(t, err, videocall.ErrNoCall)
+			who.renew()
+			other.renew()
+			dial(t, other, who)
+			who.received(50, 20*time.Second)
+			other.received(50, 20*time.Second)
 		})
 	}
 }
@@ -123,4 +129,16 @@ func TestErrors(t *testing.T) {
 	}
 	// The call goes on.
 	bob.received(20, 10*time.Second)
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10 s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
