@@ -38,9 +38,16 @@ func (s *session) startCall(m plugin.Message, r *request) *plugin.RequestError {
 		s.h.ClosePeer("videocall: user busy")
 		return nil
 	}
+	if err := checkOffer(m.JSEP); err != nil {
+		s.p.unlink(s, callee)
+		return err
+	}
 	c, offer, err := s.negotiateCall(m, callee)
 	if err != nil {
 		s.p.unlink(s, callee)
+		// Both PeerConnections may hold half a negotiation: the next call starts afresh.
+		s.h.ClosePeer("videocall: call failed")
+		callee.h.ClosePeer("videocall: call failed")
 		return err
 	}
 	if !s.p.attach(c) { // one of them hung up meanwhile
@@ -54,12 +61,6 @@ func (s *session) startCall(m plugin.Message, r *request) *plugin.RequestError {
 
 // negotiateCall sets up both PeerConnections of a call.
 func (s *session) negotiateCall(m plugin.Message, callee *session) (*call, *plugin.JSEP, *plugin.RequestError) {
-	if m.JSEP == nil || m.JSEP.SDP == "" {
-		return nil, nil, plugin.Errorf(ErrMissingSDP, "Missing SDP")
-	}
-	if m.JSEP.Type != "offer" {
-		return nil, nil, plugin.Errorf(ErrInvalidSDP, "Error parsing offer: not an offer (%s)", m.JSEP.Type)
-	}
 	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
 	defer cancel()
 	c, err := newCall(s, callee)
@@ -72,6 +73,17 @@ func (s *session) negotiateCall(m plugin.Message, callee *session) (*call, *plug
 		return nil, nil, err
 	}
 	return c, offer, nil
+}
+
+// checkOffer is Janus's check of the JSEP a call carries.
+func checkOffer(jsep *plugin.JSEP) *plugin.RequestError {
+	if jsep == nil || jsep.SDP == "" {
+		return plugin.Errorf(ErrMissingSDP, "Missing SDP")
+	}
+	if jsep.Type != "offer" {
+		return plugin.Errorf(ErrInvalidSDP, "Error parsing offer: not an offer (%s)", jsep.Type)
+	}
+	return nil
 }
 
 // link pairs caller with the user named target: nil (and no error) if that user is in a call.

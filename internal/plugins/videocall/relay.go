@@ -180,6 +180,16 @@ func (l *leg) sendREMB() {
 	}
 }
 
+// closed reports whether the leg's PeerConnection is closed.
+func (l *leg) closed() bool {
+	select {
+	case <-l.peer.Closed():
+		return true
+	default:
+		return false
+	}
+}
+
 // close stops the call's media; the PeerConnections are closed by the hangup.
 func (c *call) close() {
 	c.once.Do(func() {

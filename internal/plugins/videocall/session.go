@@ -78,6 +78,11 @@ func (s *session) MediaReady() {
 // "Remote WebRTC hangup", as in Janus.
 func (s *session) MediaClosed(reason string) {
 	s.log.Debug("PeerConnection closed", "reason", reason)
+	if c := s.currentCall(); c != nil && !c.leg(s).closed() {
+		// The gateway reports a closed PeerConnection after the requests queued before it: this
+		// one belongs to an earlier call, and the user is already in a new one.
+		return
+	}
 	s.endCall("Remote WebRTC hangup", false)
 	s.audioActive.Store(true)
 	s.videoActive.Store(true)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/plugins/videocall"
 )
@@ -117,10 +118,15 @@ func TestErrors(t *testing.T) {
 	code(alice, map[string]any{"request": "set", "substream": 3}, videocall.ErrInvalidElement)
 	bob.register()
 	code(alice, map[string]any{"request": "call", "username": "bob"}, videocall.ErrMissingSDP)
+	// An offer Pion refuses (no ICE credentials, no fingerprint) is 483, and the next call works.
+	bad := &janusclient.JSEP{Type: "offer", SDP: "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n" +
+		"m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=mid:0\r\na=sendrecv\r\na=rtpmap:111 opus/48000/2\r\n"}
+	_, _, err := alice.request(map[string]any{"request": "call", "username": "bob"}, bad)
+	janustest.WantCode(t, err, videocall.ErrInvalidSDP)
 
 	// alice calls bob; calling again is 480, and carol calling busy bob hears "User busy".
 	dial(t, alice, bob)
-	_, _, err := alice.request(map[string]any{"request": "call", "username": "bob"}, alice.offer())
+	_, _, err = alice.request(map[string]any{"request": "call", "username": "bob"}, alice.offer())
 	janustest.WantCode(t, err, videocall.ErrAlreadyInCall)
 	carol.register()
 	r, _ := carol.must(map[string]any{"request": "call", "username": "bob"}, carol.offer())
