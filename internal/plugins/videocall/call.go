@@ -55,7 +55,8 @@ func (s *session) startCall(m plugin.Message, r *request) *plugin.RequestError {
 		return plugin.Errorf(ErrNoCall, "Call ended")
 	}
 	callee.result("", map[string]any{"event": "incomingcall", "username": name}, offer)
-	s.result(m.Transaction, map[string]any{"event": "calling", "username": name}, nil)
+	// Janus's code (not its documentation) names no one in the caller's "calling".
+	s.result(m.Transaction, map[string]any{"event": "calling"}, nil)
 	return nil
 }
 
@@ -147,9 +148,8 @@ func (s *session) accept(m plugin.Message) *plugin.RequestError {
 	s.p.mu.Lock()
 	c.accepted = true
 	s.p.mu.Unlock()
-	accepted := map[string]any{"event": "accepted", "username": name}
-	c.legs[0].s.result("", accepted, c.answer)
-	s.result(m.Transaction, accepted, nil)
+	c.legs[0].s.result("", map[string]any{"event": "accepted", "username": name}, c.answer)
+	s.result(m.Transaction, map[string]any{"event": "accepted"}, nil)
 	return nil
 }
 
