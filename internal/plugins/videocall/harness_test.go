@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
+	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/janusclient"
@@ -25,7 +27,10 @@ type user struct {
 	h        *janusclient.Handle
 	pc       *webrtc.PeerConnection
 	audio    *webrtc.TrackLocalStaticRTP
-	video    *webrtc.TrackLocalStaticRTP
+	video    []*webrtc.TrackLocalStaticRTP // one per simulcast layer, highest first
+	rids     []string
+	vsender  *webrtc.RTPSender
+	lastTag  atomic.Int32    // the layer tag of the newest video packet received
 	got      [2]atomic.Int64 // audio, video packets received
 	remb     atomic.Uint64   // the newest REMB received
 	stop     chan struct{}
@@ -33,9 +38,9 @@ type user struct {
 	stopOnce *sync.Once
 }
 
-func newUser(t *testing.T, c *janusclient.Client, name string) *user {
+func newUser(t *testing.T, c *janusclient.Client, name string, rids ...string) *user {
 	t.Helper()
-	u := &user{t: t, name: name, h: janustest.Attach(t, c, videocall.Package)}
+	u := &user{t: t, name: name, h: janustest.Attach(t, c, videocall.Package), rids: rids}
 	u.renew()
 	return u
 }
@@ -59,18 +64,51 @@ func (u *user) renew() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.video, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "video", u.name)
+	sender, err := pc.AddTrack(u.audio)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tr := range []webrtc.TrackLocal{u.audio, u.video} {
-		sender, err := pc.AddTrack(tr)
+	go u.readFeedback(sender.ReadRTCP)
+	u.addVideo()
+	pc.OnTrack(u.count)
+}
+
+// addVideo adds one VP8 track, or one per rid as simulcast encodings of one sender.
+func (u *user) addVideo() {
+	t := u.t
+	vp8 := webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}
+	u.video = nil
+	rids := u.rids
+	if len(rids) == 0 {
+		rids = []string{""}
+	}
+	for _, rid := range rids {
+		var opts []func(*webrtc.TrackLocalStaticRTP)
+		if rid != "" {
+			opts = append(opts, webrtc.WithRTPStreamID(rid))
+		}
+		tr, err := webrtc.NewTrackLocalStaticRTP(vp8, "video", u.name, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		go u.readFeedback(sender)
+		u.video = append(u.video, tr)
 	}
-	pc.OnTrack(u.count)
+	var err error
+	if u.vsender, err = u.pc.AddTrack(u.video[0]); err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range u.video[1:] {
+		if err := u.vsender.AddEncoding(extra); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tr := range u.video {
+		read := u.vsender.ReadRTCP
+		if rid := tr.RID(); rid != "" {
+			read = func() ([]rtcp.Packet, interceptor.Attributes, error) { return u.vsender.ReadSimulcastRTCP(rid) }
+		}
+		go u.readFeedback(read)
+	}
 }
 
 // count counts the packets of a track strata sends.
@@ -80,18 +118,23 @@ func (u *user) count(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		n = &u.got[1]
 	}
 	buf := make([]byte, 1500)
+	var pkt rtp.Packet
 	for {
-		if _, _, err := tr.Read(buf); err != nil {
+		k, _, err := tr.Read(buf)
+		if err != nil {
 			return
 		}
 		n.Add(1)
+		if tr.Kind() == webrtc.RTPCodecTypeVideo && pkt.Unmarshal(buf[:k]) == nil && len(pkt.Payload) > 7 {
+			u.lastTag.Store(int32(pkt.Payload[7]))
+		}
 	}
 }
 
 // readFeedback keeps the newest REMB strata sends (the bitrate cap of set).
-func (u *user) readFeedback(sender *webrtc.RTPSender) {
+func (u *user) readFeedback(read func() ([]rtcp.Packet, interceptor.Attributes, error)) {
 	for {
-		pkts, _, err := sender.ReadRTCP()
+		pkts, _, err := read()
 		if err != nil {
 			return
 		}
@@ -197,16 +240,25 @@ func (u *user) send() {
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		opus := make([]byte, 60)
+		midID, ridID, mid := u.simulcastExtensions()
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
 				return
 			case <-tick.C:
 			}
-			_ = u.video.WriteRTP(&rtp.Packet{
-				Header:  rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: uint16(i), Timestamp: uint32(3000 * i), Marker: true},
-				Payload: vp8Payload(uint16(i)&0x7fff, uint8(i), i%10 == 0),
-			})
+			for j, tr := range u.video {
+				layer := len(u.video) - 1 - j
+				pkt := &rtp.Packet{
+					Header:  rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: uint16(1000*layer + i), Timestamp: uint32(3000 * i), Marker: true},
+					Payload: vp8Payload(uint16(100*layer+i)&0x7fff, uint8(i), i%10 == 0, byte('a'+layer)),
+				}
+				if len(u.video) > 1 { // a browser marks simulcast packets with mid and rid; Pion does not
+					_ = pkt.SetExtension(midID, []byte(mid))
+					_ = pkt.SetExtension(ridID, []byte(tr.RID()))
+				}
+				_ = tr.WriteRTP(pkt)
+			}
 			_ = u.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: uint16(i), Timestamp: uint32(960 * i)}, Payload: opus})
 		}
 	}()
@@ -218,8 +270,27 @@ func (u *user) halt() {
 	u.wg.Wait()
 }
 
-// vp8Payload is a VP8 payload with a picture id, TL0PICIDX and a keyframe flag.
-func vp8Payload(picID uint16, tl0 uint8, keyframe bool) []byte {
+// simulcastExtensions returns the negotiated mid and rid extension ids and the video mid.
+func (u *user) simulcastExtensions() (midID, ridID uint8, mid string) {
+	for _, e := range u.vsender.GetParameters().HeaderExtensions {
+		switch e.URI {
+		case sdp.SDESMidURI:
+			midID = uint8(e.ID)
+		case sdp.SDESRTPStreamIDURI:
+			ridID = uint8(e.ID)
+		}
+	}
+	for _, t := range u.pc.GetTransceivers() {
+		if t.Sender() == u.vsender {
+			mid = t.Mid()
+		}
+	}
+	return midID, ridID, mid
+}
+
+// vp8Payload is a VP8 payload with a picture id, TL0PICIDX, a keyframe flag and a tag byte naming
+// the simulcast layer it was sent on.
+func vp8Payload(picID uint16, tl0 uint8, keyframe bool, tag byte) []byte {
 	p := make([]byte, 120)
 	p[0] = 0x90 // X, S, PID 0
 	p[1] = 0xe0 // I, L, T
@@ -230,6 +301,7 @@ func vp8Payload(picID uint16, tl0 uint8, keyframe bool) []byte {
 	if keyframe {
 		p[6] = 0x00
 	}
+	p[7] = tag
 	return p
 }
 
