@@ -1,8 +1,6 @@
 package videocall
 
 import (
-	"strings"
-
 	"github.com/strata-rtc/strata/internal/plugin"
 )
 
@@ -30,7 +28,6 @@ var codes = plugin.Codes{
 }
 
 var (
-	requestParams  = []plugin.Param{{Name: "request", Kind: plugin.String, Required: true}}
 	usernameParams = []plugin.Param{{Name: "username", Kind: plugin.String, Required: true}}
 	// setParams is Janus's set_parameters, then the layer fields it reads on its own.
 	setParams = []plugin.Param{
@@ -51,14 +48,11 @@ type request struct {
 
 // parseRequest checks what every request needs: an object with a string "request".
 func parseRequest(raw []byte) (*request, *plugin.RequestError) {
-	b, err := plugin.ParseBody(raw, &codes)
+	name, b, err := plugin.DecodeRequest(raw, &codes)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Validate(requestParams...); err != nil {
-		return nil, err
-	}
-	return &request{name: strings.ToLower(b.Str("request")), body: b}, nil
+	return &request{name: name, body: b}, nil
 }
 
 // username validates and returns the request's "username".

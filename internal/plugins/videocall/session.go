@@ -27,9 +27,7 @@ type session struct {
 	log *slog.Logger
 	q   *plugin.Queue
 
-	// pushMu orders event pushes against Detach: after Detach returns nothing uses the handle.
-	pushMu   sync.RWMutex
-	detached bool
+	events plugin.Pusher // nothing is pushed after Detach
 
 	// audioActive and videoActive: this user's audio and video are relayed to the peer.
 	audioActive, videoActive atomic.Bool
@@ -93,20 +91,13 @@ func (s *session) MediaClosed(reason string) {
 func (s *session) Detach() {
 	s.q.Close()
 	s.endCall("Remote WebRTC hangup", false)
-	s.pushMu.Lock()
-	s.detached = true
-	s.pushMu.Unlock()
+	s.events.Detach()
 	s.p.forget(s)
 }
 
 // push sends an event unless the handle is detached.
 func (s *session) push(tx string, data any, jsep *plugin.JSEP) {
-	s.pushMu.RLock()
-	defer s.pushMu.RUnlock()
-	if s.detached {
-		return
-	}
-	if err := s.h.PushEvent(tx, data, jsep); err != nil {
+	if err := s.events.Push(s.h, tx, data, jsep); err != nil {
 		s.log.Debug("pushing event", "err", err)
 	}
 }
