@@ -1,6 +1,7 @@
 package videocall_test
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"sync/atomic"
@@ -22,25 +23,47 @@ import (
 // user is a Pion PeerConnection playing a browser in a call, with its videocall handle; it counts
 // the packets it receives of each kind.
 type user struct {
-	t        *testing.T
-	name     string
-	h        *janusclient.Handle
-	pc       *webrtc.PeerConnection
-	audio    *webrtc.TrackLocalStaticRTP
-	video    []*webrtc.TrackLocalStaticRTP // one per simulcast layer, highest first
-	rids     []string
-	vsender  *webrtc.RTPSender
-	lastTag  atomic.Int32    // the layer tag of the newest video packet received
-	got      [2]atomic.Int64 // audio, video packets received
-	remb     atomic.Uint64   // the newest REMB received
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	stopOnce *sync.Once
+	t    *testing.T
+	name string
+	h    *janusclient.Handle
+	// sessionID is the Janus session of h; limit the user's downlink (nil: none).
+	sessionID uint64
+	limit     *peertest.RateLimit
+	pc        *webrtc.PeerConnection
+	audio     *webrtc.TrackLocalStaticRTP
+	video     []*webrtc.TrackLocalStaticRTP // one per simulcast layer, highest first
+	rids      []string
+	// frameBytes is the size of each video frame per simulcast layer, lowest first (default 120).
+	frameBytes []int
+	vsender    *webrtc.RTPSender
+	lastTag    atomic.Int32    // the layer tag of the newest video packet received
+	tagged     [3]atomic.Int64 // video packets received per layer tag ('a', 'b', 'c')
+	got        [2]atomic.Int64 // audio, video packets received
+	remb       atomic.Uint64   // the newest REMB received
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	stopOnce   *sync.Once
 }
 
 func newUser(t *testing.T, c *janusclient.Client, name string, rids ...string) *user {
 	t.Helper()
-	u := &user{t: t, name: name, h: janustest.Attach(t, c, videocall.Package), rids: rids}
+	return newLimitedUser(t, c, name, nil, rids...)
+}
+
+// newLimitedUser is newUser whose downlink is limit (nil: none).
+func newLimitedUser(t *testing.T, c *janusclient.Client, name string, limit *peertest.RateLimit, rids ...string) *user {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sess, err := c.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := sess.Attach(ctx, videocall.Package)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &user{t: t, name: name, h: h, sessionID: sess.ID, rids: rids, limit: limit}
 	u.renew()
 	return u
 }
@@ -53,7 +76,11 @@ func (u *user) renew() {
 		u.halt()
 		_ = u.pc.Close()
 	}
-	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
+	api := peertest.BrowserAPI(t)
+	if u.limit != nil {
+		api = peertest.LimitedBrowserAPI(t, u.limit)
+	}
+	pc, err := api.NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +153,11 @@ func (u *user) count(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		}
 		n.Add(1)
 		if tr.Kind() == webrtc.RTPCodecTypeVideo && pkt.Unmarshal(buf[:k]) == nil && len(pkt.Payload) > 7 {
-			u.lastTag.Store(int32(pkt.Payload[7]))
+			tag := pkt.Payload[7]
+			u.lastTag.Store(int32(tag))
+			if l := int(tag) - 'a'; l >= 0 && l < len(u.tagged) {
+				u.tagged[l].Add(1)
+			}
 		}
 	}
 }
@@ -241,6 +272,7 @@ func (u *user) send() {
 		defer tick.Stop()
 		opus := make([]byte, 60)
 		midID, ridID, mid := u.simulcastExtensions()
+		seqs := make([]uint16, len(u.video))
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -249,19 +281,43 @@ func (u *user) send() {
 			}
 			for j, tr := range u.video {
 				layer := len(u.video) - 1 - j
-				pkt := &rtp.Packet{
-					Header:  rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: uint16(1000*layer + i), Timestamp: uint32(3000 * i), Marker: true},
-					Payload: vp8Payload(uint16(100*layer+i)&0x7fff, uint8(i), i%10 == 0, byte('a'+layer)),
+				payloads := u.frame(layer, i)
+				for k, payload := range payloads {
+					pkt := &rtp.Packet{
+						Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: uint16(1000*layer) + seqs[j],
+							Timestamp: uint32(3000 * i), Marker: k == len(payloads)-1},
+						Payload: payload,
+					}
+					seqs[j]++
+					if len(u.video) > 1 { // a browser marks simulcast packets with mid and rid; Pion does not
+						_ = pkt.SetExtension(midID, []byte(mid))
+						_ = pkt.SetExtension(ridID, []byte(tr.RID()))
+					}
+					_ = tr.WriteRTP(pkt)
 				}
-				if len(u.video) > 1 { // a browser marks simulcast packets with mid and rid; Pion does not
-					_ = pkt.SetExtension(midID, []byte(mid))
-					_ = pkt.SetExtension(ridID, []byte(tr.RID()))
-				}
-				_ = tr.WriteRTP(pkt)
 			}
 			_ = u.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: uint16(i), Timestamp: uint32(960 * i)}, Payload: opus})
 		}
 	}()
+}
+
+// frame is the VP8 payloads of frame i of a layer: one packet of 120 bytes, or frameBytes[layer]
+// bytes in packets of at most 1000 (the first with the S bit, as an encoder splits a frame).
+func (u *user) frame(layer, i int) [][]byte {
+	size := 120
+	if layer < len(u.frameBytes) {
+		size = u.frameBytes[layer]
+	}
+	picID, tag := uint16(100*layer+i)&0x7fff, byte('a'+layer)
+	var out [][]byte
+	for off := 0; off < size; off += 1000 {
+		p := vp8Payload(picID, uint8(i), i%10 == 0, tag, min(1000, size-off))
+		if off > 0 {
+			p[0] &^= 0x10 // not the start of the frame
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func (u *user) halt() {
@@ -290,8 +346,8 @@ func (u *user) simulcastExtensions() (midID, ridID uint8, mid string) {
 
 // vp8Payload is a VP8 payload with a picture id, TL0PICIDX, a keyframe flag and a tag byte naming
 // the simulcast layer it was sent on.
-func vp8Payload(picID uint16, tl0 uint8, keyframe bool, tag byte) []byte {
-	p := make([]byte, 120)
+func vp8Payload(picID uint16, tl0 uint8, keyframe bool, tag byte, size int) []byte {
+	p := make([]byte, max(size, 8))
 	p[0] = 0x90 // X, S, PID 0
 	p[1] = 0xe0 // I, L, T
 	p[2], p[3] = 0x80|byte(picID>>8), byte(picID)
