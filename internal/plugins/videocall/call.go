@@ -154,9 +154,11 @@ func (s *session) accept(m plugin.Message) *plugin.RequestError {
 }
 
 // set handles `set`: audio and video switch this user's media to the peer on or off, bitrate caps
-// what this user's browser sends (REMB), the layer fields cap what this user receives, and an
-// offer (an ICE restart, or a renegotiation of the same m-lines) is answered on this user's own
-// PeerConnection: with strata in the middle the peer has nothing to renegotiate.
+// what this user's browser sends (REMB), the layer fields cap what this user receives. A JSEP
+// offer (an ICE restart with restart, or a renegotiation of the same m-lines) is answered on this
+// user's own PeerConnection, the answer coming back in an "update" event as Janus relays the
+// peer's: with strata in the middle the peer has nothing to renegotiate. A JSEP answer completes
+// an offer strata sent in an "update".
 func (s *session) set(m plugin.Message, r *request) *plugin.RequestError {
 	st, err := parseSet(r.body)
 	if err != nil {
@@ -180,16 +182,23 @@ func (s *session) set(m plugin.Message, r *request) *plugin.RequestError {
 	c := s.call
 	s.p.mu.Unlock()
 	s.applyRecord(c, st)
-	var answer *plugin.JSEP
+	hasSDP := m.JSEP != nil && m.JSEP.SDP != ""
+	if st.restart != nil && *st.restart && !hasSDP {
+		s.log.Warn("Got a 'restart' request, but no SDP update? Ignoring...")
+	}
+	var update *plugin.JSEP
 	if c != nil {
 		c.applySettings(s)
-		if m.JSEP != nil && m.JSEP.SDP != "" {
-			if answer, err = c.renegotiate(s, m.JSEP); err != nil {
+		if hasSDP {
+			if update, err = c.renegotiate(s, m.JSEP); err != nil {
 				return err
 			}
 		}
 	}
-	s.result(m.Transaction, map[string]any{"event": "set"}, answer)
+	s.result(m.Transaction, map[string]any{"event": "set"}, nil)
+	if update != nil {
+		s.result("", map[string]any{"event": "update"}, update)
+	}
 	return nil
 }
 
@@ -203,12 +212,20 @@ func capLayer(l *policy.Layer, spatial, temporal *int64) {
 	}
 }
 
-// renegotiate answers an offer of a user in a call on that user's PeerConnection.
+// renegotiate answers an offer of a user in a call on that user's PeerConnection, or applies an
+// answer to strata's last offer (nil JSEP back).
 func (c *call) renegotiate(s *session, jsep *plugin.JSEP) (*plugin.JSEP, *plugin.RequestError) {
-	if jsep.Type != "offer" {
+	l := c.leg(s)
+	switch jsep.Type {
+	case "answer":
+		if err := l.peer.SetAnswer(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: jsep.SDP}); err != nil {
+			return nil, plugin.Errorf(ErrInvalidSDP, "Error parsing answer: %v", err)
+		}
+		return nil, nil
+	case "offer":
+	default:
 		return nil, plugin.Errorf(ErrInvalidSDP, "Error parsing offer: not an offer (%s)", jsep.Type)
 	}
-	l := c.leg(s)
 	ctx, cancel := context.WithTimeout(s.q.Context(), negotiateTimeout)
 	defer cancel()
 	answer, err := l.peer.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
@@ -39,9 +40,12 @@ type leg struct {
 	peer  *peer.Peer
 	alloc *sfu.Allocator
 
-	mu     sync.Mutex
-	tracks map[string]*track
-	up     bool
+	mu       sync.Mutex
+	tracks   map[string]*track
+	channels map[string]*channel // data channels by label (data.go)
+	up       bool
+	// dataDropped counts data channel messages to this user that were dropped.
+	dataDropped atomic.Uint64
 }
 
 // track is one m-line of a leg.
@@ -68,7 +72,7 @@ func newCall(caller, callee *session) (*call, *plugin.RequestError) {
 			c.close()
 			return nil, plugin.Errorf(ErrUnknown, "No PeerConnection: %v", err)
 		}
-		l := &leg{c: c, s: s, peer: p, tracks: map[string]*track{}}
+		l := &leg{c: c, s: s, peer: p, tracks: map[string]*track{}, channels: map[string]*channel{}}
 		var est sfu.Estimator
 		var prober sfu.Prober
 		if e := p.Estimator(); e != nil {
@@ -81,6 +85,7 @@ func newCall(caller, callee *session) (*call, *plugin.RequestError) {
 		}
 		l.alloc.Start()
 		p.OnTrack(l.onTrack)
+		l.watchData()
 		c.legs[i] = l
 	}
 	return c, nil
@@ -122,6 +127,11 @@ func (c *call) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSEP, 
 		return nil, plugin.Errorf(ErrInvalidSDP, "Error parsing offer: %v", err)
 	}
 	c.answer = &plugin.JSEP{Type: "answer", SDP: answer.SDP}
+	if media.OffersDataChannels(jsep.SDP) {
+		if err := c.legs[1].openData(); err != nil {
+			return nil, plugin.Errorf(ErrUnknown, "Data channel: %v", err)
+		}
+	}
 	offer, err := c.legs[1].peer.Offer(ctx)
 	if err != nil {
 		return nil, plugin.Errorf(ErrUnknown, "Offering the call: %v", err)
