@@ -115,24 +115,31 @@ func (l *leg) list() []*track {
 	return out
 }
 
-// layerChanged tells this leg's user that the simulcast layer it receives changed, as Janus's
-// "simulcast" event: one per changed dimension.
+// layerChanged tells this leg's user that the layer it receives changed, one event per changed
+// dimension: Janus's "simulcast" event (substream, temporal) for a simulcast sender, and for an
+// SVC sender (VP9, AV1), which Janus's videocall does not relay by layer, an "svc" event with the
+// spatial_layer and temporal_layer names of Janus's videoroom.
 func (l *leg) layerChanged(t, src *track, cur policy.Layer) {
-	if cur.Spatial < 0 || !src.recv.Config().Simulcast {
+	simulcast := src.recv.Config().Simulcast
+	if cur.Spatial < 0 || !(simulcast || t.codec.SVC()) {
 		return
+	}
+	event, sName, tName := "simulcast", "substream", "temporal"
+	if !simulcast {
+		event, sName, tName = "svc", "spatial_layer", "temporal_layer"
 	}
 	l.mu.Lock()
 	prev := t.reported
 	t.reported = cur
 	l.mu.Unlock()
 	ev := func(key string, v int8) map[string]any {
-		return map[string]any{"event": "simulcast", "videocodec": t.codec.String(), key: v}
+		return map[string]any{"event": event, "videocodec": t.codec.String(), key: v}
 	}
 	if cur.Spatial != prev.Spatial {
-		l.s.result("", ev("substream", cur.Spatial), nil)
+		l.s.result("", ev(sName, cur.Spatial), nil)
 	}
 	if cur.Temporal != prev.Temporal {
-		l.s.result("", ev("temporal", cur.Temporal), nil)
+		l.s.result("", ev(tName, cur.Temporal), nil)
 	}
 }
 
