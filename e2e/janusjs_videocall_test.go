@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestJanusJSVideoCall runs a video call with the unmodified janus.js from Debian's
+// libjs-janus-gateway (testdata/janusjs-videocall.html): two users, each with its own janus.js
+// session over the WebSocket, register, alice calls bob, bob answers as Janus's videocalltest demo
+// does (createAnswer, accept), and each decodes the other's camera. Data sent with janus.js's
+// data() reaches the other user, a hangup reaches the peer with Janus's reason, and janus.js tears
+// both sessions down without an error.
+func TestJanusJSVideoCall(t *testing.T) {
+	srv := startStrata(t)
+	pages := servePage(t)
+	b := newBrowser(t)
+	b.do(10*time.Second, chromedp.Navigate(pages.URL+"/videocall.html?server="+url.QueryEscape("ws://"+srv.WSAddr())))
+	b.waitFor("Janus.init", `window.vc && window.vc.state === 'ready' && Janus.initDone`, 10*time.Second)
+	for _, name := range []string{"alice", "bob"} {
+		if got, err := eval[string](b, `vc.user('`+name+`')`); err != nil || got != name {
+			t.Fatalf("register %s: %q, %v", name, got, err)
+		}
+	}
+
+	start := time.Now()
+	if _, err := evalWithin[bool](b, 20*time.Second, `vc.users.alice.call('bob')`); err != nil {
+		t.Fatalf("alice calling bob: %v", err)
+	}
+	t.Logf("alice's webrtcState(true) %v after calling", time.Since(start).Round(time.Millisecond))
+	b.waitFor("bob's PeerConnection up", `vc.users.bob.up || vc.state === 'error'`, 15*time.Second)
+	if msg, _ := eval[string](b, `vc.error || ''`); msg != "" {
+		t.Fatalf("janus.js reported an error: %s", msg)
+	}
+	requireDecodedVideo(b, "vc.users.alice.pc", "bob's video at alice", 20*time.Second)
+	requireDecodedVideo(b, "vc.users.bob.pc", "alice's video at bob", 20*time.Second)
+
+	b.waitFor("both data channels open", `vc.users.alice.dataOpen && vc.users.bob.dataOpen`, 10*time.Second)
+	for _, m := range []struct{ from, to, text string }{{"alice", "bob", "hello bob"}, {"bob", "alice", "hello alice"}} {
+		if _, err := eval[chromedp.Void](b, `vc.users.`+m.from+`.send('`+m.text+`')`); err != nil {
+			t.Fatalf("%s sending data: %v", m.from, err)
+		}
+		b.waitFor(m.to+" receiving "+m.from+"'s data", `vc.users.`+m.to+`.data.includes('`+m.text+`')`, 10*time.Second)
+	}
+	b.screenshot("janusjs-videocall")
+	b.requireCleanConsole("during the call")
+
+	// A hangup closes both PeerConnections from the server's side, as Janus's close_pc does: the
+	// SCTP association ends with an ABORT, which janus.js logs on each open data channel.
+	b.tolerate("Got error on data channel: RTCErrorEvent")
+	if _, err := eval[chromedp.Void](b, `vc.users.bob.hangup()`); err != nil {
+		t.Fatalf("hangup: %v", err)
+	}
+	b.waitFor("alice hearing bob's hangup", `vc.users.alice.hangups.includes('We did the hangup')`, 10*time.Second)
+	for _, name := range []string{"alice", "bob"} {
+		if _, err := eval[chromedp.Void](b, `vc.users.`+name+`.destroy()`); err != nil {
+			t.Fatalf("janus.destroy %s: %v", name, err)
+		}
+	}
+	waitNoSessions(t, srv, 5*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	b.requireCleanConsole("while janus.js destroyed its sessions")
+}
