@@ -20,11 +20,11 @@ func TestSimulcastCallerAndSubstream(t *testing.T) {
 	}
 	bob.must(map[string]any{"request": "set", "substream": 0}, nil)
 	waitFor(t, "bob receiving layer 0", func() bool { return bob.lastTag.Load() == 'a' })
-	// The notice of the switch to layer 0.
-	for {
-		ev, _ = bob.wait("simulcast")
-		if ev["substream"] == float64(0) {
-			break
+	// The notice of the switch to layer 0 (already the first one when bob's estimate started low,
+	// as on a loaded machine).
+	for last := ev["substream"]; last != float64(0); {
+		if ev, _ = bob.wait("simulcast"); ev["substream"] != nil {
+			last = ev["substream"]
 		}
 	}
 	// What bob sends back to alice on her simulcast m-line is not checked here: Pion, as the test's
