@@ -220,6 +220,10 @@ func (s *session) Query() any {
 		q["peer"] = s.peer.username
 		q["state"] = "incall"
 	}
+	if s.call != nil {
+		// Data channel messages to this user that were dropped (data.go).
+		q["data_dropped"] = s.call.leg(s).dataDropped.Load()
+	}
 	s.p.mu.Unlock()
 	s.recMu.Lock()
 	if s.recNames != nil {
