@@ -189,6 +189,10 @@ type VideoCall struct {
 	// RecordingsDir is where `set` with `record` writes the .mjr files; filenames in requests stay
 	// inside it.
 	RecordingsDir string `yaml:"recordings_dir"`
+	// CalleeSimulcast: when the caller sends simulcast, strata's offer to the callee asks for
+	// simulcast too (rids l, m, h), so that both directions adapt by layer. Off: as Janus, the
+	// callee sends one stream.
+	CalleeSimulcast bool `yaml:"callee_simulcast"`
 }
 
 // VoiceMail configures janus.plugin.voicemail.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
@@ -144,6 +145,11 @@ func (s *session) accept(m plugin.Message) *plugin.RequestError {
 	}
 	if err := c.legs[1].peer.SetAnswer(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: m.JSEP.SDP}); err != nil {
 		return plugin.Errorf(ErrInvalidSDP, "Error parsing answer: %v", err)
+	}
+	for mid, rids := range media.OfferRIDs(m.JSEP.SDP) {
+		if t := c.legs[1].track(mid); t != nil && len(rids) > 1 {
+			t.simulcast.Store(true)
+		}
 	}
 	s.p.mu.Lock()
 	c.accepted = true

@@ -19,6 +19,10 @@ import (
 // noLimit is the REMB Janus sends when a bitrate cap is lifted (10 Mbit/s).
 const noLimit = 10_000_000
 
+// calleeRIDs are the rids strata offers a callee to send simulcast on, lowest first: a browser
+// scales the encodings it makes from the offer down by 4, 2 and 1 in this order.
+var calleeRIDs = []string{"l", "m", "h"}
+
 // call is the media of one call: two legs, the caller's (0) and the callee's (1). Each m-line of
 // the caller's offer is one track on each leg: what a user sends feeds the leg's Receiver, and the
 // other leg's DownTrack of it sends it to the other user on the same m-line.
@@ -26,6 +30,9 @@ type call struct {
 	p      *Plugin
 	legs   [2]*leg
 	answer *plugin.JSEP // strata's answer to the caller, sent with "accepted"
+	// simulcastMids are the callee's m-lines strata offers to receive simulcast on: with
+	// callee_simulcast, those the caller sends simulcast on, so that the call is simulcast both ways.
+	simulcastMids []string
 	// accepted is guarded by the plugin's mu.
 	accepted bool
 	done     chan struct{}
@@ -58,6 +65,9 @@ type track struct {
 	down    *sfu.DownTrack            // what this leg's user receives: the other leg's recv
 	sender  *webrtc.RTPSender
 	layerOf map[string]int // simulcast rid → layer
+	// simulcast: the user sends this m-line as simulcast (the caller's offer, the callee's answer
+	// says so); its layer changes are reported to the other user.
+	simulcast atomic.Bool
 	// reported is the layer this user was last told of; guarded by the leg's mu.
 	reported policy.Layer
 }
@@ -136,7 +146,13 @@ func (c *call) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSEP, 
 	if err != nil {
 		return nil, plugin.Errorf(ErrUnknown, "Offering the call: %v", err)
 	}
-	return &plugin.JSEP{Type: "offer", SDP: offer.SDP}, nil
+	sdp := offer.SDP
+	if len(c.simulcastMids) > 0 {
+		if sdp, err = media.OfferRecvSimulcast(sdp, c.simulcastMids, calleeRIDs); err != nil {
+			return nil, plugin.Errorf(ErrUnknown, "Offering the call: %v", err)
+		}
+	}
+	return &plugin.JSEP{Type: "offer", SDP: sdp}, nil
 }
 
 // pair makes the tracks of one m-line of the caller's offer: the caller's codec (its first) on
@@ -152,6 +168,7 @@ func (c *call) pair(pc *webrtc.PeerConnection, t *webrtc.RTPTransceiver, rids []
 		return fmt.Errorf("codec preferences for mid %s: %w", mid, err)
 	}
 	ta := a.newTrack(mid, chosen, offered.HeaderExtensions, rids, ridOrder)
+	ta.simulcast.Store(len(rids) > 1)
 	tb := b.newTrack(mid, chosen, nil, nil, "")
 	tb.down = b.newDown(ta)
 	tr, err := b.peer.PC.AddTransceiverFromTrack(tb.down, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendrecv})
@@ -167,8 +184,15 @@ func (c *call) pair(pc *webrtc.PeerConnection, t *webrtc.RTPTransceiver, rids []
 			return fmt.Errorf("callee codec for mid %s: %w", mid, err)
 		}
 	}
-	// strata offers the callee its own header extension ids, which the callee's answer keeps.
-	tb.recv = b.newReceiver(mid, chosen, tr.Receiver().GetParameters().HeaderExtensions, false)
+	// strata offers the callee its own header extension ids, which the callee's answer keeps. With
+	// callee_simulcast a callee answers a simulcast caller with simulcast too if it can
+	// (calleeRIDs); one that sends a single stream is that Receiver's layer 0.
+	simulcast := tb.video && len(rids) > 1 && c.p.cfg.CalleeSimulcast
+	if simulcast {
+		c.simulcastMids = append(c.simulcastMids, mid)
+		tb.layerOf = media.SimulcastLayers(calleeRIDs, "lmh")
+	}
+	tb.recv = b.newReceiver(mid, chosen, tr.Receiver().GetParameters().HeaderExtensions, simulcast)
 	tb.sender = tr.Sender()
 	ta.down = a.newDown(tb)
 	if ta.sender, err = pc.AddTrack(ta.down); err != nil {

@@ -104,6 +104,13 @@ func (c *call) applySettings(s *session) {
 	l.sendREMB()
 }
 
+// track is the leg's track of a mid, if any.
+func (l *leg) track(mid string) *track {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.tracks[mid]
+}
+
 // list is the leg's tracks.
 func (l *leg) list() []*track {
 	l.mu.Lock()
@@ -120,7 +127,7 @@ func (l *leg) list() []*track {
 // SVC sender (VP9, AV1), which Janus's videocall does not relay by layer, an "svc" event with the
 // spatial_layer and temporal_layer names of Janus's videoroom.
 func (l *leg) layerChanged(t, src *track, cur policy.Layer) {
-	simulcast := src.recv.Config().Simulcast
+	simulcast := src.simulcast.Load()
 	if cur.Spatial < 0 || !(simulcast || t.codec.SVC()) {
 		return
 	}

@@ -1,9 +1,12 @@
 package videocall_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 )
 
@@ -30,4 +33,44 @@ func TestSimulcastCallerAndSubstream(t *testing.T) {
 	// What bob sends back to alice on her simulcast m-line is not checked here: Pion, as the test's
 	// browser, takes the answer's "a=rid ... recv" lines for rids of incoming streams and drops
 	// strata's single stream there ("failed Simulcast probing"), where browsers play it.
+}
+
+// With callee_simulcast, a simulcast caller's call asks the callee for simulcast too: strata's
+// offer receives rids l, m and h on the video m-line, and a callee that answers with them is
+// received as three layers (three SSRCs on its m-line, at the sum of their rates). Without it, the
+// offer is Janus's: no simulcast for the callee.
+func TestCalleeSimulcast(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(fmt.Sprint("callee_simulcast=", on), func(t *testing.T) {
+			srv, c := janustest.Start(t, func(cfg *config.Config) { cfg.Plugins.VideoCall.CalleeSimulcast = on }, janustest.Logger())
+			alice := newUser(t, c, "alice", "h", "m", "l")
+			var rids []string
+			if on {
+				rids = []string{"h", "m", "l"} // the harness sends its largest frames on the first
+			}
+			bob := newUser(t, c, "bob", rids...)
+			alice.register()
+			bob.register()
+			alice.must(map[string]any{"request": "call", "username": "bob"}, alice.offer())
+			_, offer := bob.wait("incomingcall")
+			if got := strings.Contains(offer.SDP, "a=simulcast:recv l;m;h"); got != on {
+				t.Fatalf("offer to bob asks for simulcast: %v, want %v:\n%s", got, on, offer.SDP)
+			}
+			if !on {
+				return
+			}
+			bob.frameBytes = layerFrameBytes
+			bob.must(map[string]any{"request": "accept"}, bob.answer(offer))
+			_, answer := alice.wait("accepted")
+			alice.setAnswer(answer)
+			alice.send()
+			bob.send()
+			waitFor(t, "bob's three layers at strata", func() bool { return len(video(t, srv, bob).Peers) == 3 })
+			in0 := video(t, srv, bob).In.Bytes
+			time.Sleep(2 * time.Second)
+			if rate := float64(video(t, srv, bob).In.Bytes-in0) * 8 / 2; rate < 1_400_000 {
+				t.Errorf("strata received %.0f kbit/s of bob's layers, want all three (about 1.7 Mbit/s)", rate/1000)
+			}
+		})
+	}
 }
