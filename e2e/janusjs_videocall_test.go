@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/server"
 )
 
 // TestJanusJSVideoCall runs a video call with the unmodified janus.js from Debian's
@@ -16,15 +19,7 @@ import (
 // both sessions down without an error.
 func TestJanusJSVideoCall(t *testing.T) {
 	srv := startStrata(t)
-	pages := servePage(t)
-	b := newBrowser(t)
-	b.do(10*time.Second, chromedp.Navigate(pages.URL+"/videocall.html?server="+url.QueryEscape("ws://"+srv.WSAddr())))
-	b.waitFor("Janus.init", `window.vc && window.vc.state === 'ready' && Janus.initDone`, 10*time.Second)
-	for _, name := range []string{"alice", "bob"} {
-		if got, err := eval[string](b, `vc.user('`+name+`')`); err != nil || got != name {
-			t.Fatalf("register %s: %q, %v", name, got, err)
-		}
-	}
+	b := openVideoCallPage(t, srv, "")
 
 	start := time.Now()
 	if _, err := evalWithin[bool](b, 20*time.Second, `vc.users.alice.call('bob')`); err != nil {
@@ -63,4 +58,38 @@ func TestJanusJSVideoCall(t *testing.T) {
 	waitNoSessions(t, srv, 5*time.Second)
 	time.Sleep(500 * time.Millisecond)
 	b.requireCleanConsole("while janus.js destroyed its sessions")
+}
+
+// TestJanusJSVideoCallSimulcastBothWays: with plugins.videocall.callee_simulcast, a janus.js caller
+// sending simulcast (janus.js's `simulcast: true`) gets a callee that sends simulcast too: strata's
+// offer asks the callee's Chromium for three layers, which it sends (at 1/4, 1/2 and the full
+// 1280×720), and each side decodes the other's video.
+func TestJanusJSVideoCallSimulcastBothWays(t *testing.T) {
+	srv := startStrata(t, func(cfg *config.Config) { cfg.Plugins.VideoCall.CalleeSimulcast = true })
+	b := openVideoCallPage(t, srv, "&simulcast=1")
+	if _, err := evalWithin[bool](b, 20*time.Second, `vc.users.alice.call('bob')`); err != nil {
+		t.Fatalf("alice calling bob: %v", err)
+	}
+	b.waitFor("bob's PeerConnection up", `vc.users.bob.up || vc.state === 'error'`, 15*time.Second)
+	requireThreeLayersSent(b, "vc.users.alice.pc", 20*time.Second)
+	requireThreeLayersSent(b, "vc.users.bob.pc", 20*time.Second)
+	requireDecodedVideo(b, "vc.users.alice.pc", "bob's simulcast video at alice", 20*time.Second)
+	requireDecodedVideo(b, "vc.users.bob.pc", "alice's simulcast video at bob", 20*time.Second)
+	b.requireCleanConsole("during the call")
+}
+
+// openVideoCallPage opens the janus.js videocall page against srv's WebSocket (query: more
+// parameters) and registers alice and bob.
+func openVideoCallPage(t *testing.T, srv *server.Server, query string) *browser {
+	t.Helper()
+	pages := servePage(t)
+	b := newBrowser(t)
+	b.do(10*time.Second, chromedp.Navigate(pages.URL+"/videocall.html?server="+url.QueryEscape("ws://"+srv.WSAddr())+query))
+	b.waitFor("Janus.init", `window.vc && window.vc.state === 'ready' && Janus.initDone`, 10*time.Second)
+	for _, name := range []string{"alice", "bob"} {
+		if got, err := eval[string](b, `vc.user('`+name+`')`); err != nil || got != name {
+			t.Fatalf("register %s: %q, %v", name, got, err)
+		}
+	}
+	return b
 }
