@@ -18,10 +18,11 @@ import (
 var layerFrameBytes = []int{200, 700, 3000}
 
 // The claim: each direction of a call adapts to its receiver's downlink. Alice sends three
-// simulcast layers; Bob's downlink takes 450 kbit/s. Over a 5 s window strata sends Bob a lower
+// simulcast layers; Bob's downlink takes 450 kbit/s. Over a 6 s window strata sends Bob a lower
 // layer most of the time and well under Alice's top layer's rate, while it still receives all of
-// Alice's layers (three SSRCs, at more than twice what it sends Bob): nothing of Bob's downlink is
-// pushed back to her uplink. Janus
+// Alice's layers (three SSRCs, at more than 1.5 times what it sends Bob; relaying her top layer
+// would be about 1.3 times): nothing of Bob's downlink is pushed back to her uplink. The allocator
+// probes the top layer now and then and falls back, so a window may hold such an excursion. Janus
 // relays the chosen substream whatever the receiver's downlink. (What Bob sends Alice is not
 // checked: Pion, as her browser, drops a single stream on her simulcast m-line; see
 // TestSimulcastCallerAndSubstream.)
@@ -36,7 +37,7 @@ func TestCallAdaptsToTheCalleesDownlink(t *testing.T) {
 	// The estimate settles: the allocator's first probes above the downlink end in loss.
 	time.Sleep(3 * time.Second)
 
-	const window = 5 * time.Second
+	const window = 6 * time.Second
 	in0, out0 := video(t, srv, alice).In.Bytes, video(t, srv, bob).Out.Bytes
 	var tagged0 [3]int64
 	for i := range tagged0 {
@@ -54,11 +55,11 @@ func TestCallAdaptsToTheCalleesDownlink(t *testing.T) {
 	t.Logf("strata received %.0f kbit/s of alice's video, sent bob %.0f kbit/s; bob's packets per layer (low to high) %v",
 		inRate/1000, outRate/1000, tagged)
 	// Rates, not absolute figures, on a shared machine: the test's sender may fall behind its clock.
-	if inRate < 2*outRate {
+	if inRate < 1.5*outRate {
 		t.Errorf("strata received %.0f kbit/s of alice's three layers and sent bob %.0f kbit/s: want alice's uplink untouched, well above bob's downlink",
 			inRate/1000, outRate/1000)
 	}
-	if outRate > 800_000 {
+	if outRate > 1_000_000 {
 		t.Errorf("strata sent bob %.0f kbit/s over a 450 kbit/s downlink, want well under the top layer's 1.25 Mbit/s", outRate/1000)
 	}
 	if total == 0 || tagged[2]*4 > total {
