@@ -63,7 +63,7 @@ func TestJanusJSVideoCall(t *testing.T) {
 // TestJanusJSVideoCallSimulcastBothWays: with plugins.videocall.callee_simulcast, a janus.js caller
 // sending simulcast (janus.js's `simulcast: true`) gets a callee that sends simulcast too: strata's
 // offer asks the callee's Chromium for three layers, which it sends (at 1/4, 1/2 and the full
-// 1280×720), and each side decodes the other's video.
+// 1280×720), alice gets more than bob's lowest layer, and each side decodes the other's video.
 func TestJanusJSVideoCallSimulcastBothWays(t *testing.T) {
 	srv := startStrata(t, func(cfg *config.Config) { cfg.Plugins.VideoCall.CalleeSimulcast = true })
 	b := openVideoCallPage(t, srv, "&simulcast=1")
@@ -73,6 +73,10 @@ func TestJanusJSVideoCallSimulcastBothWays(t *testing.T) {
 	b.waitFor("bob's PeerConnection up", `vc.users.bob.up || vc.state === 'error'`, 15*time.Second)
 	requireThreeLayersSent(b, "vc.users.alice.pc", 20*time.Second)
 	requireThreeLayersSent(b, "vc.users.bob.pc", 20*time.Second)
+	// strata starts alice on bob's lowest layer and moves up as her estimate grows; a move waits
+	// for bob's next keyframe of that layer, so decoding is checked once she is above the lowest.
+	waitInbound(b, "vc.users.alice.pc", "bob's video at alice above his lowest layer", 20*time.Second,
+		func(v videoStats) bool { return v.FrameWidth > 320 })
 	requireDecodedVideo(b, "vc.users.alice.pc", "bob's simulcast video at alice", 20*time.Second)
 	requireDecodedVideo(b, "vc.users.bob.pc", "alice's simulcast video at bob", 20*time.Second)
 	b.requireCleanConsole("during the call")
