@@ -82,6 +82,31 @@ func TestJanusJSVideoCallSimulcastBothWays(t *testing.T) {
 	b.requireCleanConsole("during the call")
 }
 
+// TestJanusJSVideoCallVP9SVC: a janus.js caller sending VP9 L3T3_KEY (janus.js's codec and svc) is
+// relayed by layer: the callee first gets the top spatial layer, then `set` spatial_layer 0 brings
+// it a quarter of the width, with strata's svc event {spatial_layer: 0}.
+func TestJanusJSVideoCallVP9SVC(t *testing.T) {
+	srv := startStrata(t)
+	b := openVideoCallPage(t, srv, "&svc=L3T3_KEY")
+	if _, err := evalWithin[bool](b, 20*time.Second, `vc.users.alice.call('bob')`); err != nil {
+		t.Fatalf("alice calling bob: %v", err)
+	}
+	sent := requireSending(b, "vc.users.alice.pc", "video/VP9", 15*time.Second)
+	if sent.ScalabilityMode != "L3T3_KEY" {
+		t.Fatalf("alice's VP9 encoding has scalabilityMode %q, want L3T3_KEY", sent.ScalabilityMode)
+	}
+	full := waitInbound(b, "vc.users.bob.pc", "alice's top spatial layer at bob", 20*time.Second,
+		func(v videoStats) bool { return v.FrameWidth == sent.FrameWidth })
+	if _, err := eval[chromedp.Void](b, `vc.users.bob.set({ spatial_layer: 0 })`); err != nil {
+		t.Fatalf("set spatial_layer: %v", err)
+	}
+	waitInbound(b, "vc.users.bob.pc", "alice's lowest spatial layer at bob after spatial_layer 0", 10*time.Second,
+		func(v videoStats) bool { return v.FrameWidth > 0 && v.FrameWidth <= full.FrameWidth/4 })
+	b.waitFor("strata's svc event at bob", `vc.users.bob.results.some((r) => r.event === 'svc' && r.spatial_layer === 0)`, 5*time.Second)
+	framesFlowing(b, "vc.users.bob.pc", "alice's lowest VP9 layer at bob")
+	b.requireCleanConsole("during the call")
+}
+
 // openVideoCallPage opens the janus.js videocall page against srv's WebSocket (query: more
 // parameters) and registers alice and bob.
 func openVideoCallPage(t *testing.T, srv *server.Server, query string) *browser {
