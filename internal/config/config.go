@@ -174,6 +174,7 @@ type Plugins struct {
 	VoiceMail   VoiceMail   `yaml:"voicemail"`
 	RecordPlay  RecordPlay  `yaml:"recordplay"`
 	TextRoom    TextRoom    `yaml:"textroom"`
+	VideoCall   VideoCall   `yaml:"videocall"`
 }
 
 // EchoTest configures janus.plugin.echotest.
@@ -181,6 +182,18 @@ type EchoTest struct {
 	Enabled bool `yaml:"enabled"`
 	// RecordingsDir is where `record` writes the .mjr files; filenames in requests stay inside it.
 	RecordingsDir string `yaml:"recordings_dir"`
+}
+
+// VideoCall configures janus.plugin.videocall.
+type VideoCall struct {
+	Enabled bool `yaml:"enabled"`
+	// RecordingsDir is where `set` with `record` writes the .mjr files; filenames in requests stay
+	// inside it.
+	RecordingsDir string `yaml:"recordings_dir"`
+	// CalleeSimulcast: when the caller sends simulcast, strata's offer to the callee asks for
+	// simulcast too (rids l, m, h), so that both directions adapt by layer. Off: as Janus, the
+	// callee sends one stream.
+	CalleeSimulcast bool `yaml:"callee_simulcast"`
 }
 
 // VoiceMail configures janus.plugin.voicemail.

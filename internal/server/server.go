@@ -25,6 +25,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/textroom"
+	"github.com/strata-rtc/strata/internal/plugins/videocall"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/plugins/voicemail"
 	"github.com/strata-rtc/strata/internal/record"
@@ -108,6 +109,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 	}
 	if cfg.Plugins.Streaming.Enabled {
 		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming")))
+	}
+	if cfg.Plugins.VideoCall.Enabled {
+		ps = append(ps, videocall.New(cfg.Plugins.VideoCall, cfg.Plugins.VideoRoom.Allocation, rec, log.With("plugin", "videocall")))
 	}
 	if cfg.Plugins.VoiceMail.Enabled {
 		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))
