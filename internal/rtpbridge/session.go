@@ -95,6 +95,21 @@ func New(cfg Config, p *peer.Peer, opts Options) (*Session, error) {
 	return s, nil
 }
 
+// SetSRTP changes the SDES policy for the negotiations that follow (Janus's NoSIP takes "srtp"
+// with every generate and process). A leg already negotiated keeps its key.
+func (s *Session) SetSRTP(mode SRTPMode, profile string) error {
+	if profile == "" {
+		profile = ProfileAES80
+	}
+	if profile != ProfileAES80 && profile != ProfileAES32 {
+		return fmt.Errorf("invalid srtp_profile %q", profile)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.SRTP, s.opts.SRTPProfile = mode, profile
+	return nil
+}
+
 // FromWebRTC applies the browser's description (an offer, or the answer to a jsep FromPlain
 // returned) to the PeerConnection and returns the plain SDP: an offer with the browser's codecs
 // that the bridge can carry (with SDES a=crypto as Options.SRTP asks), or the answer to the plain

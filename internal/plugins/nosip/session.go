@@ -221,10 +221,11 @@ func (s *session) bridgeFor(body plugin.Body) (*rtpbridge.Session, rtpbridge.SRT
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bridge != nil && s.peer == p {
-		if mode > s.srtp {
-			s.srtp = mode
+		s.srtp = mode // Janus takes the policy from each request
+		if err := s.bridge.SetSRTP(mode, profile); err != nil {
+			return nil, 0, plugin.Errorf(ErrInvalidElement, "%v", err)
 		}
-		return s.bridge, s.srtp, nil
+		return s.bridge, mode, nil
 	}
 	if s.bridge != nil {
 		_ = s.bridge.Close()
