@@ -16,7 +16,7 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-func testFactory(t *testing.T) *peer.Factory {
+func testFactory(t testing.TB) *peer.Factory {
 	t.Helper()
 	m := config.Default().Media
 	m.ICE.Loopback = true

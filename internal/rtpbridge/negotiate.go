@@ -2,6 +2,7 @@ package rtpbridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/pion/webrtc/v4"
@@ -215,11 +216,17 @@ func (s *Session) legsForPlain(d *media.PlainSDP) ([]*leg, error) {
 			continue
 		}
 		l, err := s.legForPlain(i, &c)
+		if errors.Is(err, errNotForBrowser) {
+			continue // this m-line is rejected; the others may still make a call
+		}
 		if err != nil {
 			closeLegs(legs)
 			return nil, err
 		}
 		legs = append(legs, l)
+	}
+	if len(legs) == 0 {
+		return nil, fmt.Errorf("%w: none of the plain offer's formats is one strata offers browsers", ErrNoCodec)
 	}
 	return legs, nil
 }
@@ -249,6 +256,9 @@ func (s *Session) legForPlain(mline int, c *choice) (*leg, error) {
 	}
 	if err != nil {
 		l.stop()
+		if errors.Is(err, errNotForBrowser) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: %v", ErrNoCodec, err)
 	}
 	return l, nil
@@ -271,12 +281,16 @@ func (s *Session) chooseFromOffer(m *media.PlainMedia) (choice, error) {
 	return c, nil
 }
 
+// errNotForBrowser: the plain peer's format is not one the PeerConnection has (an H.264 profile
+// or packetization mode browsers are not offered).
+var errNotForBrowser = errors.New("not a format strata offers browsers")
+
 // browserFormats finds the plain peer's formats among the PeerConnection's own (with their
 // payload types and RTCP feedback, which the browser is offered).
 func browserFormats(engine []webrtc.RTPCodecParameters, c *choice) error {
 	b, ok := media.FindFormat(engine, c.plain.RTPCodecCapability)
 	if !ok {
-		return fmt.Errorf("%s is not a format strata offers browsers", c.plain.MimeType)
+		return fmt.Errorf("%w: %s", errNotForBrowser, c.plain.MimeType)
 	}
 	c.browser, c.browserDTMF = b, nil
 	if c.plainDTMF != nil {

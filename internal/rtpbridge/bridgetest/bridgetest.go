@@ -21,7 +21,7 @@ import (
 // Browser is a Pion client standing for a browser: it sends a PCMU tone and VP8 frames and
 // measures what it receives.
 type Browser struct {
-	t     *testing.T
+	t     testing.TB
 	pc    *webrtc.PeerConnection
 	audio *webrtc.TrackLocalStaticRTP
 	video *webrtc.TrackLocalStaticRTP
@@ -50,7 +50,7 @@ func registerPCMU(me *webrtc.MediaEngine) error {
 	}, webrtc.RTPCodecTypeVideo)
 }
 
-func NewBrowser(t *testing.T, freq float64, withVideo bool) *Browser {
+func NewBrowser(t testing.TB, freq float64, withVideo bool) *Browser {
 	t.Helper()
 	pc, err := peertest.BrowserAPIWith(t, registerPCMU).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
@@ -199,7 +199,7 @@ func (b *Browser) ToneLevel(freq float64, window int) float64 {
 }
 
 // WaitFor polls cond until it holds or the deadline passes.
-func WaitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
