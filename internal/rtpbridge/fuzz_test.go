@@ -54,4 +54,3 @@ func FuzzFromPlain(f *testing.F) {
 		}
 	})
 }
-
