@@ -142,5 +142,3 @@ type Stats struct {
 	// SRTP says the plain side is encrypted (SDES).
 	SRTP bool
 }
-
-var errNotYet = errors.New("rtpbridge: not yet")

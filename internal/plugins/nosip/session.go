@@ -27,12 +27,11 @@ type session struct {
 	q      *plugin.Queue
 	events plugin.Pusher
 
-	mu      sync.Mutex // guards what follows
-	bridge  *rtpbridge.Session
-	peer    *peer.Peer
-	srtp    rtpbridge.SRTPMode // of the call, as the first request set it
-	rec     recordings
-	closing bool
+	mu     sync.Mutex // guards what follows
+	bridge *rtpbridge.Session
+	peer   *peer.Peer
+	srtp   rtpbridge.SRTPMode // of the call, as the first request set it
+	rec    recordings
 }
 
 func newSession(p *Plugin, h plugin.Handle) *session {
