@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 	"github.com/zaf/g711"
@@ -30,6 +31,8 @@ type Browser struct {
 	mu          sync.Mutex
 	pcm         []int16 // received audio, decoded
 	VideoFrames atomic.Int64
+	// PLIs counts the keyframe requests (PLI, FIR) strata sent about the browser's video.
+	PLIs atomic.Int64
 	audioPTs    map[uint8]int
 }
 
@@ -64,9 +67,11 @@ func NewBrowser(t testing.TB, freq float64, withVideo bool) *Browser {
 	}
 	if withVideo {
 		b.video, _ = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "browser")
-		if _, err := pc.AddTrack(b.video); err != nil {
+		sender, err := pc.AddTrack(b.video)
+		if err != nil {
 			t.Fatal(err)
 		}
+		go b.countKeyframeRequests(sender)
 	}
 	pc.OnTrack(b.receive)
 	return b
@@ -219,4 +224,19 @@ func (b *Browser) AudioPayloadTypes() map[uint8]int {
 		out[k] = v
 	}
 	return out
+}
+
+func (b *Browser) countKeyframeRequests(sender *webrtc.RTPSender) {
+	for {
+		pkts, _, err := sender.ReadRTCP()
+		if err != nil {
+			return
+		}
+		for _, p := range pkts {
+			switch p.(type) {
+			case *rtcp.PictureLossIndication, *rtcp.FullIntraRequest:
+				b.PLIs.Add(1)
+			}
+		}
+	}
 }

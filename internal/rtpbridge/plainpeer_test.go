@@ -1,0 +1,164 @@
+package rtpbridge
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/rtpbridge/bridgetest"
+)
+
+// plainPeer is a plain RTP endpoint written for the test: one socket per medium, RTCP on it too
+// (rtcp-mux), announcing an address where it is not (a phone behind a NAT).
+type plainPeer struct {
+	t     *testing.T
+	conn  *net.UDPConn
+	to    *net.UDPAddr // strata's port
+	seq   uint16
+	pts   map[uint8]int
+	rtcps []rtcp.Packet
+}
+
+func newPlainPeer(t *testing.T, strataPort int) *plainPeer {
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &plainPeer{t: t, conn: c, to: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: strataPort}, pts: map[uint8]int{}}
+}
+
+func (p *plainPeer) send(pt uint8, marker bool, ts uint32, payload []byte) {
+	pkt := make([]byte, media.HeaderSize, media.HeaderSize+len(payload))
+	pkt[0], pkt[1] = 0x80, pt
+	if marker {
+		pkt[1] |= 0x80
+	}
+	p.seq++
+	media.SetSeq(pkt, p.seq)
+	media.SetTimestamp(pkt, ts)
+	media.SetSSRC(pkt, 0xfeed)
+	if _, err := p.conn.WriteToUDP(append(pkt, payload...), p.to); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *plainPeer) sendRTCP(pkts ...rtcp.Packet) {
+	b, err := rtcp.Marshal(pkts)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if _, err := p.conn.WriteToUDP(b, p.to); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// read collects what arrives for d: payload types of RTP, and RTCP packets.
+func (p *plainPeer) read(d time.Duration) {
+	buf := make([]byte, 1500)
+	_ = p.conn.SetReadDeadline(time.Now().Add(d))
+	for {
+		n, err := p.conn.Read(buf)
+		if err != nil {
+			return
+		}
+		if buf[1] >= 192 && buf[1] <= 223 {
+			if pkts, err := rtcp.Unmarshal(buf[:n]); err == nil {
+				p.rtcps = append(p.rtcps, pkts...)
+			}
+			continue
+		}
+		p.pts[buf[1]&0x7f]++
+	}
+}
+
+func (p *plainPeer) has(match func(rtcp.Packet) bool) bool {
+	for _, r := range p.rtcps {
+		if match(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPlainPeerBehindNAT: a plain peer whose SDP names an address nobody listens on is reached
+// where its media comes from (latching, RTCP muxed as its SDP asks); its keyframe requests reach
+// the browser and the browser's reach it as PLI and FIR; it gets sender reports; its RFC 4733
+// digit is reported; its VP8 reaches the browser.
+func TestPlainPeerBehindNAT(t *testing.T) {
+	s := newBridge(t, testFactory(t), loopback, Options{})
+	var (
+		mu     sync.Mutex
+		digits []string
+	)
+	s.OnDTMF(func(d string, _ time.Duration) {
+		mu.Lock()
+		digits = append(digits, d)
+		mu.Unlock()
+	})
+	browser := bridgetest.NewBrowser(t, 440, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	offer, err := s.FromWebRTC(ctx, browser.Offer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := media.ParsePlainSDP(offer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audio, video := newPlainPeer(t, parsed.Media[0].Port), newPlainPeer(t, parsed.Media[1].Port)
+	answer := "v=0\r\no=- 1 1 IN IP4 10.9.9.9\r\ns=-\r\nc=IN IP4 10.9.9.9\r\nt=0 0\r\n" +
+		"m=audio 4000 RTP/AVP 0 101\r\na=rtpmap:101 telephone-event/8000\r\na=rtcp-mux\r\n" +
+		"m=video 4002 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\na=rtcp-mux\r\n"
+	jsep, err := s.FromPlain(ctx, answer, webrtc.SDPTypeAnswer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser.SetAnswer(jsep)
+	browser.Send(ctx)
+	// The peer speaks first: its media latches strata's destination.
+	for i := range 50 {
+		audio.send(0, false, uint32(i*160), make([]byte, 160))
+		video.send(96, true, uint32(i*3000), []byte{0x10, 0x00, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00})
+		time.Sleep(10 * time.Millisecond)
+	}
+	bridgetest.WaitFor(t, 5*time.Second, "the peer's video in the browser", func() bool { return browser.VideoFrames.Load() > 10 })
+	for i := range 3 { // digit 5, 100 ms, its end three times
+		audio.send(101, i == 0, 16000, []byte{5, 0x80 | 10, 0x03, 0x20})
+	}
+	video.sendRTCP(&rtcp.PictureLossIndication{SenderSSRC: 0xfeed, MediaSSRC: 1})
+	s.RequestKeyframe()
+	audio.read(2500 * time.Millisecond)
+	video.read(300 * time.Millisecond)
+	if audio.pts[0] < 50 {
+		t.Errorf("the latched peer received %v", audio.pts)
+	}
+	if video.pts[96] < 5 {
+		t.Errorf("the latched peer's video received %v", video.pts)
+	}
+	if !audio.has(func(p rtcp.Packet) bool { _, ok := p.(*rtcp.SenderReport); return ok }) {
+		t.Errorf("no sender report in %v", audio.rtcps)
+	}
+	for _, want := range []string{"*rtcp.PictureLossIndication", "*rtcp.FullIntraRequest"} {
+		if !video.has(func(p rtcp.Packet) bool { return fmt.Sprintf("%T", p) == want }) {
+			t.Errorf("no %s in %v", want, video.rtcps)
+		}
+	}
+	bridgetest.WaitFor(t, 3*time.Second, "the peer's PLI at the browser", func() bool { return browser.PLIs.Load() > 0 })
+	mu.Lock()
+	if len(digits) != 1 || digits[0] != "5" {
+		t.Errorf("digits %v", digits)
+	}
+	mu.Unlock()
+	if st := s.Stats(); st.Peer != audio.conn.LocalAddr().String() || st.Audio.FromPlain.Lost != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
