@@ -32,8 +32,8 @@ type Browser struct {
 	pcm         []int16 // received audio, decoded
 	VideoFrames atomic.Int64
 	// PLIs counts the keyframe requests (PLI, FIR) strata sent about the browser's video.
-	PLIs atomic.Int64
-	audioPTs    map[uint8]int
+	PLIs     atomic.Int64
+	audioPTs map[uint8]int
 }
 
 // registerPCMU is a browser with PCMU, telephone-event and VP8 (the audio decodable in a test
