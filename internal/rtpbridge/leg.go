@@ -37,6 +37,7 @@ type leg struct {
 	plainDir     string
 	rtcpMux      bool
 	mline        int                    // the m-line's index in the plain SDP
+	rejected     bool                   // the plain peer refused it: kept as a port-0 m-line
 	tr           *webrtc.RTPTransceiver // the browser side's transceiver
 
 	remote     atomic.Pointer[netip.AddrPort] // RTP, latched to where the peer's media comes from

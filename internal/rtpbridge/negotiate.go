@@ -66,6 +66,11 @@ func (s *Session) offerLocked(dir Direction) string {
 	d := &media.PlainSDP{SessionID: s.sessionID, Version: s.nextVersion()}
 	for _, l := range s.legs {
 		m := media.PlainMedia{Kind: l.kind.String(), Port: l.port, RTCPPort: l.port + 1, Proto: "RTP/AVP", Direction: string(dir)}
+		if l.rejected { // stays in its place, refused (RFC 3264 §8)
+			m.Port, m.Codecs = 0, l.offered[:1]
+			d.Media = append(d.Media, m)
+			continue
+		}
 		if l.out != nil { // negotiated already: the codec in use
 			m.Codecs = l.plainFormats()
 		} else {
@@ -96,6 +101,7 @@ type choice struct {
 	browser      webrtc.RTPCodecParameters
 	browserDTMF  *webrtc.RTPCodecParameters
 	remoteCrypto *media.SDESCrypto
+	rejected     bool // the plain peer refused the m-line (port 0)
 }
 
 // plainAnswer applies the plain peer's answer to strata's offer and answers the browser.
@@ -107,20 +113,37 @@ func (s *Session) plainAnswer(ctx context.Context, d *media.PlainSDP) (*webrtc.S
 		return nil, fmt.Errorf("%w: %d m-lines answer %d", ErrMalformedSDP, len(d.Media), len(legs))
 	}
 	choices := make([]choice, len(legs))
+	accepted := 0
 	for i, l := range legs {
 		c, err := s.chooseFromAnswer(l, &d.Media[i])
 		if err != nil {
 			return nil, err
 		}
+		if !c.rejected {
+			accepted++
+		}
 		choices[i] = c
 	}
+	if accepted == 0 {
+		return nil, fmt.Errorf("%w: the plain peer rejected every m-line", ErrNoCodec)
+	}
 	for i, l := range legs {
+		if choices[i].rejected {
+			continue
+		}
 		if err := l.apply(&choices[i]); err != nil {
 			return nil, err
 		}
 	}
 	answer, err := s.p.AnswerOffer(ctx, peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
 		for i, l := range legs {
+			if choices[i].rejected {
+				l.rejected = true
+				if err := l.tr.Stop(); err != nil { // answered with port 0
+					return err
+				}
+				continue
+			}
 			if err := l.attach(pc, &choices[i]); err != nil {
 				return err
 			}
@@ -142,6 +165,9 @@ func (s *Session) chooseFromAnswer(l *leg, m *media.PlainMedia) (choice, error) 
 	offered := l.offered
 	if l.out != nil {
 		offered = []webrtc.RTPCodecParameters{l.browserCodec}
+	}
+	if m.Port == 0 && l.out == nil {
+		return choice{m: m, rejected: true}, nil // e.g. an audio-only phone refusing video
 	}
 	plain, dtmf, ok := media.ChooseBridgeCodec(m.Codecs, offered)
 	if m.Port == 0 || !ok {
@@ -405,7 +431,9 @@ func (s *Session) Hold(dir Direction) (plainSDP string, err error) {
 	}
 	s.hold, s.state = dir, stateHoldOffered
 	for _, l := range s.legs {
-		l.out.enabled.Store(dir == SendRecv || dir == SendOnly)
+		if l.out != nil {
+			l.out.enabled.Store(dir == SendRecv || dir == SendOnly)
+		}
 	}
 	return s.offerLocked(dir), nil
 }
@@ -418,7 +446,7 @@ func (s *Session) holdAnswer(d *media.PlainSDP) error {
 		return fmt.Errorf("%w: %d m-lines answer %d", ErrMalformedSDP, len(d.Media), len(s.legs))
 	}
 	for i, l := range s.legs {
-		if d.Media[i].Port != 0 {
+		if d.Media[i].Port != 0 && l.out != nil {
 			l.setRemote(&d.Media[i])
 		}
 	}
@@ -433,6 +461,9 @@ func (s *Session) established(legs []*leg) {
 	hold := s.hold
 	s.mu.Unlock()
 	for _, l := range legs {
+		if l.out == nil {
+			continue // rejected
+		}
 		l.out.enabled.Store(hold == SendRecv || hold == SendOnly)
 		l.startOnce.Do(l.start)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,5 +161,44 @@ func TestPlainPeerBehindNAT(t *testing.T) {
 	mu.Unlock()
 	if st := s.Stats(); st.Peer != audio.conn.LocalAddr().String() || st.Audio.FromPlain.Lost != 0 {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestAudioOnlyPhoneRefusesVideo: the browser offers audio and video, the phone answers video
+// with port 0; the call goes on with audio, the browser's video m-line is refused, (inactive: Pion stops its
+// transceiver), and a re-offer keeps the refused m-line in its place.
+func TestAudioOnlyPhoneRefusesVideo(t *testing.T) {
+	s := newBridge(t, testFactory(t), loopback, Options{})
+	browser := bridgetest.NewBrowser(t, 440, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	offer, err := s.FromWebRTC(ctx, browser.Offer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, _ := media.ParsePlainSDP(offer)
+	phone := newPlainPeer(t, parsed.Media[0].Port)
+	answer := fmt.Sprintf("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"+
+		"m=audio %d RTP/AVP 0\r\nm=video 0 RTP/AVP 96\r\n", phone.conn.LocalAddr().(*net.UDPAddr).Port)
+	jsep, err := s.FromPlain(ctx, answer, webrtc.SDPTypeAnswer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, video, _ := strings.Cut(jsep.SDP, "m=video"); !strings.Contains(video, "a=inactive") {
+		t.Errorf("the browser's video is not stopped:\n%s", jsep.SDP)
+	}
+	browser.SetAnswer(jsep)
+	browser.Send(ctx)
+	phone.read(time.Second)
+	if phone.pts[0] < 10 {
+		t.Errorf("the phone received %v", phone.pts)
+	}
+	reoffer, err := s.Hold(SendOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := media.ParsePlainSDP(reoffer)
+	if err != nil || len(again.Media) != 2 || again.Media[1].Port != 0 || again.Media[0].Direction != "sendonly" {
+		t.Fatalf("re-offer %v:\n%s", err, reoffer)
 	}
 }
