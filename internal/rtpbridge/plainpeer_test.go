@@ -165,8 +165,8 @@ func TestPlainPeerBehindNAT(t *testing.T) {
 }
 
 // TestAudioOnlyPhoneRefusesVideo: the browser offers audio and video, the phone answers video
-// with port 0; the call goes on with audio, the browser's video m-line is refused, (inactive: Pion stops its
-// transceiver), and a re-offer keeps the refused m-line in its place.
+// with port 0; the call goes on with audio, the browser's video m-line is answered inactive (its
+// transceiver stopped), and a re-offer keeps the refused m-line in its place.
 func TestAudioOnlyPhoneRefusesVideo(t *testing.T) {
 	s := newBridge(t, testFactory(t), loopback, Options{})
 	browser := bridgetest.NewBrowser(t, 440, true)
