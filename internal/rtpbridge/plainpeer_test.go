@@ -202,3 +202,27 @@ func TestAudioOnlyPhoneRefusesVideo(t *testing.T) {
 		t.Fatalf("re-offer %v:\n%s", err, reoffer)
 	}
 }
+
+// TestPlainOfferPicksItsFirstCarriedCodec: the browser is offered the plain peer's first format
+// that the bridge carries, alone, and telephone-event at its rate.
+func TestPlainOfferPicksItsFirstCarriedCodec(t *testing.T) {
+	f := testFactory(t)
+	for _, tc := range []struct{ media, want, not string }{
+		{"m=audio 4000 RTP/AVP 18 9 0 101\r\na=rtpmap:18 G729/8000\r\na=rtpmap:101 telephone-event/8000\r\n", "G722/8000", "PCMU"},
+		{"m=audio 4000 RTP/AVP 107 8\r\na=rtpmap:107 opus/48000/2\r\n", "opus/48000/2", "PCMA"},
+		{"m=video 4002 RTP/AVP 100 96\r\na=rtpmap:100 VP9/90000\r\na=rtpmap:96 VP8/90000\r\n", "VP9/90000", "VP8"},
+		{"m=video 4002 RTP/AVP 97\r\na=rtpmap:97 H264/90000\r\na=fmtp:97 profile-level-id=42e01f;packetization-mode=1\r\n", "H264/90000", "VP8"},
+	} {
+		s := newBridge(t, f, loopback, Options{})
+		jsep, err := s.FromPlain(context.Background(), "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n"+tc.media, webrtc.SDPTypeOffer)
+		if err != nil {
+			t.Fatal(tc.want, err)
+		}
+		if !strings.Contains(jsep.SDP, tc.want) || strings.Contains(jsep.SDP, tc.not) {
+			t.Errorf("offer for %s:\n%s", tc.want, jsep.SDP)
+		}
+		if strings.Contains(tc.media, "telephone-event") && !strings.Contains(jsep.SDP, "telephone-event/8000") {
+			t.Errorf("no telephone-event:\n%s", jsep.SDP)
+		}
+	}
+}
