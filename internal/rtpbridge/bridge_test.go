@@ -39,11 +39,17 @@ func call(t *testing.T, caller, callee *bridgetest.Browser, a, b *Session) (plai
 	return plainOffer, plainAnswer
 }
 
-// expectTones waits until each browser hears the other's tone.
+// expectTones waits until each browser hears the other's tone in fresh audio (400 ms of it
+// arrived since the call).
 func expectTones(t *testing.T, caller, callee *bridgetest.Browser) {
 	t.Helper()
-	bridgetest.WaitFor(t, 8*time.Second, "the callee hearing the caller's tone", func() bool { return callee.ToneLevel(caller.Freq, 1600) > 0.1 })
-	bridgetest.WaitFor(t, 8*time.Second, "the caller hearing the callee's tone", func() bool { return caller.ToneLevel(callee.Freq, 1600) > 0.1 })
+	c0, e0 := caller.Samples(), callee.Samples()
+	bridgetest.WaitFor(t, 8*time.Second, "the callee hearing the caller's tone", func() bool {
+		return callee.Samples() > e0+3200 && callee.ToneLevel(caller.Freq, 1600) > 0.1
+	})
+	bridgetest.WaitFor(t, 8*time.Second, "the caller hearing the callee's tone", func() bool {
+		return caller.Samples() > c0+3200 && caller.ToneLevel(callee.Freq, 1600) > 0.1
+	})
 	if l := callee.ToneLevel(callee.Freq, 1600); l > 0.05 {
 		t.Errorf("the callee hears its own tone (%.2f)", l)
 	}
@@ -169,4 +175,26 @@ func TestHoldStopsMediaToThePlainPeer(t *testing.T) {
 		}
 	}
 	expectTones(t, caller, callee)
+}
+
+// TestRenegotiationKeepsTheCall: the caller's browser re-offers (Janus's "update", an ICE restart
+// or a track change) and the whole chain negotiates again through both bridges; the media goes on.
+func TestRenegotiationKeepsTheCall(t *testing.T) {
+	f := testFactory(t)
+	a := newBridge(t, f, loopback, Options{SRTP: SRTPOptional})
+	b := newBridge(t, f, loopback, Options{})
+	caller, callee := bridgetest.NewBrowser(t, 440, true), bridgetest.NewBrowser(t, 1000, true)
+	call(t, caller, callee, a, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	caller.Send(ctx)
+	callee.Send(ctx)
+	expectTones(t, caller, callee)
+	offer, _ := call(t, caller, callee, a, b)
+	if !strings.Contains(offer, "PCMU/8000") || strings.Contains(offer, "PCMA") || !strings.Contains(offer, "a=crypto:") {
+		t.Errorf("re-offer with the codec in use and the key:\n%s", offer)
+	}
+	before := callee.VideoFrames.Load()
+	expectTones(t, caller, callee)
+	bridgetest.WaitFor(t, 3*time.Second, "video after the re-negotiation", func() bool { return callee.VideoFrames.Load() > before+10 })
 }

@@ -34,8 +34,7 @@ type leg struct {
 	plainCodec   webrtc.RTPCodecParameters
 	plainDTMF    int // the plain peer's telephone-event payload type, -1 without
 	browserDTMF  *webrtc.RTPCodecParameters
-	plainDir     string
-	rtcpMux      bool
+	rtcpMux      atomic.Bool            // the peer's SDP asked for RTCP on the RTP port
 	mline        int                    // the m-line's index in the plain SDP
 	rejected     bool                   // the plain peer refused it: kept as a port-0 m-line
 	tr           *webrtc.RTPTransceiver // the browser side's transceiver
@@ -80,7 +79,7 @@ func newLeg(s *Session, kind webrtc.RTPCodecType) (*leg, error) {
 	}
 	l := &leg{
 		s: s, kind: kind, rtp: rtpConn, rtcp: rtcpConn, port: rtpConn.LocalAddr().(*net.UDPAddr).Port,
-		plainDTMF: -1, plainDir: "sendrecv", done: make(chan struct{}),
+		plainDTMF: -1, done: make(chan struct{}),
 	}
 	l.dtmfPT.Store(-1)
 	if s.opts.SRTP != SRTPOff {
@@ -130,8 +129,7 @@ func (l *leg) setRemote(m *media.PlainMedia) {
 	if m.RTCPMux {
 		rtcpAddr = rtpAddr
 	}
-	l.rtcpMux = m.RTCPMux
-	l.plainDir = m.Direction
+	l.rtcpMux.Store(m.RTCPMux)
 	l.remote.Store(&rtpAddr)
 	l.remoteRTCP.Store(&rtcpAddr)
 	l.latched.Store(false)
@@ -246,7 +244,7 @@ func (l *leg) latchTo(from netip.AddrPort) {
 		return
 	}
 	rtpAddr, rtcpAddr := from, netip.AddrPortFrom(from.Addr(), from.Port()+1)
-	if l.rtcpMux {
+	if l.rtcpMux.Load() {
 		rtcpAddr = from
 	}
 	l.remote.Store(&rtpAddr)

@@ -240,3 +240,10 @@ func (b *Browser) countKeyframeRequests(sender *webrtc.RTPSender) {
 		}
 	}
 }
+
+// Samples is how many audio samples arrived so far.
+func (b *Browser) Samples() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pcm)
+}
