@@ -126,6 +126,15 @@ func TestDTMFBothWays(t *testing.T) {
 		defer mu.Unlock()
 		return got[b] == "12#" && got[a] == "*9"
 	})
+	// The browser's own telephone-events (RTCDTMFSender) reach the plain side as they are.
+	if !caller.SendDTMF(7) {
+		t.Fatal("the caller's browser has no telephone-event")
+	}
+	bridgetest.WaitFor(t, 3*time.Second, "the browser's digit", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return got[b] == "12#7"
+	})
 	// Telephone-events are the plain side's: the browsers' audio stays PCMU.
 	if pts := caller.AudioPayloadTypes(); len(pts) != 1 {
 		t.Errorf("the caller received payload types %v", pts)

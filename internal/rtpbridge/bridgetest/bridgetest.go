@@ -24,7 +24,7 @@ import (
 type Browser struct {
 	t     testing.TB
 	pc    *webrtc.PeerConnection
-	audio *webrtc.TrackLocalStaticRTP
+	audio *rawTrack
 	video *webrtc.TrackLocalStaticRTP
 	Freq  float64
 
@@ -61,7 +61,7 @@ func NewBrowser(t testing.TB, freq float64, withVideo bool) *Browser {
 	}
 	t.Cleanup(func() { _ = pc.Close() })
 	b := &Browser{t: t, pc: pc, Freq: freq, audioPTs: map[uint8]int{}}
-	b.audio, _ = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypePCMU, ClockRate: 8000}, "a", "browser")
+	b.audio = &rawTrack{}
 	if _, err := pc.AddTrack(b.audio); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func (b *Browser) Send(ctx context.Context) {
 		defer tick.Stop()
 		pcm := make([]int16, 160)
 		var n int
-		seq, vseq := uint16(1), uint16(1)
+		vseq := uint16(1)
 		for i := 0; ; i++ {
 			select {
 			case <-ctx.Done():
@@ -173,8 +173,7 @@ func (b *Browser) Send(ctx context.Context) {
 			case <-tick.C:
 			}
 			n = audio.Tone(pcm, 1, 8000, b.Freq, 12000, n)
-			_ = b.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 0, SequenceNumber: seq, Timestamp: uint32(i * 160)}, Payload: encodeUlaw(pcm)})
-			seq++
+			b.audio.frame(encodeUlaw(pcm))
 			if b.video != nil && i%2 == 0 {
 				_ = b.video.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: vseq, Timestamp: uint32(i * 1800), Marker: true}, Payload: vp8Frame(i == 0 || i%60 == 0)})
 				vseq++
