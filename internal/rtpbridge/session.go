@@ -202,13 +202,20 @@ func (s *Session) OnDTMF(f func(digit string, duration time.Duration)) {
 
 // RequestKeyframe asks both senders of video for a keyframe: PLI to the browser, PLI and FIR to
 // the plain peer.
-func (s *Session) RequestKeyframe() {
+func (s *Session) RequestKeyframe() { s.RequestKeyframeFrom(true, true) }
+
+// RequestKeyframeFrom asks the browser (PLI) and/or the plain peer (PLI and FIR) for a keyframe.
+func (s *Session) RequestKeyframeFrom(browser, plain bool) {
 	l := s.leg(webrtc.RTPCodecTypeVideo)
 	if l == nil || l.fromBrowser == nil {
 		return
 	}
-	l.fromBrowser.RequestKeyframe(0, 0)
-	l.requestKeyframe()
+	if browser {
+		l.fromBrowser.RequestKeyframe(0, 0)
+	}
+	if plain {
+		l.requestKeyframe()
+	}
 }
 
 // Receivers returns the bridge's tracks (for recordings, record.Participant): what the browser

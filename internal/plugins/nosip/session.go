@@ -254,7 +254,8 @@ func bridgeError(err error) *plugin.RequestError {
 	return plugin.Errorf(ErrUnknown, "%v", err)
 }
 
-// keyframe asks the browser ("user") and/or the plain peer ("peer") for a keyframe.
+// keyframe asks the browser ("user") and/or the plain peer ("peer") for a keyframe, both when
+// the request names neither (as Janus's SIP plugin's keyframe request).
 func (s *session) keyframe(body plugin.Body) (map[string]any, *plugin.JSEP, *plugin.RequestError) {
 	if err := body.Validate(plugin.Param{Name: "user", Kind: plugin.Bool}, plugin.Param{Name: "peer", Kind: plugin.Bool}); err != nil {
 		return nil, nil, err
@@ -265,7 +266,11 @@ func (s *session) keyframe(body plugin.Body) (map[string]any, *plugin.JSEP, *plu
 	if b == nil {
 		return nil, nil, plugin.Errorf(ErrWrongState, "Wrong state (no call)")
 	}
-	b.RequestKeyframe()
+	user, peer := body.Bool("user"), body.Bool("peer")
+	if !body.Has("user") && !body.Has("peer") {
+		user, peer = true, true
+	}
+	b.RequestKeyframeFrom(user, peer)
 	return map[string]any{"event": "keyframesent"}, nil, nil
 }
 
