@@ -207,3 +207,21 @@ func TestRenegotiationKeepsTheCall(t *testing.T) {
 	expectTones(t, caller, callee)
 	bridgetest.WaitFor(t, 3*time.Second, "video after the re-negotiation", func() bool { return callee.VideoFrames.Load() > before+10 })
 }
+
+// TestRepeatedAnswerIsAccepted: a SIP call's 183 and 200 OK carry the same answer; the second
+// changes nothing for the browser.
+func TestRepeatedAnswerIsAccepted(t *testing.T) {
+	f := testFactory(t)
+	a := newBridge(t, f, loopback, Options{})
+	b := newBridge(t, f, loopback, Options{})
+	caller, callee := bridgetest.NewBrowser(t, 440, false), bridgetest.NewBrowser(t, 1000, false)
+	_, answer := call(t, caller, callee, a, b)
+	if j, err := a.FromPlain(context.Background(), answer, webrtc.SDPTypeAnswer); err != nil || j != nil {
+		t.Fatalf("the answer again: %v %v", j, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	caller.Send(ctx)
+	callee.Send(ctx)
+	expectTones(t, caller, callee)
+}

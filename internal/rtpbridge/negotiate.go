@@ -61,31 +61,60 @@ func (s *Session) legsForBrowser() ([]*leg, error) {
 	return legs, nil
 }
 
-// offerLocked writes strata's plain offer from the legs, with direction dir.
+// offerLocked writes strata's plain offer from the legs, with direction dir. The m-lines are
+// those of the session: a leg's in its place, and those of a plain offer that no leg took,
+// refused (RFC 3264 §8: a re-offer keeps every m-line).
 func (s *Session) offerLocked(dir Direction) string {
 	d := &media.PlainSDP{SessionID: s.sessionID, Version: s.nextVersion()}
+	byLine := map[int]*leg{}
+	n := len(s.legs)
 	for _, l := range s.legs {
-		m := media.PlainMedia{Kind: l.kind.String(), Port: l.port, RTCPPort: l.port + 1, Proto: "RTP/AVP", Direction: string(dir)}
-		if l.rejected { // stays in its place, refused (RFC 3264 §8)
-			m.Port, m.Codecs = 0, l.offered[:1]
-			d.Media = append(d.Media, m)
+		byLine[l.mline] = l
+		n = max(n, l.mline+1)
+	}
+	if s.remoteOffer != nil {
+		n = max(n, len(s.remoteOffer.Media))
+	}
+	for i := range n {
+		l := byLine[i]
+		if l == nil {
+			d.Media = append(d.Media, refusedLine(&s.remoteOffer.Media[i]))
 			continue
 		}
-		if l.out != nil { // negotiated already: the codec in use
-			m.Codecs = l.plainFormats()
-		} else {
-			m.Codecs = l.offered
-		}
-		if l.local != nil {
-			m.Crypto = []media.SDESCrypto{*l.local}
-			if s.opts.SRTP == SRTPMandatory {
-				m.Proto = "RTP/SAVP"
-			}
-		}
-		d.Media = append(d.Media, m)
+		d.Media = append(d.Media, s.offerLine(l, dir))
 	}
 	s.localSDP = d.Marshal(s.addr)
 	return s.localSDP
+}
+
+// offerLine is a leg's m-line in strata's offer.
+func (s *Session) offerLine(l *leg, dir Direction) media.PlainMedia {
+	m := media.PlainMedia{Kind: l.kind.String(), Port: l.port, RTCPPort: l.port + 1, Proto: "RTP/AVP", Direction: string(dir)}
+	if l.rejected { // stays in its place, refused
+		m.Port, m.Codecs = 0, l.offered[:1]
+		return m
+	}
+	if l.out != nil { // negotiated already: the codec in use
+		m.Codecs = l.plainFormats()
+	} else {
+		m.Codecs = l.offered
+	}
+	if l.local != nil {
+		m.Crypto = []media.SDESCrypto{*l.local}
+		if s.opts.SRTP == SRTPMandatory {
+			m.Proto = "RTP/SAVP"
+		}
+	}
+	return m
+}
+
+// refusedLine is an m-line strata does not take, answered or re-offered with port 0.
+func refusedLine(m *media.PlainMedia) media.PlainMedia {
+	r := media.PlainMedia{Kind: m.Kind, Proto: m.Proto}
+	if len(m.Codecs) > 0 {
+		r.Codecs = m.Codecs[:1]
+	}
+	return r
 }
 
 func (s *Session) nextVersion() uint64 {
@@ -389,11 +418,7 @@ func (s *Session) answerLine(legs []*leg, i int, m *media.PlainMedia) media.Plai
 		}
 		return a
 	}
-	rejected := media.PlainMedia{Kind: m.Kind, Proto: m.Proto}
-	if len(m.Codecs) > 0 {
-		rejected.Codecs = m.Codecs[:1]
-	}
-	return rejected
+	return refusedLine(m)
 }
 
 // answerDirection is the direction answering an offered one while strata's own is local.
@@ -442,12 +467,14 @@ func (s *Session) Hold(dir Direction) (plainSDP string, err error) {
 func (s *Session) holdAnswer(d *media.PlainSDP) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(d.Media) != len(s.legs) {
-		return fmt.Errorf("%w: %d m-lines answer %d", ErrMalformedSDP, len(d.Media), len(s.legs))
+	for _, l := range s.legs {
+		if l.mline >= len(d.Media) || d.Media[l.mline].Kind != l.kind.String() {
+			return fmt.Errorf("%w: the answer does not have the offer's m-lines", ErrMalformedSDP)
+		}
 	}
-	for i, l := range s.legs {
-		if d.Media[i].Port != 0 && l.out != nil {
-			l.setRemote(&d.Media[i])
+	for _, l := range s.legs {
+		if m := &d.Media[l.mline]; m.Port != 0 && l.out != nil {
+			l.setRemote(m)
 		}
 	}
 	s.state = stateEstablished

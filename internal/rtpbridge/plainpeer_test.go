@@ -226,3 +226,31 @@ func TestPlainOfferPicksItsFirstCarriedCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestUnbridgedMLinesStayRefused: an m-line of the plain offer that the bridge does not take
+// (real-time text here) is refused in the answer and in every re-offer, in its place.
+func TestUnbridgedMLinesStayRefused(t *testing.T) {
+	s := newBridge(t, testFactory(t), loopback, Options{})
+	browser := bridgetest.NewBrowser(t, 440, false)
+	offer := "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n" +
+		"m=text 5000 RTP/AVP 98\r\na=rtpmap:98 t140/1000\r\nm=audio 4000 RTP/AVP 0\r\n"
+	ctx := context.Background()
+	jsep, err := s.FromPlain(ctx, offer, webrtc.SDPTypeOffer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := s.FromWebRTC(ctx, browser.Answer(jsep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reoffer, err := s.Hold(SendOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, sdp := range map[string]string{"answer": answer, "re-offer": reoffer} {
+		d, err := media.ParsePlainSDP(sdp)
+		if err != nil || len(d.Media) != 2 || d.Media[0].Kind != "text" || d.Media[0].Port != 0 || d.Media[1].Port == 0 {
+			t.Errorf("%s %v:\n%s", what, err, sdp)
+		}
+	}
+}

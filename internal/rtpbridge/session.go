@@ -130,7 +130,8 @@ func (s *Session) FromWebRTC(ctx context.Context, jsep webrtc.SessionDescription
 
 // FromPlain applies the plain peer's SDP: an offer returns the jsep offer for the browser (its
 // codecs restricted to the one the plain peer wants per medium), an answer returns the jsep answer
-// to the browser's pending offer — or nil when the answer is to a plain re-offer (Hold) that the
+// to the browser's pending offer — or nil when the answer is to a plain re-offer (Hold) or
+// repeats the answer of an established call (a SIP 200 OK after a 183 with SDP), which the
 // browser need not hear about. Errors wrap ErrMalformedSDP, ErrNoCodec, ErrBadCrypto or ErrState.
 func (s *Session) FromPlain(ctx context.Context, sdp string, typ webrtc.SDPType) (jsep *webrtc.SessionDescription, err error) {
 	state, err := s.current()
@@ -146,7 +147,9 @@ func (s *Session) FromPlain(ctx context.Context, sdp string, typ webrtc.SDPType)
 		return s.plainOffer(ctx, parsed)
 	case typ == webrtc.SDPTypeAnswer && state == stateBrowserOffered:
 		return s.plainAnswer(ctx, parsed)
-	case typ == webrtc.SDPTypeAnswer && state == stateHoldOffered:
+	case typ == webrtc.SDPTypeAnswer && (state == stateHoldOffered || state == stateEstablished):
+		// The answer to Hold's re-offer, or an answer again (a SIP 200 OK after a 183 with
+		// the same SDP): the addresses are updated, the browser needs nothing.
 		return nil, s.holdAnswer(parsed)
 	}
 	return nil, fmt.Errorf("%w: a plain %s now", ErrState, typ)
