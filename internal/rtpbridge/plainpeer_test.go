@@ -145,9 +145,17 @@ func TestPlainPeerBehindNAT(t *testing.T) {
 	if video.pts[96] < 5 {
 		t.Errorf("the latched peer's video received %v", video.pts)
 	}
-	if !audio.has(func(p rtcp.Packet) bool { _, ok := p.(*rtcp.SenderReport); return ok }) {
-		t.Errorf("no sender report in %v", audio.rtcps)
+	var sr *rtcp.SenderReport
+	audio.has(func(p rtcp.Packet) bool { r, ok := p.(*rtcp.SenderReport); sr = r; return ok })
+	if sr == nil || len(sr.Reports) != 1 || sr.Reports[0].SSRC != 0xfeed || sr.PacketCount == 0 {
+		t.Fatalf("no sender report with a reception report of the peer's stream in %v", audio.rtcps)
 	}
+	// The peer reports on strata's stream: its loss and jitter are the "to peer" statistics.
+	audio.sendRTCP(&rtcp.ReceiverReport{SSRC: 0xfeed, Reports: []rtcp.ReceptionReport{{SSRC: sr.SSRC, TotalLost: 3, Jitter: 80}}})
+	bridgetest.WaitFor(t, 2*time.Second, "the peer's report in the stats", func() bool {
+		st := s.Stats().Audio.ToPlain
+		return st.Lost == 3 && st.Jitter == 10
+	})
 	for _, want := range []string{"*rtcp.PictureLossIndication", "*rtcp.FullIntraRequest"} {
 		if !video.has(func(p rtcp.Packet) bool { return fmt.Sprintf("%T", p) == want }) {
 			t.Errorf("no %s in %v", want, video.rtcps)
