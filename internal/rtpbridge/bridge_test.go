@@ -56,21 +56,33 @@ func expectTones(t *testing.T, caller, callee *bridgetest.Browser) {
 }
 
 func TestTwoBridgesCarryAudioAndVideoBothWays(t *testing.T) {
-	for _, mode := range []SRTPMode{SRTPOff, SRTPOptional, SRTPMandatory} {
-		t.Run([]string{"rtp", "sdes_optional", "sdes_mandatory"}[mode], func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		mode    SRTPMode
+		profile string
+	}{
+		{"rtp", SRTPOff, ""}, {"sdes_optional", SRTPOptional, ""}, {"sdes_mandatory", SRTPMandatory, ""},
+		{"sdes_optional_32", SRTPOptional, ProfileAES32},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			f := testFactory(t)
-			a := newBridge(t, f, loopback, Options{SRTP: mode})
+			a := newBridge(t, f, loopback, Options{SRTP: tc.mode, SRTPProfile: tc.profile})
 			b := newBridge(t, f, loopback, Options{})
 			caller, callee := bridgetest.NewBrowser(t, 440, true), bridgetest.NewBrowser(t, 1000, true)
 			offer, answer := call(t, caller, callee, a, b)
-			if mode != SRTPOff != strings.Contains(offer, "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:") {
-				t.Fatalf("offer with srtp %v:\n%s", mode, offer)
+			suite := "AES_CM_128_HMAC_SHA1_80"
+			if tc.profile != "" {
+				suite = tc.profile
 			}
-			if mode == SRTPMandatory != strings.Contains(offer, "RTP/SAVP") {
-				t.Fatalf("offer with srtp %v:\n%s", mode, offer)
+			secure := tc.mode != SRTPOff
+			if secure != strings.Contains(offer, "a=crypto:1 "+suite+" inline:") {
+				t.Fatalf("offer with srtp %v:\n%s", tc.mode, offer)
 			}
-			if mode != SRTPOff != strings.Contains(answer, "a=crypto:1 AES_CM_128_HMAC_SHA1_80") {
-				t.Fatalf("answer to srtp %v:\n%s", mode, answer)
+			if tc.mode == SRTPMandatory != strings.Contains(offer, "RTP/SAVP") {
+				t.Fatalf("offer with srtp %v:\n%s", tc.mode, offer)
+			}
+			if secure != strings.Contains(answer, "a=crypto:1 "+suite) {
+				t.Fatalf("answer to srtp %v:\n%s", tc.mode, answer)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -82,7 +94,7 @@ func TestTwoBridgesCarryAudioAndVideoBothWays(t *testing.T) {
 			})
 			st := a.Stats()
 			if st.Audio.Codec != "pcmu" || st.Video.Codec != "vp8" || st.Audio.ToPlain.Packets == 0 || st.Audio.FromPlain.Packets == 0 ||
-				st.Video.FromPlain.Packets == 0 || st.SRTP != (mode != SRTPOff) {
+				st.Video.FromPlain.Packets == 0 || st.SRTP != secure {
 				t.Errorf("stats %+v", st)
 			}
 		})
