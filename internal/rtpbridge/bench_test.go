@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/pion/interceptor"
+	"github.com/pion/rtp"
 	"github.com/pion/srtp/v3"
 	"github.com/pion/webrtc/v4"
 
@@ -65,12 +67,16 @@ func BenchmarkBrowserToPlain(b *testing.B) {
 				media.SetSeq(pkt, uint16(i))
 				l.fromBrowser.WriteRTP(0, pkt, sfu.Now())
 			}
+			if sent := l.out.packets.Load(); sent < uint64(b.N)*9/10 {
+				b.Fatalf("the plain sender sent %d of %d packets", sent, b.N)
+			}
 		})
 	}
 }
 
 // BenchmarkPlainToBrowser: a datagram from the plain peer through SRTP, latching, statistics and
-// the Receiver to its sinks (the DownTrack, unbound here: its own path is the sfu's benchmark).
+// the Receiver to the DownTrack, bound to a writer that stands for Pion's (DTLS-SRTP and the
+// socket are Pion's, not the bridge's).
 func BenchmarkPlainToBrowser(b *testing.B) {
 	for _, secure := range []bool{false, true} {
 		b.Run(map[bool]string{false: "rtp", true: "srtp"}[secure], func(b *testing.B) {
@@ -89,6 +95,10 @@ func BenchmarkPlainToBrowser(b *testing.B) {
 					pkts[i], _ = enc.EncryptRTP(nil, pkts[i], nil)
 				}
 			}
+			if _, err := l.down.Bind(discardBinding{}); err != nil {
+				b.Fatal(err)
+			}
+			l.down.Start()
 			var sc scratch
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -101,8 +111,34 @@ func BenchmarkPlainToBrowser(b *testing.B) {
 					}
 					b.StartTimer()
 				}
+				if !secure {
+					media.SetSeq(pkts[i%len(pkts)], uint16(i))
+				}
 				l.receive(pkts[i%len(pkts)], from, &sc)
+			}
+			if sent := l.down.Stats().Packets; sent < uint64(b.N)*9/10 {
+				b.Fatalf("the DownTrack sent %d of %d packets", sent, b.N)
 			}
 		})
 	}
 }
+
+// discardBinding binds a DownTrack to a PeerConnection that negotiated PCMU and drops what is
+// written to it.
+type discardBinding struct{}
+
+func (discardBinding) CodecParameters() []webrtc.RTPCodecParameters {
+	return []webrtc.RTPCodecParameters{{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypePCMU, ClockRate: 8000}}}
+}
+func (discardBinding) HeaderExtensions() []webrtc.RTPHeaderExtensionParameter { return nil }
+func (discardBinding) SSRC() webrtc.SSRC                                      { return 1 }
+func (discardBinding) SSRCRetransmission() webrtc.SSRC                        { return 0 }
+func (discardBinding) SSRCForwardErrorCorrection() webrtc.SSRC                { return 0 }
+func (discardBinding) WriteStream() webrtc.TrackLocalWriter                   { return discardWriter{} }
+func (discardBinding) ID() string                                             { return "bench" }
+func (discardBinding) RTCPReader() interceptor.RTCPReader                     { return nil }
+
+type discardWriter struct{}
+
+func (discardWriter) WriteRTP(_ *rtp.Header, p []byte) (int, error) { return len(p), nil }
+func (discardWriter) Write(b []byte) (int, error)                   { return len(b), nil }
