@@ -30,6 +30,12 @@ func TestJanusNoSIPDemo(t *testing.T) {
 		`(v => v && v.videoWidth > 0 && v.currentTime > 0.5)($('#videoright video').get(0))`, 20*time.Second)
 	t.Logf("peer video after %v", took.Round(time.Millisecond))
 	b.waitFor("the plain SDPs shown", `$('#localsdp').text().includes('m=audio') && $('#remotesdp').text().includes('m=audio')`, 5*time.Second)
+	// Chromium's G.722 and telephone-event are offered to the plain side: the handle's
+	// PeerConnection has the bridge's codecs.
+	if ok, err := eval[bool](b, `$('#localsdp').text().includes('G722/8000') && $('#localsdp').text().includes('telephone-event/')`); err != nil || !ok {
+		sdp, _ := eval[string](b, `$('#localsdp').text()`)
+		t.Errorf("the plain offer lacks G.722 or telephone-event (%v):\n%s", err, sdp)
+	}
 	// The caller plays what it receives: its audio must carry energy. The callee (the page's fake
 	// peer) plays nothing, so Chromium measures no energy there: its audio must arrive.
 	for side, energy := range map[string]string{"caller": "s.totalAudioEnergy > 0", "callee": "true"} {
