@@ -175,6 +175,7 @@ type Plugins struct {
 	RecordPlay  RecordPlay  `yaml:"recordplay"`
 	TextRoom    TextRoom    `yaml:"textroom"`
 	VideoCall   VideoCall   `yaml:"videocall"`
+	NoSIP       NoSIP       `yaml:"nosip"`
 }
 
 // EchoTest configures janus.plugin.echotest.
@@ -404,6 +405,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Plugins.VoiceMail.validate()...)
 	errs = append(errs, c.Plugins.RecordPlay.validate()...)
 	errs = append(errs, c.Plugins.TextRoom.validate()...)
+	errs = append(errs, c.Plugins.NoSIP.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/plugins/nosip"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/textroom"
@@ -125,6 +126,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 		} else {
 			ps = append(ps, rp)
 		}
+	}
+	if cfg.Plugins.NoSIP.Enabled {
+		ps = append(ps, nosip.New(cfg.Plugins.NoSIP, rec, log.With("plugin", "nosip")))
 	}
 	return ps
 }
