@@ -26,6 +26,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/plugins/voicemail"
+	sipplugin "github.com/strata-rtc/strata/internal/plugins/sip"
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
@@ -117,6 +118,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 		} else {
 			ps = append(ps, rp)
 		}
+	}
+	if cfg.Plugins.SIP.Enabled {
+		ps = append(ps, sipplugin.New(cfg.Plugins.SIP, log.With("plugin", "sip")))
 	}
 	return ps
 }
