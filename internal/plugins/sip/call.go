@@ -41,10 +41,10 @@ type call struct {
 	done   chan struct{}              // incoming: closed once the INVITE got its final response
 	once   sync.Once
 
-	offerless bool              // incoming INVITE without SDP: the browser offers in accept
-	finalSent bool              // incoming: we answered (or are answering) the INVITE
-	pending   *pendingReinvite  // an incoming re-INVITE waiting for `update` (autoaccept off)
-	tx        string            // the transaction of call/accept, for the call's later events
+	offerless bool             // incoming INVITE without SDP: the browser offers in accept
+	finalSent bool             // incoming: we answered (or are answering) the INVITE
+	pending   *pendingReinvite // an incoming re-INVITE waiting for `update` (autoaccept off)
+	tx        string           // the transaction of call/accept, for the call's later events
 }
 
 func (c *call) dialog() dialog {
