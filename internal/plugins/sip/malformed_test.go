@@ -11,9 +11,9 @@ import (
 // garbage is what a hostile or broken peer sends to a handle's SIP port.
 var garbage = []string{
 	"", "\x00\x01\x02\x03", "hello world\r\n\r\n", strings.Repeat("A", 60000),
-	"INVITE sip:a@b SIP/2.0\r\n",                       // truncated: no headers
+	"INVITE sip:a@b SIP/2.0\r\n",                         // truncated: no headers
 	"INVITE sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP\r\n\r\n", // Via without host
-	"SIP/2.0 200 OK\r\nCSeq: x\r\n\r\n",                // a response to nothing
+	"SIP/2.0 200 OK\r\nCSeq: x\r\n\r\n",                  // a response to nothing
 	"INVITE sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:1;branch=z9hG4bKx\r\nFrom: <sip:x@y>;tag=1\r\n" +
 		"To: <sip:a@b>\r\nCall-ID: c1\r\nCSeq: 1 INVITE\r\nContent-Length: 999\r\n\r\nv=0", // body shorter than said
 	"INVITE sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:1;branch=z9hG4bKy\r\nFrom: <sip:x@y>;tag=1\r\n" +
