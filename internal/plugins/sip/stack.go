@@ -145,7 +145,7 @@ func (st *stack) close() {
 
 // bindPair binds a UDP socket and a TCP listener on the same port of ip.
 func bindPair(ip, portRange string) (net.PacketConn, net.Listener, error) {
-	lo, hi, err := config.PortRange(portRange)
+	lo, hi, err := config.ParsePortRange(portRange)
 	if err != nil {
 		return nil, nil, err
 	}
