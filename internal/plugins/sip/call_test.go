@@ -236,3 +236,48 @@ func waitSippDone(t *testing.T, done chan error) {
 		t.Fatal("sipp did not finish")
 	}
 }
+
+// TestIncomingCallBusyAndRemoteHangup: strata registers at sipp, which calls it back: incomingcall
+// with a PCMU offer, the browser's answer in accept (200 OK, ACKed), audio echoed by sipp; a second
+// INVITE while in the call gets 486 and is reported as missed_call; sipp's BYE ends the call with
+// a hangup event.
+func TestIncomingCallBusyAndRemoteHangup(t *testing.T) {
+	port, done := runSipp(t, "-sf", "incoming_call.xml", "-rtp_echo", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	h := startStrata(t)
+	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
+		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
+	if result(data) != "registering" {
+		t.Fatalf("register: %v", data)
+	}
+	waitResult(t, h, "registered")
+	call, offer := waitJSEP(t, h, "incomingcall")
+	r := call["result"].(map[string]any)
+	if r["username"] != "sip:bob@127.0.0.1:"+strconv.Itoa(port) || r["displayname"] != "Bob" || call["call_id"] == nil {
+		t.Errorf("incomingcall %v", call)
+	}
+	ph := newPhone(t)
+	if err := ph.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := ph.pc.CreateAnswer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "accept"}, janustest.CompleteLocal(t, ph.pc, answer))
+	if result(data) != "accepted" {
+		t.Fatalf("accept: %v", data)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ph.talk(ctx)
+	missed := waitResult(t, h, "missed_call")
+	if m := missed["result"].(map[string]any); m["displayname"] != "Carol" {
+		t.Errorf("missed_call %v", missed)
+	}
+	ph.waitEcho(t, 25)
+	hangup := waitResult(t, h, "hangup")
+	if m := hangup["result"].(map[string]any); m["code"] != float64(200) {
+		t.Errorf("hangup %v", hangup)
+	}
+	waitSippDone(t, done)
+}
