@@ -157,6 +157,7 @@ func (s *session) buildInvite(a account, to sip.Uri, c *call, body []byte, hdrs 
 	req.AppendHeader(&from)
 	req.AppendHeader(&toH)
 	req.AppendHeader(&callID)
+	req.AppendHeader(&sip.CSeqHeader{SeqNo: 1, MethodName: sip.INVITE})
 	req.AppendHeader(sip.NewHeader("Content-Type", "application/sdp"))
 	req.SetBody(body)
 	return req
@@ -185,6 +186,7 @@ func (s *session) runInvite(c *call, invite *sip.Request, creds credentials) {
 		}
 		dtx, err := dua.WriteInvite(ctx, req)
 		if err != nil {
+			s.log.Debug("INVITE not sent", "err", err)
 			s.callFailed(c, 503, "Service Unavailable")
 			return
 		}
@@ -270,6 +272,7 @@ func (s *session) answered(c *call, dtx *sipgo.DialogClientSession, early bool) 
 
 // callFailed ends a call that never started: Janus's hangup event with the SIP code and reason.
 func (s *session) callFailed(c *call, code int, reason string) {
+	s.log.Debug("call ended", "code", code, "reason", reason)
 	if s.dropCall(c) {
 		s.event(c.tx, c.id, map[string]any{"event": "hangup", "code": code, "reason": reason}, nil)
 	}

@@ -215,11 +215,9 @@ func runSipp(t *testing.T, args ...string) (int, chan error) {
 	}()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		c, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
+		if bound(port) {
 			return port, done
 		}
-		_ = c.Close()
 	}
 	t.Fatal("sipp did not start")
 	return 0, nil
@@ -280,4 +278,79 @@ func TestIncomingCallBusyAndRemoteHangup(t *testing.T) {
 		t.Errorf("hangup %v", hangup)
 	}
 	waitSippDone(t, done)
+}
+
+// callSipp registers a guest (or an account when creds are given) and calls uri with a fresh phone;
+// it returns the phone once calling was acknowledged.
+func callSipp(t *testing.T, h *janusclient.Handle, uri string, extra map[string]any) *phone {
+	t.Helper()
+	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "register", "type": "guest", "username": "sip:alice@strata.test"}, nil)
+	if result(data) != "registered" {
+		t.Fatalf("register: %v", data)
+	}
+	ph := newPhone(t)
+	offer, err := ph.pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]any{"request": "call", "uri": uri}
+	for k, v := range extra {
+		body[k] = v
+	}
+	data, _ = janustest.MustRequest(t, h, body, janustest.CompleteLocal(t, ph.pc, offer))
+	if result(data) != "calling" {
+		t.Fatalf("call: %v", data)
+	}
+	return ph
+}
+
+// TestCallWithDigestAuthOverTCP: the INVITE is challenged (401) and sent again with the
+// credentials of the call request (a guest's secret), over TCP; audio flows; hangup.
+func TestCallWithDigestAuthOverTCP(t *testing.T) {
+	port, done := runSipp(t, "-sf", "uas_auth.xml", "-t", "t1", "-rtp_echo", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	h := startStrata(t)
+	ph := callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(port)+";transport=tcp",
+		map[string]any{"secret": "secret", "authuser": "alice"})
+	waitResult(t, h, "ringing")
+	_, answer := waitJSEP(t, h, "accepted")
+	if err := ph.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ph.talk(ctx)
+	ph.waitEcho(t, 25)
+	janustest.MustRequest(t, h, map[string]any{"request": "hangup"}, nil)
+	waitResult(t, h, "hangup")
+	waitSippDone(t, done)
+}
+
+// TestHangupWhileRingingCancels: hangup before the answer sends a CANCEL; the call ends with 487.
+func TestHangupWhileRingingCancels(t *testing.T) {
+	port, done := runSipp(t, "-sf", "uas_cancel.xml")
+	h := startStrata(t)
+	callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(port), nil)
+	waitResult(t, h, "ringing")
+	janustest.MustRequest(t, h, map[string]any{"request": "hangup"}, nil)
+	ev := waitResult(t, h, "hangup")
+	if r := ev["result"].(map[string]any); r["code"] != float64(487) {
+		t.Errorf("hangup %v, want 487", ev)
+	}
+	waitSippDone(t, done)
+}
+
+// bound says whether something listens on the port of loopback, over UDP or TCP.
+func bound(port int) bool {
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	u, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return true
+	}
+	_ = u.Close()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return true
+	}
+	_ = l.Close()
+	return false
 }
