@@ -29,6 +29,7 @@ type call struct {
 	outgoing   bool
 	peerURI    string // the callee we called, or the caller who called
 	st         *stack
+	user       string // our user part, for the Contact of what we send in the call
 	transport  string
 	bridge     *rtpbridge.Session
 	srtp       rtpbridge.SRTPMode
@@ -113,7 +114,7 @@ func (s *session) startCall(ctx context.Context, r req) *plugin.RequestError {
 			creds.user = au
 		}
 	}
-	c := &call{id: b.Str("call_id"), outgoing: true, peerURI: b.Str("uri"), st: st, srtp: srtp,
+	c := &call{id: b.Str("call_id"), outgoing: true, peerURI: b.Str("uri"), st: st, srtp: srtp, user: a.uri.User,
 		autoaccept: !b.Has("autoaccept_reinvites") || b.Bool("autoaccept_reinvites"), tx: r.tx,
 		transport: a.transport, state: callCalling}
 	if t := uriTransport(uri); t != "" {
@@ -287,7 +288,7 @@ func (s *session) dropCall(c *call) bool {
 		return false
 	}
 	s.call = nil
-	rec := s.rec
+	rec, detached := s.rec, s.detached
 	s.rec = nil
 	s.mu.Unlock()
 	c.answered()
@@ -295,7 +296,9 @@ func (s *session) dropCall(c *call) bool {
 	if c.bridge != nil {
 		_ = c.bridge.Close()
 	}
-	s.h.ClosePeer("SIP call ended")
+	if !detached { // the gateway closes a detached handle's PeerConnection itself
+		s.h.ClosePeer("SIP call ended")
+	}
 	return true
 }
 

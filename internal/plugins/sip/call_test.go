@@ -112,7 +112,23 @@ func result(d map[string]any) string {
 
 func waitResult(t *testing.T, h *janusclient.Handle, name string) map[string]any {
 	t.Helper()
-	return janustest.WaitEvent(t, h, 15*time.Second, func(d map[string]any) bool { return result(d) == name })
+	var seen []string
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case ev := <-h.Events():
+			var d map[string]any
+			if ev.PluginData == nil || json.Unmarshal(ev.PluginData.Data, &d) != nil {
+				continue
+			}
+			if result(d) == name {
+				return d
+			}
+			seen = append(seen, string(ev.PluginData.Data))
+		case <-deadline:
+			t.Fatalf("no %s event; saw %v", name, seen)
+		}
+	}
 }
 
 // TestCallToSippEcho: a guest calls a sipp UAS with RTP echo: calling, ringing, accepted with the
@@ -353,4 +369,42 @@ func bound(port int) bool {
 	}
 	_ = l.Close()
 	return false
+}
+
+// TestInDialogRequestsAndRemoteHangup: in an established call, hold (a sendonly re-INVITE),
+// dtmf_info (INFO), message (MESSAGE) and unhold (sendrecv) reach the sipp UAS as it expects; its
+// INFO is reported as info; its BYE ends the call.
+func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
+	port, done := runSipp(t, "-sf", "uas_indialog.xml", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	h := startStrata(t)
+	ph := callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(port), nil)
+	_, answer := waitJSEP(t, h, "accepted")
+	if err := ph.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		body map[string]any
+		want string
+	}{
+		{map[string]any{"request": "hold"}, "holding"},
+		{map[string]any{"request": "dtmf_info", "digit": "5", "duration": 200}, "dtmfsent"},
+		{map[string]any{"request": "message", "content": "hello"}, "messagesent"},
+		{map[string]any{"request": "unhold"}, "resuming"},
+	} {
+		data, _ := janustest.MustRequest(t, h, step.body, nil)
+		if result(data) != step.want {
+			t.Fatalf("%v: %v, want %s", step.body["request"], data, step.want)
+		}
+		if step.want == "messagesent" {
+			if d := waitResult(t, h, "messagedelivery"); d["result"].(map[string]any)["code"] != float64(200) {
+				t.Fatalf("messagedelivery %v", d)
+			}
+		}
+	}
+	info := waitResult(t, h, "info")
+	if r := info["result"].(map[string]any); r["content"] != "ping" || r["type"] != "text/plain" {
+		t.Errorf("info %v", info)
+	}
+	waitResult(t, h, "hangup")
+	waitSippDone(t, done)
 }
