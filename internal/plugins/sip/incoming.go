@@ -46,6 +46,24 @@ func (s *session) stackOf() *stack {
 	return s.st
 }
 
+// route finds the helper whose call (on this master's stack) req belongs to; this session
+// otherwise.
+func (s *session) route(req *sip.Request) handlers {
+	id := req.CallID()
+	if id == nil {
+		return s
+	}
+	for _, h := range s.p.sessions.All() {
+		h.mu.Lock()
+		ok := h.master == s && h.call != nil && h.call.id == id.Value()
+		h.mu.Unlock()
+		if ok {
+			return h
+		}
+	}
+	return s
+}
+
 // freeHelper is an idle helper of this master, if any.
 func (s *session) freeHelper() *session {
 	for _, h := range s.p.sessions.All() {
