@@ -489,3 +489,37 @@ func TestIncomingCallDeclined(t *testing.T) {
 	}
 	waitSippDone(t, done)
 }
+
+// TestIncomingReinviteToTheBrowser: with autoaccept_reinvites false (as Janus's siptest accepts),
+// the peer's re-INVITE reaches the browser as updatingcall with a JSEP offer; its answer in update
+// becomes the 200 OK's SDP, which sipp checks and ACKs.
+func TestIncomingReinviteToTheBrowser(t *testing.T) {
+	port, done := runSipp(t, "-sf", "incoming_reinvite.xml")
+	h := startStrata(t)
+	janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
+		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
+	waitResult(t, h, "registered")
+	_, offer := waitJSEP(t, h, "incomingcall")
+	ph := newPhone(t)
+	answer := func(offer *janusclient.JSEP) *janusclient.JSEP {
+		if err := ph.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
+			t.Fatal(err)
+		}
+		a, err := ph.pc.CreateAnswer(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return janustest.CompleteLocal(t, ph.pc, a)
+	}
+	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "accept", "autoaccept_reinvites": false}, answer(offer))
+	if result(data) != "accepted" {
+		t.Fatalf("accept: %v", data)
+	}
+	_, reoffer := waitJSEP(t, h, "updatingcall")
+	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "update"}, answer(reoffer))
+	if result(data) != "updated" {
+		t.Fatalf("update: %v", data)
+	}
+	waitResult(t, h, "hangup")
+	waitSippDone(t, done)
+}
