@@ -53,7 +53,7 @@ func newStack(cfg config.SIP, ip, userAgent string, h handlers, log *slog.Logger
 	}
 	port := udp.LocalAddr().(*net.UDPAddr).Port
 	st := &stack{udp: udp, tcp: tcp, ip: ip, port: port}
-	if err := st.start(userAgent, h, log); err != nil {
+	if err := st.start(userAgent, cfg.BehindNAT, h, log); err != nil {
 		_ = udp.Close()
 		_ = tcp.Close()
 		return nil, err
@@ -61,7 +61,7 @@ func newStack(cfg config.SIP, ip, userAgent string, h handlers, log *slog.Logger
 	return st, nil
 }
 
-func (st *stack) start(userAgent string, h handlers, log *slog.Logger) error {
+func (st *stack) start(userAgent string, natted bool, h handlers, log *slog.Logger) error {
 	// sipgo's layers log what peers send wrong (at error level): into the server's logger, whose
 	// aggregation keeps a flood of garbage from flooding the log.
 	ua, err := sipgo.NewUA(sipgo.WithUserAgent(userAgent), sipgo.WithUserAgentHostname(st.ip),
@@ -75,12 +75,14 @@ func (st *stack) start(userAgent string, h handlers, log *slog.Logger) error {
 		return err
 	}
 	addr := net.JoinHostPort(st.ip, strconv.Itoa(st.port))
-	if st.udpCli, err = sipgo.NewClient(ua, sipgo.WithClientHostname(st.ip), sipgo.WithClientPort(st.port),
-		sipgo.WithClientConnectionAddr(addr), sipgo.WithClientLogger(log)); err != nil {
+	common := []sipgo.ClientOption{sipgo.WithClientHostname(st.ip), sipgo.WithClientPort(st.port), sipgo.WithClientLogger(log)}
+	if natted {
+		common = append(common, sipgo.WithClientNAT())
+	}
+	if st.udpCli, err = sipgo.NewClient(ua, append(common, sipgo.WithClientConnectionAddr(addr))...); err != nil {
 		return err
 	}
-	if st.tcpCli, err = sipgo.NewClient(ua, sipgo.WithClientHostname(st.ip), sipgo.WithClientPort(st.port),
-		sipgo.WithClientLogger(log)); err != nil {
+	if st.tcpCli, err = sipgo.NewClient(ua, common...); err != nil {
 		return err
 	}
 	for _, m := range []struct {
