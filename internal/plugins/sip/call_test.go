@@ -435,8 +435,8 @@ func bound(port int) bool {
 }
 
 // TestInDialogRequestsAndRemoteHangup: in an established call, hold (a sendonly re-INVITE),
-// dtmf_info (INFO), message (MESSAGE) and unhold (sendrecv) reach the sipp UAS as it expects; its
-// INFO is reported as info; its BYE ends the call.
+// dtmf_info (INFO), message (MESSAGE), unhold (sendrecv) and transfer (REFER) reach the sipp UAS as
+// it expects; its INFO is reported as info, its REFER as transfer; its BYE ends the call.
 func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 	port, done := runSipp(t, "-sf", "uas_indialog.xml", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
 	h := startStrata(t)
@@ -453,6 +453,7 @@ func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 		{map[string]any{"request": "dtmf_info", "digit": "5", "duration": 200}, "dtmfsent"},
 		{map[string]any{"request": "message", "content": "hello"}, "messagesent"},
 		{map[string]any{"request": "unhold"}, "resuming"},
+		{map[string]any{"request": "transfer", "uri": "sip:carol@example.com"}, "transferring"},
 	} {
 		data, _ := janustest.MustRequest(t, h, step.body, nil)
 		if result(data) != step.want {
@@ -467,6 +468,10 @@ func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 	info := waitResult(t, h, "info")
 	if r := info["result"].(map[string]any); r["content"] != "ping" || r["type"] != "text/plain" {
 		t.Errorf("info %v", info)
+	}
+	transfer := waitResult(t, h, "transfer")
+	if r := transfer["result"].(map[string]any); r["refer_to"] != "sip:dave@example.com" || r["refer_id"] == nil {
+		t.Errorf("transfer %v", transfer)
 	}
 	waitResult(t, h, "hangup")
 	waitSippDone(t, done)
