@@ -44,6 +44,7 @@ type call struct {
 
 	offerless bool             // incoming INVITE without SDP: the browser offers in accept
 	finalSent bool             // incoming: we answered (or are answering) the INVITE
+	early     string           // incoming: the plain SDP a progress request sent in a 183
 	pending   *pendingReinvite // an incoming re-INVITE waiting for `update` (autoaccept off)
 }
 

@@ -477,15 +477,28 @@ func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 	waitSippDone(t, done)
 }
 
-// TestIncomingCallDeclined: decline with a code answers the INVITE with it (sipp expects 603).
+// TestIncomingCallDeclined: progress sends the browser's answer in a 183 (early media), decline
+// with a code answers the INVITE with it (sipp expects both).
 func TestIncomingCallDeclined(t *testing.T) {
 	port, done := runSipp(t, "-sf", "declined_call.xml", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
 	h := startStrata(t)
 	janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
 		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
 	waitResult(t, h, "registered")
-	waitJSEP(t, h, "incomingcall")
-	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "decline", "code": 603}, nil)
+	_, offer := waitJSEP(t, h, "incomingcall")
+	ph := newPhone(t)
+	if err := ph.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := ph.pc.CreateAnswer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "progress"}, janustest.CompleteLocal(t, ph.pc, answer))
+	if result(data) != "progressing" {
+		t.Fatalf("progress: %v", data)
+	}
+	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "decline", "code": 603}, nil)
 	if result(data) != "declining" {
 		t.Fatalf("decline: %v", data)
 	}
