@@ -81,6 +81,13 @@ func TestGuestAndCallState(t *testing.T) {
 			t.Errorf("%s: %v, want %d", body, e.data, code)
 		}
 	}
+	send(s, "u", map[string]any{"request": "unregister"})
+	if e := h.next(t); e.result() != "unregistering" {
+		t.Fatalf("unregister: %+v", e.data)
+	}
+	if e := h.next(t); e.result() != "unregistered" || e.field("register_sent") != false {
+		t.Fatalf("unregister: %+v", e.data)
+	}
 }
 
 // TestHelperOfAMaster: a helper names its master's master_id and gets its identity.
