@@ -175,6 +175,7 @@ type Plugins struct {
 	RecordPlay  RecordPlay  `yaml:"recordplay"`
 	TextRoom    TextRoom    `yaml:"textroom"`
 	VideoCall   VideoCall   `yaml:"videocall"`
+	SIP         SIP         `yaml:"sip"`
 	NoSIP       NoSIP       `yaml:"nosip"`
 }
 
@@ -403,6 +404,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Plugins.AudioBridge.validate()...)
 	errs = append(errs, c.Plugins.Streaming.validate()...)
 	errs = append(errs, c.Plugins.VoiceMail.validate()...)
+	errs = append(errs, c.Plugins.SIP.validate()...)
 	errs = append(errs, c.Plugins.RecordPlay.validate()...)
 	errs = append(errs, c.Plugins.TextRoom.validate()...)
 	errs = append(errs, c.Plugins.NoSIP.validate()...)

@@ -24,6 +24,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
 	"github.com/strata-rtc/strata/internal/plugins/nosip"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
+	sipplugin "github.com/strata-rtc/strata/internal/plugins/sip"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/textroom"
 	"github.com/strata-rtc/strata/internal/plugins/videocall"
@@ -126,6 +127,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 		} else {
 			ps = append(ps, rp)
 		}
+	}
+	if cfg.Plugins.SIP.Enabled {
+		ps = append(ps, sipplugin.New(cfg.Plugins.SIP, log.With("plugin", "sip")))
 	}
 	if cfg.Plugins.NoSIP.Enabled {
 		ps = append(ps, nosip.New(cfg.Plugins.NoSIP, rec, log.With("plugin", "nosip")))
