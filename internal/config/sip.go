@@ -34,8 +34,6 @@ type SIP struct {
 	SIPTimerT1x64 int `yaml:"sip_timer_t1x64"`
 	// RecordingsDir is where `recording` writes its .mjr files; filenames stay inside it.
 	RecordingsDir string `yaml:"recordings_dir"`
-	// Events is Janus's event-handler switch; accepted, unused.
-	Events bool `yaml:"events"`
 }
 
 // T1 is the SIP retransmission timer from SIPTimerT1x64.
