@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
@@ -44,6 +45,7 @@ frame; for audio, late frames and inter-arrival times, and whether the mix carri
   strata load --server http://127.0.0.1:8088/janus --create-room --publishers 1 --subscribers 3 --duration 10s --out load-out
   strata load --server http://127.0.0.1:8088/janus --room 1234 --audiobridge 20 --step 5 --step-hold 10s --out load-out
   strata load --server http://127.0.0.1:8088/janus --create-room --room 4001 --streaming 16 --duration 20s --out load-out
+  strata load --server http://127.0.0.1:8088/janus --sip 10 --sip-uri sip:echo@10.0.0.1:5060 --out load-out
   strata load --plan plan.yaml --out load-out
 
 Outputs in --out: summary.json, timeseries.csv, streams.csv, cpu/memory/bandwidth .png and .svg,
@@ -119,6 +121,9 @@ func healthy(r *report.Result) bool {
 	if r.Totals.FailedJoins > 0 {
 		return false
 	}
+	if r.Plan.IsSIP() && r.SIPCheck() != nil {
+		return false
+	}
 	return len(r.Subscriptions) == 0 || r.Totals.StreamsReceiving > 0
 }
 
@@ -138,6 +143,12 @@ func printSummary(w io.Writer, dir string, r *report.Result) {
 	}
 	if l := t.Listening; l.Listeners > 0 {
 		fmt.Fprintf(w, "mix: %.1f dBov while others talked, %.1f dBov while nobody did (%d listeners)\n", l.SpeechMeanDBov, l.SilenceDBov, l.Listeners)
+	}
+	if s := t.SIP; r.Plan.IsSIP() {
+		fmt.Fprintf(w, "sip: %d calls, set-up mean %.0f ms, %.2f %% of the audio came back (round trip mean %.1f ms)\n", s.Calls, s.SetupMeanMs, 100*s.EchoShare, s.RTTMeanMs)
+		if err := r.SIPCheck(); err != nil {
+			fmt.Fprintf(w, "sip: broken: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
 	}
 	if r.StoppedBehind > 0 {
 		fmt.Fprintf(w, "stopped after step %d of %d: the server fell behind real time\n", r.StoppedBehind, r.Plan.StepCount())
