@@ -68,4 +68,3 @@ func sipEchoScenario(s sipScale, server string, ns *rig.Netns) scenario {
 		},
 	}
 }
-
