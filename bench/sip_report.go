@@ -63,9 +63,9 @@ func writeSIPScenario(b *strings.Builder, c config, o *outcome) {
 
 func writeSIPTable(b *strings.Builder, o *outcome, t string, r *report.Result, steps []sipStep) {
 	s := r.Totals.SIP
-	fmt.Fprintf(b, "**%s** (report in `%s/%s/%s/report.md`, idle RSS %.1f MB): %d calls, set-up (call → accepted) mean %.0f ms, max %.0f ms; "+
+	fmt.Fprintf(b, "**%s** (report in `%s/%s/%s/report.md`, idle RSS %.1f MB, %d threads at the peak): %d calls, set-up (call → accepted) mean %.0f ms, max %.0f ms; "+
 		"%.2f %% of the audio sent came back bit for bit, round trip mean %.1f ms, max %.0f ms",
-		t, o.name, t, r.Plan.Name, float64(r.Server.BaselineRSSBytes)/(1<<20), s.Calls, s.SetupMeanMs, s.SetupMaxMs,
+		t, o.name, t, r.Plan.Name, float64(r.Server.BaselineRSSBytes)/(1<<20), r.Server.PeakThreads, s.Calls, s.SetupMeanMs, s.SetupMaxMs,
 		100*s.EchoShare, s.RTTMeanMs, s.RTTMaxMs)
 	if s.Listeners > 0 {
 		fmt.Fprintf(b, "; %d callers decoded it: mean %.1f dBov, %.0f %% of the frames audible", s.Listeners, s.EchoDBov, 100*s.AudibleShare)
