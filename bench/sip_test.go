@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	strataconfig "github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/load/plan"
 	"github.com/strata-rtc/strata/internal/load/report"
 	"github.com/strata-rtc/strata/internal/rig"
@@ -83,5 +84,13 @@ func TestSIPScenario(t *testing.T) {
 	jcfg, err := os.ReadFile(filepath.Join(dir, "janus.plugin.sip.jcfg"))
 	if err != nil || !strings.Contains(string(jcfg), `local_ip = "10.231.5.2"`) || !strings.Contains(string(jcfg), `rtp_port_range = "20000-40000"`) {
 		t.Fatalf("Janus's SIP plugin configuration: %v\n%s", err, jcfg)
+	}
+	argv, err := target(c, "strata", p, sc.strataYAML).Write(t.TempDir(), ns.ServerIP, "veth9", 8088)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := strataconfig.Load(argv[len(argv)-1])
+	if err != nil || !cfg.Plugins.SIP.Enabled || cfg.Plugins.SIP.LocalIP != ns.ServerIP {
+		t.Fatalf("strata's SIP configuration: %+v, %v", cfg.Plugins.SIP, err)
 	}
 }
