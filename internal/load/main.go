@@ -37,8 +37,9 @@ const (
 const usage = `usage: strata load [flags]
 
 Drives a Janus-API server's videoroom with synthetic WebRTC publishers and subscribers, its
-audio bridge with participants who talk in turns, or its streaming plugin with viewers of an rtp
-mountpoint the generator feeds plain RTP, and measures the server (CPU, memory, threads,
+audio bridge with participants who talk in turns, its streaming plugin with viewers of an rtp
+mountpoint the generator feeds plain RTP, or its SIP plugin with callers of an echo service on the
+SIP side (each checks the audio coming back is its own), and measures the server (CPU, memory, threads,
 traffic) and what the clients receive (bitrate, loss, jitter, frames, freezes, time to first
 frame; for audio, late frames and inter-arrival times, and whether the mix carries speech).
 
