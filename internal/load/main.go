@@ -2,8 +2,9 @@
 // itself): synthetic WebRTC publishers send real VP8 simulcast and Opus at real-time pace into a
 // videoroom, subscribers receive and measure every stream without decoding; or audio bridge
 // participants send speech in a call's talk pattern and measure (and some decode) the mix they
-// get back; or viewers watch a streaming mountpoint that the generator feeds plain RTP. A sampler
-// records the server process's CPU, memory, threads and traffic every second; a stepped run also
+// get back; or viewers watch a streaming mountpoint that the generator feeds plain RTP; or SIP
+// callers call an echo service through the SIP plugin and check that they hear themselves. A
+// sampler records the server process's CPU, memory, threads and traffic every second; a stepped run also
 // measures every step. A run writes CSV, summary.json, plots and report.md. The plan comes from
 // flags or a YAML file (package plan); the clients, media, voices, metrics, sampler and report
 // live in the subpackages.
