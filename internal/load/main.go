@@ -4,10 +4,10 @@
 // participants send speech in a call's talk pattern and measure (and some decode) the mix they
 // get back; or viewers watch a streaming mountpoint that the generator feeds plain RTP; or SIP
 // callers call an echo service through the SIP plugin and check that they hear themselves. A
-// sampler records the server process's CPU, memory, threads and traffic every second; a stepped run also
-// measures every step. A run writes CSV, summary.json, plots and report.md. The plan comes from
-// flags or a YAML file (package plan); the clients, media, voices, metrics, sampler and report
-// live in the subpackages.
+// sampler records the server process's CPU, memory, threads and traffic every second; a stepped
+// run also measures every step. A run writes CSV, summary.json, plots and report.md. The plan
+// comes from flags or a YAML file (package plan); the clients, media, voices, metrics, sampler and
+// report live in the subpackages.
 package load
 
 import (
