@@ -93,10 +93,7 @@ func (c *Caller) call(ctx context.Context, uri string) error {
 	if err != nil {
 		return fmt.Errorf("call: %w", err)
 	}
-	if e := decodeSIP(ev); e.Result.Event != "calling" {
-		return fmt.Errorf("call: expected calling, got %s", ev.Raw)
-	}
-	answer, err := waitAccepted(ctx, c.h)
+	answer, err := c.accepted(ctx, ev)
 	if err != nil {
 		return err
 	}
@@ -131,6 +128,22 @@ func (c *Caller) register(ctx context.Context, uri string) error {
 		return fmt.Errorf("register: expected registered, got %s", ev.Raw)
 	}
 	return nil
+}
+
+// accepted reads the call request's own event: calling (or, when the far end answers at once,
+// already a progress event or accepted: the plugin may send those with the request's
+// transaction too), then waits for accepted if need be.
+func (c *Caller) accepted(ctx context.Context, ev *janusclient.Event) (*janusclient.JSEP, error) {
+	switch e := decodeSIP(ev); e.Result.Event {
+	case "accepted":
+		if ev.JSEP == nil || ev.JSEP.Type != "answer" {
+			return nil, fmt.Errorf("accepted without an answer: %s", ev.Raw)
+		}
+		return ev.JSEP, nil
+	case "calling", "ringing", "proceeding", "progress":
+		return waitAccepted(ctx, c.h)
+	}
+	return nil, fmt.Errorf("call: expected calling, got %s", ev.Raw)
 }
 
 // waitAccepted waits for the accepted event and its answer; progress events (ringing,
