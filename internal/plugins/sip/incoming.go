@@ -46,6 +46,24 @@ func (s *session) stackOf() *stack {
 	return s.st
 }
 
+// route finds the helper whose call (on this master's stack) req belongs to; this session
+// otherwise.
+func (s *session) route(req *sip.Request) handlers {
+	id := req.CallID()
+	if id == nil {
+		return s
+	}
+	for _, h := range s.p.sessions.All() {
+		h.mu.Lock()
+		ok := h.master == s && h.call != nil && h.call.id == id.Value()
+		h.mu.Unlock()
+		if ok {
+			return h
+		}
+	}
+	return s
+}
+
 // freeHelper is an idle helper of this master, if any.
 func (s *session) freeHelper() *session {
 	for _, h := range s.p.sessions.All() {
@@ -189,7 +207,7 @@ func (s *session) accept(ctx context.Context, r req, progress bool) *plugin.Requ
 		return nil
 	}
 	s.mu.Lock()
-	c.state, c.tx, c.finalSent = callInCall, r.tx, true
+	c.state, c.finalSent = callInCall, true
 	s.mu.Unlock()
 	event := "accepted"
 	if !answer {
@@ -229,7 +247,7 @@ func (s *session) onAck(req *sip.Request, tx sip.ServerTransaction) {
 			s.log.Debug("ACK SDP", "err", err)
 			return
 		}
-		s.event(c.tx, c.id, map[string]any{"event": "accepted", "username": c.peerURI}, toJSEP(j))
+		s.event("", c.id, map[string]any{"event": "accepted", "username": c.peerURI}, toJSEP(j))
 	}
 }
 
