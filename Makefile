@@ -48,6 +48,7 @@ unit:
 BENCH_FLAGS ?=
 bench: deps-test build
 	@command -v janus >/dev/null 2>&1 || apt-get install -y -o DPkg::Lock::Timeout=600 janus
+	@command -v sipp >/dev/null 2>&1 || apt-get install -y -o DPkg::Lock::Timeout=600 sip-tester
 	$(GO) run ./bench --strata $(BIN) --out bench-out $(BENCH_FLAGS)
 
 ## chaos: the abuse probes (bad input, bursts, session cycles, floods, oversized offers, slow clients,
