@@ -100,10 +100,11 @@ func (c *sipCall) callIn(t *testing.T) {
 	}
 }
 
-// checkAudioBothWays waits until each side has heard the other's tone for a second.
+// checkAudioBothWays waits until each side has heard the other's tone for a second of new audio.
 func (c *sipCall) checkAudioBothWays(t *testing.T) {
 	t.Helper()
-	var webLevel, phoneLevel, own float64
+	var webLevel, phoneLevel, own, phoneGot float64
+	webStart, phoneStart := c.web.received(), c.phoneReceived()
 	deadline := time.Now().Add(6 * time.Second)
 	for {
 		time.Sleep(500 * time.Millisecond)
@@ -111,19 +112,77 @@ func (c *sipCall) checkAudioBothWays(t *testing.T) {
 		own, _ = c.web.heard(webTone)
 		pcm, err := c.phone.Received()
 		if err == nil {
-			phoneLevel = pcm.ToneLevel(webTone, 1)
+			phoneLevel, phoneGot = pcm.ToneLevel(webTone, 1), pcm.Duration()-phoneStart
 		}
-		if (webLevel > 0.05 && phoneLevel > 0.05) || time.Now().After(deadline) {
+		// a full second of new audio each way, so that what is measured was sent now
+		fresh := c.web.received()-webStart >= 1 && phoneGot >= 1
+		if (fresh && webLevel > 0.05 && phoneLevel > 0.05) || time.Now().After(deadline) {
 			break
 		}
 	}
-	t.Logf("the WebRTC phone hears baresip's %.0f Hz at %.3f (its own %.0f Hz at %.3f); baresip hears %.0f Hz at %.3f",
-		phoneTone, webLevel, webTone, own, webTone, phoneLevel)
-	if webLevel <= 0.05 {
-		t.Errorf("the WebRTC phone does not hear baresip: %.0f Hz level %.3f over %.1f s received", phoneTone, webLevel, c.web.received())
+	t.Logf("the WebRTC phone hears baresip's %.0f Hz at %.3f (its own %.0f Hz at %.3f) over %.1f s new; baresip hears %.0f Hz at %.3f over %.1f s new",
+		phoneTone, webLevel, webTone, own, c.web.received()-webStart, webTone, phoneLevel, phoneGot)
+	if c.web.received()-webStart < 1 || webLevel <= 0.05 {
+		t.Errorf("the WebRTC phone does not hear baresip's %.0f Hz", phoneTone)
 	}
-	if phoneLevel <= 0.05 {
-		t.Errorf("baresip does not hear the WebRTC phone: %.0f Hz level %.3f", webTone, phoneLevel)
+	if phoneGot < 1 || phoneLevel <= 0.05 {
+		t.Errorf("baresip does not hear the WebRTC phone's %.0f Hz", webTone)
+	}
+}
+
+// checkResumed checks that audio flows both ways again after a hold: the WebRTC phone hears the
+// tone in a second of new audio, and baresip receives RTP again (its recorder stopped at the
+// re-INVITE, see siplab.Baresip.Received, so its packet count stands in for its ears).
+func (c *sipCall) checkResumed(t *testing.T) {
+	t.Helper()
+	webStart := c.web.received()
+	rtpStart, err := c.phone.RTPReceived()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 6*time.Second, func() bool {
+		l, _ := c.web.heard(phoneTone)
+		return c.web.received()-webStart >= 1 && l > 0.05
+	}, func() string {
+		l, _ := c.web.heard(phoneTone)
+		return fmt.Sprintf("after the hold the WebRTC phone got %.1f s of new audio, %.0f Hz at %.3f", c.web.received()-webStart, phoneTone, l)
+	})
+	rtp, err := c.phone.RTPReceived()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := c.web.heard(phoneTone)
+	t.Logf("resumed: the WebRTC phone hears %.0f Hz at %.3f; baresip received %d RTP packets in %.1f s", phoneTone, l, rtp-rtpStart, c.web.received()-webStart)
+	if rtp-rtpStart < 25 {
+		t.Errorf("after the hold baresip received %d RTP packets in a second", rtp-rtpStart)
+	}
+}
+
+// phoneReceived is how many seconds baresip has recorded in its current call.
+func (c *sipCall) phoneReceived() float64 {
+	pcm, err := c.phone.Received()
+	if err != nil {
+		return 0
+	}
+	return pcm.Duration()
+}
+
+// checkHeld checks that no audio arrives on either side while the call is on hold.
+func (c *sipCall) checkHeld(t *testing.T) {
+	t.Helper()
+	web := c.web.received()
+	phone, err := c.phone.RTPReceived()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	web = c.web.received() - web
+	if n, err := c.phone.RTPReceived(); err == nil {
+		phone = n - phone
+	}
+	t.Logf("on hold for 1 s: the WebRTC phone received %.2f s of audio, baresip %d RTP packets", web, phone)
+	if web > 0.2 {
+		t.Errorf("the WebRTC phone received %.2f s of audio from baresip in 1 s on hold", web)
 	}
 }
 
@@ -162,12 +221,13 @@ func TestSIPCallOut(t *testing.T) {
 	if _, err := c.phone.Wait("CALL_REMOTE_SDP", 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	c.checkHeld(t)
 	c.web.mustRequest(map[string]any{"request": "unhold"}, nil)
 	c.web.waitEvent("resuming", 5*time.Second)
 	if _, err := c.phone.Wait("CALL_REMOTE_SDP", 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	c.checkAudioBothWays(t)
+	c.checkResumed(t)
 
 	c.web.mustRequest(map[string]any{"request": "hangup"}, nil)
 	c.web.waitEvent("hangup", 5*time.Second)
@@ -190,7 +250,7 @@ func TestSIPCallIn(t *testing.T) {
 	if err := c.phone.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	c.checkAudioBothWays(t)
+	c.checkResumed(t)
 
 	if err := c.phone.Hangup(); err != nil {
 		t.Fatal(err)
@@ -204,6 +264,13 @@ func TestSIPCallOutSRTP(t *testing.T) {
 	c := newSIPCall(t, siplab.UAOptions{SRTP: true})
 	c.callOut(t, "sdes_mandatory")
 	c.checkAudioBothWays(t)
+	dbg, err := c.phone.AudioDebug()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(dbg, "secure=yes") {
+		t.Errorf("baresip's call is not encrypted:\n%s", dbg)
+	}
 	if err := c.phone.Hangup(); err != nil {
 		t.Fatal(err)
 	}

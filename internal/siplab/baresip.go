@@ -5,7 +5,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -219,11 +221,40 @@ func (b *Baresip) Events() []Event { return b.ctrl.all() }
 func (b *Baresip) Log() string { return b.proc.out.String() }
 
 // Received is the audio the agent decoded in its latest call (sndfile's "-dec" recording; the
-// file grows while the call lasts).
+// file grows while the call lasts). baresip 1.0 drops the recorder from its receive pipeline
+// when a re-INVITE (hold, resume) restarts the audio, so after one the recording stops growing:
+// RTPReceived still counts what arrives.
 func (b *Baresip) Received() (PCM, error) { return b.recording("dec") }
 
 // Sent is the audio the agent encoded into its latest call.
 func (b *Baresip) Sent() (PCM, error) { return b.recording("enc") }
+
+// RTPReceived is how many RTP packets the current call has received from its peer (the RTCP
+// members' counts in baresip's audio_debug).
+func (b *Baresip) RTPReceived() (int, error) {
+	dbg, err := b.AudioDebug()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range rcvdCount.FindAllStringSubmatch(dbg, -1) {
+		v, _ := strconv.Atoi(m[1])
+		n += v
+	}
+	return n, nil
+}
+
+// AudioDebug is baresip's description of the current call's audio stream: codecs, pipelines,
+// addresses, media encryption ("menc: srtp-mand (secure=yes)"), RTP and RTCP counts.
+func (b *Baresip) AudioDebug() (string, error) {
+	resp, err := b.ctrl.command("audio_debug", "", 5*time.Second)
+	if err != nil {
+		return "", fmt.Errorf("baresip %s audio_debug: %v", b.User.Name, err)
+	}
+	return resp.Data, nil
+}
+
+var rcvdCount = regexp.MustCompile(`rcvd=(\d+)`)
 
 func (b *Baresip) recording(kind string) (PCM, error) {
 	files, _ := filepath.Glob(filepath.Join(b.dir, "rec", "dump-*-"+kind+".wav"))
