@@ -173,6 +173,7 @@ type Plugins struct {
 	Streaming   Streaming   `yaml:"streaming"`
 	VoiceMail   VoiceMail   `yaml:"voicemail"`
 	RecordPlay  RecordPlay  `yaml:"recordplay"`
+	SIP         SIP         `yaml:"sip"`
 }
 
 // EchoTest configures janus.plugin.echotest.
@@ -386,6 +387,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Plugins.AudioBridge.validate()...)
 	errs = append(errs, c.Plugins.Streaming.validate()...)
 	errs = append(errs, c.Plugins.VoiceMail.validate()...)
+	errs = append(errs, c.Plugins.SIP.validate()...)
 	errs = append(errs, c.Plugins.RecordPlay.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))

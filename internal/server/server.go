@@ -23,6 +23,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
+	sipplugin "github.com/strata-rtc/strata/internal/plugins/sip"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/plugins/voicemail"
@@ -117,6 +118,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 		} else {
 			ps = append(ps, rp)
 		}
+	}
+	if cfg.Plugins.SIP.Enabled {
+		ps = append(ps, sipplugin.New(cfg.Plugins.SIP, log.With("plugin", "sip")))
 	}
 	return ps
 }

@@ -1,0 +1,80 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SIP configures janus.plugin.sip (Janus: janus.plugin.sip.jcfg). Each handle gets its own SIP
+// stack bound to a free port of LocalIP, as Janus's plugin gives each user its own: a
+// registration's Contact then reaches exactly one handle, and a flood on one port touches one user.
+type SIP struct {
+	Enabled bool `yaml:"enabled"`
+	// LocalIP is the address SIP and RTP sockets bind to; "" picks the first non-loopback IPv4
+	// address of the host, as Janus does.
+	LocalIP string `yaml:"local_ip"`
+	// SDPIP is the address written in SDP c= lines (a NAT's public address); "" is LocalIP.
+	SDPIP string `yaml:"sdp_ip"`
+	// RTPPortRange is "min-max": the plain side's RTP/RTCP ports.
+	RTPPortRange string `yaml:"rtp_port_range"`
+	// SIPPortRange is "min-max" for each handle's SIP port; "" takes any free port.
+	SIPPortRange string `yaml:"sip_port_range"`
+	// UserAgent is the User-Agent header; a register request may override it.
+	UserAgent string `yaml:"user_agent"`
+	// RegisterTTL is the Expires of a REGISTER when the request names none (seconds).
+	RegisterTTL int `yaml:"register_ttl"`
+	// KeepaliveInterval: an OPTIONS to the registrar every so many seconds; 0 sends none.
+	KeepaliveInterval int `yaml:"keepalive_interval"`
+	// BehindNAT: requests go back to where the peer's requests came from rather than its Contact,
+	// and Contact carries the address the registrar saw (received/rport).
+	BehindNAT bool `yaml:"behind_nat"`
+	// SIPTimerT1x64 is 64*T1 in milliseconds: how long a transaction waits (RFC 3261 Timer B/F).
+	// It applies to the whole process's SIP stack.
+	SIPTimerT1x64 int `yaml:"sip_timer_t1x64"`
+	// RecordingsDir is where `recording` writes its .mjr files; filenames stay inside it.
+	RecordingsDir string `yaml:"recordings_dir"`
+	// Events is Janus's event-handler switch; accepted, unused.
+	Events bool `yaml:"events"`
+}
+
+// PortRange parses "min-max" ("" is 0, 0: any port).
+func PortRange(s string) (lo, hi uint16, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	a, b, ok := strings.Cut(s, "-")
+	l, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 16)
+	h, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 16)
+	if !ok || err1 != nil || err2 != nil || l == 0 || l > h {
+		return 0, 0, fmt.Errorf("port range %q: want \"min-max\" with 0 < min <= max <= 65535", s)
+	}
+	return uint16(l), uint16(h), nil
+}
+
+// T1 is the SIP retransmission timer from SIPTimerT1x64.
+func (s SIP) T1() time.Duration { return time.Duration(s.SIPTimerT1x64) * time.Millisecond / 64 }
+
+func (s SIP) validate() []error {
+	var errs []error
+	if _, _, err := PortRange(s.RTPPortRange); err != nil {
+		errs = append(errs, fmt.Errorf("plugins.sip.rtp_port_range: %w", err))
+	}
+	if _, _, err := PortRange(s.SIPPortRange); err != nil {
+		errs = append(errs, fmt.Errorf("plugins.sip.sip_port_range: %w", err))
+	}
+	for name, ip := range map[string]string{"local_ip": s.LocalIP, "sdp_ip": s.SDPIP} {
+		if ip != "" && net.ParseIP(ip) == nil {
+			errs = append(errs, fmt.Errorf("plugins.sip.%s: %q is not an IP address", name, ip))
+		}
+	}
+	if s.RegisterTTL < 0 || s.KeepaliveInterval < 0 {
+		errs = append(errs, fmt.Errorf("plugins.sip: register_ttl and keepalive_interval must not be negative"))
+	}
+	if s.SIPTimerT1x64 < 64 {
+		errs = append(errs, fmt.Errorf("plugins.sip.sip_timer_t1x64: %d ms is below 64", s.SIPTimerT1x64))
+	}
+	return errs
+}
