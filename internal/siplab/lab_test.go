@@ -79,3 +79,27 @@ func checkTone(t *testing.T, what string, ua *Baresip, want, own float64) {
 		t.Errorf("%s: tone %.0f Hz level %.3f (own %.0f Hz %.3f): not heard", what, want, lw, own, lo)
 	}
 }
+
+// TestSippEchoesBaresip checks the sipp helper: baresip calls sipp's UAS directly, hears its own
+// tone echoed back in RTP, hangs up, and sipp counts one successful call.
+func TestSippEchoesBaresip(t *testing.T) {
+	lab := Start(t, Options{Users: 1})
+	echo := lab.StartEchoUAS("echo", 1)
+	ua := lab.NewBaresip(lab.Users[0], UAOptions{ToneHz: 700})
+	if err := ua.Dial(echo.URI("echo")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ua.Wait("CALL_ESTABLISHED", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	checkTone(t, "baresip hears its echo", ua, 700, 0)
+	if err := ua.Hangup(); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := echo.Wait(5 * time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, echo.Log())
+	}
+	t.Logf("sipp exited after %v", time.Since(t0))
+}
