@@ -174,6 +174,7 @@ type Plugins struct {
 	VoiceMail   VoiceMail   `yaml:"voicemail"`
 	RecordPlay  RecordPlay  `yaml:"recordplay"`
 	SIP         SIP         `yaml:"sip"`
+	NoSIP       NoSIP       `yaml:"nosip"`
 }
 
 // EchoTest configures janus.plugin.echotest.
@@ -389,6 +390,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Plugins.VoiceMail.validate()...)
 	errs = append(errs, c.Plugins.SIP.validate()...)
 	errs = append(errs, c.Plugins.RecordPlay.validate()...)
+	errs = append(errs, c.Plugins.NoSIP.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}

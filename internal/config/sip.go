@@ -3,8 +3,6 @@ package config
 import (
 	"fmt"
 	"net"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -40,29 +38,15 @@ type SIP struct {
 	Events bool `yaml:"events"`
 }
 
-// PortRange parses "min-max" ("" is 0, 0: any port).
-func PortRange(s string) (lo, hi uint16, err error) {
-	if s == "" {
-		return 0, 0, nil
-	}
-	a, b, ok := strings.Cut(s, "-")
-	l, err1 := strconv.ParseUint(strings.TrimSpace(a), 10, 16)
-	h, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 16)
-	if !ok || err1 != nil || err2 != nil || l == 0 || l > h {
-		return 0, 0, fmt.Errorf("port range %q: want \"min-max\" with 0 < min <= max <= 65535", s)
-	}
-	return uint16(l), uint16(h), nil
-}
-
 // T1 is the SIP retransmission timer from SIPTimerT1x64.
 func (s SIP) T1() time.Duration { return time.Duration(s.SIPTimerT1x64) * time.Millisecond / 64 }
 
 func (s SIP) validate() []error {
 	var errs []error
-	if _, _, err := PortRange(s.RTPPortRange); err != nil {
+	if _, _, err := ParsePortRange(s.RTPPortRange); err != nil {
 		errs = append(errs, fmt.Errorf("plugins.sip.rtp_port_range: %w", err))
 	}
-	if _, _, err := PortRange(s.SIPPortRange); err != nil {
+	if _, _, err := ParsePortRange(s.SIPPortRange); err != nil {
 		errs = append(errs, fmt.Errorf("plugins.sip.sip_port_range: %w", err))
 	}
 	for name, ip := range map[string]string{"local_ip": s.LocalIP, "sdp_ip": s.SDPIP} {

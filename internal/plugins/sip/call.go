@@ -86,6 +86,9 @@ func (s *session) startCall(ctx context.Context, r req) *plugin.RequestError {
 		return plugin.Errorf(ErrWrongState, "Wrong state (already in a call? status=%s)", status)
 	}
 	b := r.b
+	if err := b.Validate(callParams...); err != nil {
+		return err
+	}
 	if b.Has("secret") && b.Has("ha1_secret") {
 		return plugin.Errorf(ErrInvalidElement, "Conflicting elements specified (secret and ha1_secret)")
 	}

@@ -155,6 +155,9 @@ func (s *session) accept(ctx context.Context, r req, progress bool) *plugin.Requ
 		}
 		return plugin.Errorf(ErrWrongState, "Wrong state (not invited? status=%s)", status)
 	}
+	if err := r.b.Validate(acceptParams...); err != nil {
+		return err
+	}
 	if r.jsep == nil || r.jsep.SDP == "" {
 		return plugin.Errorf(ErrMissingSDP, "Missing SDP")
 	}

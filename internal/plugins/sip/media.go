@@ -14,7 +14,7 @@ import (
 
 // bridgeConfig is where the media bridges' plain-RTP sockets live.
 func (p *Plugin) bridgeConfig() rtpbridge.Config {
-	lo, hi, _ := config.PortRange(p.cfg.RTPPortRange) // validated with the configuration
+	lo, hi, _ := config.ParsePortRange(p.cfg.RTPPortRange) // validated with the configuration
 	return rtpbridge.Config{LocalIP: p.localIP, SDPIP: p.cfg.SDPIP, PortMin: lo, PortMax: hi}
 }
 

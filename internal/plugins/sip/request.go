@@ -78,11 +78,18 @@ func decodeRequest(raw json.RawMessage) (string, plugin.Body, *plugin.RequestErr
 	if !ok {
 		return "", b, plugin.Errorf(ErrInvalidRequest, "Unknown request (%s)", b.Str("request"))
 	}
+	if late[name] {
+		return name, b, nil
+	}
 	if err := b.Validate(params...); err != nil {
 		return "", b, err
 	}
 	return name, b, nil
 }
+
+// late are the requests Janus validates only after checking the call's state: their handlers
+// call Validate(tables[name]...) themselves.
+var late = map[string]bool{"call": true, "accept": true, "progress": true}
 
 // header is one custom header of a request's "headers" object.
 type header struct{ name, value string }

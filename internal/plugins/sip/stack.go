@@ -1,7 +1,6 @@
 package sip
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/emiago/sipgo"
 	"github.com/emiago/sipgo/sip"
@@ -28,7 +28,6 @@ type stack struct {
 	tcp    net.Listener
 	ip     string
 	port   int
-	cancel context.CancelFunc
 }
 
 // handlers are the requests a stack passes to its session.
@@ -88,10 +87,17 @@ func (st *stack) start(userAgent string, h handlers, log *slog.Logger) error {
 	st.srv.OnRefer(h.onRefer)
 	st.srv.OnOptions(h.onOptions)
 	st.srv.OnNotify(h.onNotify)
-	_, st.cancel = context.WithCancel(context.Background())
 	go func() { _ = st.srv.ServeUDP(st.udp) }()
 	go func() { _ = st.srv.ServeTCP(st.tcp) }()
-	return nil
+	// Requests leave from the UDP socket once the transport layer knows it: wait for that, or the
+	// first REGISTER would try to bind the port a second time.
+	for range 200 {
+		if c, err := ua.TransportLayer().GetConnection("udp", addr); err == nil && c != nil {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return errors.New("SIP transport did not start")
 }
 
 // client is the client for a request over transport ("udp" or "tcp").
@@ -122,9 +128,6 @@ func (st *stack) close() {
 	if st == nil {
 		return
 	}
-	if st.cancel != nil {
-		st.cancel()
-	}
 	if st.srv != nil {
 		_ = st.srv.Close()
 	}
@@ -142,7 +145,7 @@ func (st *stack) close() {
 
 // bindPair binds a UDP socket and a TCP listener on the same port of ip.
 func bindPair(ip, portRange string) (net.PacketConn, net.Listener, error) {
-	lo, hi, err := config.PortRange(portRange)
+	lo, hi, err := config.ParsePortRange(portRange)
 	if err != nil {
 		return nil, nil, err
 	}
