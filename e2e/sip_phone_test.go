@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,7 +17,7 @@ import (
 )
 
 // webPhone is a WebRTC client of janus.plugin.sip as a browser is one: a Pion PeerConnection
-// offering Opus and telephone-event as Chrome does, sending a tone (Opus encoded in real time),
+// offering Opus, G.711 and telephone-event as Chrome does, sending a tone (encoded in real time),
 // decoding what it receives and noting the RFC 4733 events it receives; it speaks the plugin's
 // Janus API through a handle.
 type webPhone struct {
@@ -30,7 +27,8 @@ type webPhone struct {
 	tone float64
 
 	track   *phoneTrack
-	eventPT map[uint8]bool // the server's telephone-event payload types
+	dec     map[uint8]audio.FrameDecoder // the server's audio payload types
+	event   map[uint8]bool               // and its telephone-event ones
 	dtmfOut chan string
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -178,6 +176,8 @@ func (p *webPhone) newPC() {
 	me := &webrtc.MediaEngine{}
 	for _, c := range []webrtc.RTPCodecParameters{
 		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2, SDPFmtpLine: "minptime=10;useinbandfec=1"}, PayloadType: 111},
+		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypePCMU, ClockRate: 8000}, PayloadType: 0},
+		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypePCMA, ClockRate: 8000}, PayloadType: 8},
 		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: "audio/telephone-event", ClockRate: 48000, SDPFmtpLine: "0-16"}, PayloadType: 110},
 		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: "audio/telephone-event", ClockRate: 8000, SDPFmtpLine: "0-16"}, PayloadType: 126},
 	} {
@@ -241,64 +241,6 @@ func (p *webPhone) complete(d webrtc.SessionDescription) *janusclient.JSEP {
 	return &janusclient.JSEP{Type: ld.Type.String(), SDP: ld.SDP}
 }
 
-var eventRtpmap = regexp.MustCompile(`a=rtpmap:(\d+) telephone-event/`)
-
-// phoneTrack is the phone's audio track: unlike Pion's static tracks it keeps each packet's
-// payload type, so Opus and telephone-event packets share one RTP stream as in a browser.
-type phoneTrack struct {
-	mu              sync.Mutex
-	ssrc            webrtc.SSRC
-	stream          webrtc.TrackLocalWriter
-	opusPT, eventPT uint8
-}
-
-func (tr *phoneTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameters, error) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	var opus webrtc.RTPCodecParameters
-	for _, c := range ctx.CodecParameters() {
-		switch {
-		case strings.EqualFold(c.MimeType, webrtc.MimeTypeOpus) && opus.PayloadType == 0:
-			opus = c
-		case strings.EqualFold(c.MimeType, "audio/telephone-event") && tr.eventPT == 0:
-			tr.eventPT = uint8(c.PayloadType)
-		}
-	}
-	if opus.PayloadType == 0 {
-		return opus, webrtc.ErrUnsupportedCodec
-	}
-	tr.ssrc, tr.stream, tr.opusPT = ctx.SSRC(), ctx.WriteStream(), uint8(opus.PayloadType)
-	return opus, nil
-}
-
-func (tr *phoneTrack) Unbind(webrtc.TrackLocalContext) error {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	tr.stream = nil
-	return nil
-}
-
-func (tr *phoneTrack) ID() string                { return "audio" }
-func (tr *phoneTrack) RID() string               { return "" }
-func (tr *phoneTrack) StreamID() string          { return "phone" }
-func (tr *phoneTrack) Kind() webrtc.RTPCodecType { return webrtc.RTPCodecTypeAudio }
-
-// write sends pkt as Opus, or as a telephone-event when event is set; false if the event
-// payload type was not negotiated (or the track is not bound yet).
-func (tr *phoneTrack) write(pkt *rtp.Packet, event bool) bool {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	if tr.stream == nil || (event && tr.eventPT == 0) {
-		return false
-	}
-	pkt.SSRC, pkt.PayloadType = uint32(tr.ssrc), tr.opusPT
-	if event {
-		pkt.PayloadType = tr.eventPT
-	}
-	_, _ = tr.stream.WriteRTP(&pkt.Header, pkt.Payload)
-	return true
-}
-
 // setRemote applies the server's description and notes the telephone-event payload type in it.
 func (p *webPhone) setRemote(j *janusclient.JSEP) {
 	p.t.Helper()
@@ -306,12 +248,12 @@ func (p *webPhone) setRemote(j *janusclient.JSEP) {
 	if err := p.pc.SetRemoteDescription(webrtc.SessionDescription{Type: typ, SDP: j.SDP}); err != nil {
 		p.t.Fatalf("remote %s: %v\n%s", j.Type, err, j.SDP)
 	}
-	p.mu.Lock()
-	p.eventPT = map[uint8]bool{}
-	for _, m := range eventRtpmap.FindAllStringSubmatch(j.SDP, -1) {
-		pt, _ := strconv.Atoi(m[1])
-		p.eventPT[uint8(pt)] = true
+	dec, event, err := decodersFor(j.SDP)
+	if err != nil {
+		p.t.Fatal(err)
 	}
+	p.mu.Lock()
+	p.dec, p.event = dec, event
 	p.mu.Unlock()
 }
 
@@ -325,17 +267,15 @@ func jsepOf(t *testing.T, d map[string]any) *janusclient.JSEP {
 	return j
 }
 
-// send paces the tone as 20 ms Opus packets, and RFC 4733 events for the digits asked for.
+// send paces the tone as 20 ms packets of the negotiated codec, and RFC 4733 events for the
+// digits asked for.
 func (p *webPhone) send() {
 	defer p.stopped.Done()
-	enc, err := audio.NewEncoder(audio.Format{Rate: phoneRate, Channels: 1}, audio.EncoderConfig{})
-	if err != nil {
-		p.t.Error(err)
-		return
-	}
 	frame := make([]int16, phoneRate/50)
 	buf := make([]byte, audio.MaxPacket)
-	pkt := &rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, Timestamp: 1000}}
+	pkt := &rtp.Packet{Header: rtp.Header{Version: 2, Timestamp: 1000}}
+	var enc frameEncoder
+	var step uint32
 	var idx int
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
@@ -344,9 +284,20 @@ func (p *webPhone) send() {
 		case <-p.stop:
 			return
 		case digits := <-p.dtmfOut:
-			p.sendEvents(pkt, digits, tick)
+			p.sendEvents(pkt, digits, step, tick)
 			continue
 		case <-tick.C:
+		}
+		if enc == nil {
+			codec, _, ok := p.track.codecs()
+			if !ok {
+				continue
+			}
+			var err error
+			if enc, step, err = newFrameEncoder(codec); err != nil {
+				p.t.Error(err)
+				return
+			}
 		}
 		idx = audio.Tone(frame, 1, phoneRate, p.tone, 12000, idx)
 		n, err := enc.Encode(frame, buf)
@@ -357,26 +308,26 @@ func (p *webPhone) send() {
 		pkt.Payload, pkt.Marker = buf[:n], false
 		pkt.SequenceNumber++
 		p.track.write(pkt, false)
-		pkt.Timestamp += uint32(len(frame))
+		pkt.Timestamp += step
 	}
 }
 
 // sendEvents sends each digit as an RFC 4733 event of 100 ms (five updates and three end packets,
-// one per 20 ms) in place of audio, as a browser's RTCDTMFSender does.
-func (p *webPhone) sendEvents(pkt *rtp.Packet, digits string, tick *time.Ticker) {
-	const step = 960 // 20 ms at 48 kHz; the event's duration counts in the audio's clock
+// one per 20 ms) in place of audio, as a browser's RTCDTMFSender does. step is 20 ms in the
+// audio's clock (the events' timestamps); durations count in the event's own clock.
+func (p *webPhone) sendEvents(pkt *rtp.Packet, digits string, step uint32, tick *time.Ticker) {
+	_, ev, _ := p.track.codecs()
+	evStep := int(ev.ClockRate / 50)
 	for _, d := range digits {
 		code := dtmfCode(d)
 		start := pkt.Timestamp
 		for i := 1; i <= 8; i++ {
 			<-tick.C
-			end := i > 5
-			dur := uint16(min(i, 5) * step)
 			payload := []byte{code, 10, 0, 0}
-			if end {
-				payload[1] |= 0x80
+			if i > 5 {
+				payload[1] |= 0x80 // end
 			}
-			binary.BigEndian.PutUint16(payload[2:], dur)
+			binary.BigEndian.PutUint16(payload[2:], uint16(min(i, 5)*evStep))
 			pkt.Payload, pkt.Marker, pkt.Timestamp = payload, i == 1, start
 			pkt.SequenceNumber++
 			if !p.track.write(pkt, true) {
@@ -406,13 +357,8 @@ func dtmfCode(d rune) byte {
 // sendDTMF queues digits to go out as RFC 4733 events.
 func (p *webPhone) sendDTMF(digits string) { p.dtmfOut <- digits }
 
-// receive decodes the Opus packets and notes the digits of the RFC 4733 events.
+// receive decodes the audio packets and notes the digits of the RFC 4733 events.
 func (p *webPhone) receive(tr *webrtc.TrackRemote) {
-	dec, err := audio.NewDecoder(audio.Format{Rate: phoneRate, Channels: 1})
-	if err != nil {
-		p.t.Error(err)
-		return
-	}
 	pcm := make([]int16, phoneRate/50)
 	var lastEventTS uint32
 	for {
@@ -421,12 +367,11 @@ func (p *webPhone) receive(tr *webrtc.TrackRemote) {
 			return
 		}
 		p.mu.Lock()
-		switch {
-		case !p.eventPT[pkt.PayloadType]:
+		if dec := p.dec[pkt.PayloadType]; dec != nil {
 			if dec.Decode(pkt.Payload, pcm) == nil {
 				p.pcm = append(p.pcm, pcm...)
 			}
-		case len(pkt.Payload) >= 4 && pkt.Timestamp != lastEventTS:
+		} else if p.event[pkt.PayloadType] && len(pkt.Payload) >= 4 && pkt.Timestamp != lastEventTS {
 			// a new event (its updates and end packets share the first packet's timestamp)
 			lastEventTS = pkt.Timestamp
 			p.dtmfIn += string("0123456789*#ABCD"[pkt.Payload[0]%16])
