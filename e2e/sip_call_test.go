@@ -202,7 +202,7 @@ func TestSIPCallOut(t *testing.T) {
 	for range 3 {
 		ev, err := c.phone.Wait("CALL_DTMF_START", 5*time.Second)
 		if err != nil {
-			t.Fatalf("baresip received DTMF %q: %v", got, err)
+			break // reported below; the call goes on to hold and hangup
 		}
 		got += ev.Param
 	}
@@ -213,8 +213,12 @@ func TestSIPCallOut(t *testing.T) {
 	if err := c.phone.SendDTMF("47"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, func() bool { return strings.Contains(c.web.digits(), "47") },
-		func() string { return fmt.Sprintf("the WebRTC phone received DTMF %q, want 47", c.web.digits()) })
+	for end := time.Now().Add(5 * time.Second); !strings.Contains(c.web.digits(), "47") && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := c.web.digits(); !strings.Contains(got, "47") {
+		t.Errorf("the WebRTC phone received DTMF %q, want 47", got)
+	}
 
 	// Hold and resume from the WebRTC side: baresip gets the re-INVITEs and the call carries on.
 	c.web.mustRequest(map[string]any{"request": "hold"}, nil)
