@@ -29,6 +29,7 @@ type call struct {
 	outgoing   bool
 	peerURI    string // the callee we called, or the caller who called
 	st         *stack
+	user       string // our user part, for the Contact of what we send in the call
 	transport  string
 	bridge     *rtpbridge.Session
 	srtp       rtpbridge.SRTPMode
@@ -113,7 +114,7 @@ func (s *session) startCall(ctx context.Context, r req) *plugin.RequestError {
 			creds.user = au
 		}
 	}
-	c := &call{id: b.Str("call_id"), outgoing: true, peerURI: b.Str("uri"), st: st, srtp: srtp,
+	c := &call{id: b.Str("call_id"), outgoing: true, peerURI: b.Str("uri"), st: st, srtp: srtp, user: a.uri.User,
 		autoaccept: !b.Has("autoaccept_reinvites") || b.Bool("autoaccept_reinvites"), tx: r.tx,
 		transport: a.transport, state: callCalling}
 	if t := uriTransport(uri); t != "" {
@@ -157,6 +158,7 @@ func (s *session) buildInvite(a account, to sip.Uri, c *call, body []byte, hdrs 
 	req.AppendHeader(&from)
 	req.AppendHeader(&toH)
 	req.AppendHeader(&callID)
+	req.AppendHeader(&sip.CSeqHeader{SeqNo: 1, MethodName: sip.INVITE})
 	req.AppendHeader(sip.NewHeader("Content-Type", "application/sdp"))
 	req.SetBody(body)
 	return req
@@ -185,6 +187,7 @@ func (s *session) runInvite(c *call, invite *sip.Request, creds credentials) {
 		}
 		dtx, err := dua.WriteInvite(ctx, req)
 		if err != nil {
+			s.log.Debug("INVITE not sent", "err", err)
 			s.callFailed(c, 503, "Service Unavailable")
 			return
 		}
@@ -270,6 +273,7 @@ func (s *session) answered(c *call, dtx *sipgo.DialogClientSession, early bool) 
 
 // callFailed ends a call that never started: Janus's hangup event with the SIP code and reason.
 func (s *session) callFailed(c *call, code int, reason string) {
+	s.log.Debug("call ended", "code", code, "reason", reason)
 	if s.dropCall(c) {
 		s.event(c.tx, c.id, map[string]any{"event": "hangup", "code": code, "reason": reason}, nil)
 	}
@@ -284,7 +288,7 @@ func (s *session) dropCall(c *call) bool {
 		return false
 	}
 	s.call = nil
-	rec := s.rec
+	rec, detached := s.rec, s.detached
 	s.rec = nil
 	s.mu.Unlock()
 	c.answered()
@@ -292,7 +296,9 @@ func (s *session) dropCall(c *call) bool {
 	if c.bridge != nil {
 		_ = c.bridge.Close()
 	}
-	s.h.ClosePeer("SIP call ended")
+	if !detached { // the gateway closes a detached handle's PeerConnection itself
+		s.h.ClosePeer("SIP call ended")
+	}
 	return true
 }
 

@@ -61,7 +61,7 @@ func (s *session) onReinvite(c *call, req *sip.Request, tx sip.ServerTransaction
 func (s *session) respondSDP(c *call, req *sip.Request, tx sip.ServerTransaction, code int, sdp []byte) {
 	res := sip.NewResponseFromRequest(req, code, reason(code), sdp)
 	res.AppendHeader(sip.NewHeader("Content-Type", "application/sdp"))
-	contact := c.st.contact(s.acct.uri.User, c.transport, nil)
+	contact := c.st.contact(c.user, c.transport, nil)
 	res.AppendHeader(&contact)
 	_ = tx.Respond(res)
 }
@@ -335,9 +335,10 @@ func (s *session) onMessage(req *sip.Request, tx sip.ServerTransaction) {
 	s.inbound(req, tx, "message")
 }
 
-// inbound answers an INFO or MESSAGE with 200 and reports its sender and content.
+// inbound reports an INFO's or MESSAGE's sender and content, then answers 200 (in this order, so
+// that the event precedes whatever the peer does next, e.g. a BYE).
 func (s *session) inbound(req *sip.Request, tx sip.ServerTransaction, event string) {
-	_ = tx.Respond(sip.NewResponseFromRequest(req, 200, "OK", nil))
+	defer func() { _ = tx.Respond(sip.NewResponseFromRequest(req, 200, "OK", nil)) }()
 	ctype := ""
 	if h := req.ContentType(); h != nil {
 		ctype = h.Value()

@@ -68,7 +68,7 @@ func (s *session) incoming(st *stack, req *sip.Request, tx sip.ServerTransaction
 	if req.Transport() == "TCP" {
 		transport = "tcp"
 	}
-	c := &call{id: req.CallID().Value(), state: callInvited, peerURI: from.Address.String(), st: st,
+	c := &call{id: req.CallID().Value(), state: callInvited, peerURI: from.Address.String(), st: st, user: user,
 		transport: transport, autoaccept: true, done: make(chan struct{})}
 	dua := &sipgo.DialogUA{Client: st.client(transport), ContactHDR: st.contact(user, transport, nil), RewriteContact: s.p.cfg.BehindNAT}
 	dtx, err := dua.ReadInvite(req, tx)

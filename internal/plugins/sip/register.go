@@ -36,10 +36,10 @@ type account struct {
 func (s *session) register(ctx context.Context, r req) *plugin.RequestError {
 	b := r.b
 	s.mu.Lock()
-	reg, master := s.reg, s.master
+	reg, master, user := s.reg, s.master, s.acct.username
 	s.mu.Unlock()
 	if reg != regUnregistered && reg != regFailed && !b.Bool("refresh") {
-		return plugin.Errorf(ErrAlreadyRegistered, "Already registered (%s)", s.acct.username)
+		return plugin.Errorf(ErrAlreadyRegistered, "Already registered (%s)", user)
 	}
 	kind := b.Str("type")
 	if kind == "helper" {

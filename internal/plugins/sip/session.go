@@ -167,23 +167,26 @@ func (s *session) MediaClosed(reason string) {
 	go s.endCall("PeerConnection closed")
 }
 
-// Detach ends the call and the registration and closes the SIP stack.
+// Detach ends the call (BYE) and the registration (REGISTER with Expires 0) in the background and
+// closes the SIP stack then; nothing touches the handle after Detach returns.
 func (s *session) Detach() {
 	s.q.Close()
 	s.events.Detach()
-	s.endCall("Detached")
 	s.mu.Lock()
 	s.detached = true
 	st, registered := s.st, s.reg == regRegistered
 	s.stopTimersLocked()
 	s.mu.Unlock()
-	if registered {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = s.sendRegister(ctx, 0)
-		cancel()
-	}
-	st.close()
 	s.p.forget(s)
+	go func() {
+		s.endCall("Detached")
+		if registered {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_ = s.sendRegister(ctx, 0)
+			cancel()
+		}
+		st.close()
+	}()
 }
 
 // Query is handle_info's plugin_specific part, as Janus's SIP plugin fills it.
