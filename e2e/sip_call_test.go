@@ -187,6 +187,35 @@ func (c *sipCall) checkHeld(t *testing.T) {
 	}
 }
 
+// checkDTMF sends toPhone from the browser as RFC 4733 events and a "#" with dtmf_info (SIP
+// INFO), and fromPhone from baresip in RTP; each side must receive its digits. A missing
+// direction is reported and the call goes on.
+func (c *sipCall) checkDTMF(t *testing.T, toPhone, fromPhone string) {
+	t.Helper()
+	c.web.sendDTMF(toPhone)
+	c.web.mustRequest(map[string]any{"request": "dtmf_info", "digit": "#", "duration": 160}, nil)
+	var got string
+	for range len(toPhone) + 1 {
+		ev, err := c.phone.Wait("CALL_DTMF_START", 5*time.Second)
+		if err != nil {
+			break // reported below
+		}
+		got += ev.Param
+	}
+	if !strings.ContainsRune(got, '#') || !strings.Contains(strings.ReplaceAll(got, "#", ""), toPhone) {
+		t.Errorf("baresip received DTMF %q, want %s in RTP and # by INFO", got, toPhone)
+	}
+	if err := c.phone.SendDTMF(fromPhone); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(5 * time.Second); !strings.Contains(c.web.digits(), fromPhone) && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := c.web.digits(); !strings.Contains(got, fromPhone) {
+		t.Errorf("the WebRTC phone received DTMF %q, want %s", got, fromPhone)
+	}
+}
+
 // TestSIPCallOut: the WebRTC phone registers with digest authentication, calls baresip through
 // the proxy, both hear each other, DTMF goes both ways in RTP (RFC 4733) and as SIP INFO, the call
 // is held and resumed, and the WebRTC phone hangs up.
@@ -195,30 +224,7 @@ func TestSIPCallOut(t *testing.T) {
 	c.callOut(t, "")
 	c.checkAudioBothWays(t)
 
-	// DTMF from the browser in RTP, and through dtmf_info as SIP INFO.
-	c.web.sendDTMF("12")
-	c.web.mustRequest(map[string]any{"request": "dtmf_info", "digit": "#", "duration": 160}, nil)
-	var got string
-	for range 3 {
-		ev, err := c.phone.Wait("CALL_DTMF_START", 5*time.Second)
-		if err != nil {
-			break // reported below; the call goes on to hold and hangup
-		}
-		got += ev.Param
-	}
-	if !strings.ContainsRune(got, '#') || !strings.Contains(strings.ReplaceAll(got, "#", ""), "12") {
-		t.Errorf("baresip received DTMF %q, want 1 and 2 in RTP and # by INFO", got)
-	}
-	// DTMF from baresip in RTP reaches the browser as telephone-events.
-	if err := c.phone.SendDTMF("47"); err != nil {
-		t.Fatal(err)
-	}
-	for end := time.Now().Add(5 * time.Second); !strings.Contains(c.web.digits(), "47") && time.Now().Before(end); {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if got := c.web.digits(); !strings.Contains(got, "47") {
-		t.Errorf("the WebRTC phone received DTMF %q, want 47", got)
-	}
+	c.checkDTMF(t, "12", "47")
 
 	// Hold and resume from the WebRTC side: baresip gets the re-INVITEs and the call carries on.
 	c.web.mustRequest(map[string]any{"request": "hold"}, nil)
@@ -242,11 +248,12 @@ func TestSIPCallOut(t *testing.T) {
 }
 
 // TestSIPCallIn: baresip calls the registered WebRTC phone through the proxy, the phone accepts,
-// both hear each other, baresip holds and resumes, and hangs up.
+// both hear each other, DTMF goes both ways, baresip holds and resumes, and hangs up.
 func TestSIPCallIn(t *testing.T) {
 	c := newSIPCall(t, siplab.UAOptions{})
 	c.callIn(t)
 	c.checkAudioBothWays(t)
+	c.checkDTMF(t, "5", "9")
 
 	if err := c.phone.Hold(); err != nil {
 		t.Fatal(err)
