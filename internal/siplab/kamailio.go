@@ -142,7 +142,7 @@ func (l *Lab) startKamailio() error {
 	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
 		return err
 	}
-	// -DD: stay in the foreground as the main process, so its PID is the one we stop; -E: log to
+	// -DD: stay in the foreground as the main process (the PID namespace's init); -E: log to
 	// stderr; -Y: runtime files in the lab's directory, not /run/kamailio.
 	p, err := l.net.start("kamailio", ns, "kamailio", "-DD", "-E", "-f", cfg, "-Y", dir, "-m", "32", "-M", "8")
 	if err != nil {

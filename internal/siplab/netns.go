@@ -221,10 +221,13 @@ type proc struct {
 	done chan struct{}
 }
 
-// start runs argv inside namespace ns. `ip netns exec` execs the program, so the PID is the
-// program's own; the parent-death signal ends it if the test binary dies before cleaning up.
+// start runs argv inside namespace ns, and in a PID namespace of its own: `ip netns exec` execs
+// unshare, whose PID we keep; unshare forks the program as that PID namespace's init and kills it
+// when unshare dies, and when a PID namespace's init dies the kernel kills everything else in it
+// (kamailio's children). The parent-death signal kills unshare if the test binary dies before
+// cleaning up, so nothing the lab started outlives it.
 func (n *network) start(name, ns string, argv ...string) (*proc, error) {
-	args := append([]string{"netns", "exec", ns}, argv...)
+	args := append([]string{"netns", "exec", ns, "unshare", "--pid", "--kill-child=SIGKILL"}, argv...)
 	cmd := exec.Command("ip", args...)
 	out := &logBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -249,18 +252,15 @@ func (p *proc) exited() bool {
 	}
 }
 
-// stop ends the process by its PID: SIGTERM, then SIGKILL if it has not gone after two seconds.
+// stop ends the process by its PID (unshare's, which ignores SIGTERM): SIGKILL, which takes the
+// program and its PID namespace with it. None of the components keeps state worth a graceful
+// shutdown.
 func (p *proc) stop() {
 	if p.exited() {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(2 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
 }
 
 // logBuffer is a goroutine-safe output sink.
