@@ -408,3 +408,21 @@ func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 	waitResult(t, h, "hangup")
 	waitSippDone(t, done)
 }
+
+// TestIncomingCallDeclined: decline with a code answers the INVITE with it (sipp expects 603).
+func TestIncomingCallDeclined(t *testing.T) {
+	port, done := runSipp(t, "-sf", "declined_call.xml", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	h := startStrata(t)
+	janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
+		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
+	waitResult(t, h, "registered")
+	waitJSEP(t, h, "incomingcall")
+	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "decline", "code": 603}, nil)
+	if result(data) != "declining" {
+		t.Fatalf("decline: %v", data)
+	}
+	if ev := waitResult(t, h, "hangup"); ev["result"].(map[string]any)["code"] != float64(603) {
+		t.Errorf("hangup %v", ev)
+	}
+	waitSippDone(t, done)
+}

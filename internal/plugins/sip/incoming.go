@@ -233,8 +233,13 @@ func (s *session) onAck(req *sip.Request, tx sip.ServerTransaction) {
 	}
 }
 
-// decline refuses the incoming call with code (486 Busy Here by default).
+// decline refuses the incoming call with code (486 Busy Here by default); with refer_id it declines
+// a transfer the peer asked for (its REFER was answered 202 already: nothing more is sent).
 func (s *session) decline(r req) *plugin.RequestError {
+	if r.b.Has("refer_id") {
+		s.event(r.tx, "", map[string]any{"event": "declining", "refer_id": r.b.Int("refer_id"), "code": 603}, nil)
+		return nil
+	}
 	s.mu.Lock()
 	c := s.call
 	s.mu.Unlock()
