@@ -222,6 +222,11 @@ func (c *sipCall) checkDTMF(t *testing.T, toPhone, fromPhone string) {
 func TestSIPCallOut(t *testing.T) {
 	c := newSIPCall(t, siplab.UAOptions{})
 	c.callOut(t, "")
+	for _, m := range []string{"REGISTER", "INVITE"} {
+		if want := "challenging " + c.lab.Users[0].Name + " for " + m; !strings.Contains(c.lab.KamailioLog(), want) {
+			t.Errorf("kamailio's log has no %q: the %s was not digest-authenticated", want, m)
+		}
+	}
 	c.checkAudioBothWays(t)
 
 	c.checkDTMF(t, "12", "47")
