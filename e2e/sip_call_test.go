@@ -303,6 +303,17 @@ func TestSIPRegisterWrongSecret(t *testing.T) {
 	web.waitEvent("registration_failed", 10*time.Second)
 }
 
+// TestSIPCallUnknownUser: a call to a user the registrar does not know ends in a hangup with
+// the proxy's 404.
+func TestSIPCallUnknownUser(t *testing.T) {
+	c := newSIPCall(t, siplab.UAOptions{})
+	c.web.mustRequest(map[string]any{"request": "call", "uri": "sip:nobody@" + c.lab.Domain}, c.web.offer())
+	ev := c.web.waitEvent("hangup", 10*time.Second)
+	if res := ev["result"].(map[string]any); fmt.Sprint(res["code"]) != "404" {
+		t.Errorf("hangup %v, want code 404 from the proxy", res)
+	}
+}
+
 // waitFor polls cond until it holds, failing the test with msg() after within.
 func waitFor(t *testing.T, within time.Duration, cond func() bool, msg func() string) {
 	t.Helper()
