@@ -82,8 +82,7 @@ func (l *Lab) NewBaresip(u User, o UAOptions) *Baresip {
 }
 
 func (l *Lab) newBaresip(u User, o UAOptions) (*Baresip, error) {
-	l.uas++
-	name := fmt.Sprintf("ua%d", l.uas)
+	name := fmt.Sprintf("ua%d", l.uas.Add(1))
 	ns, addr, err := l.net.addComponent(name)
 	if err != nil {
 		return nil, err

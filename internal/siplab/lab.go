@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -42,7 +43,7 @@ type Lab struct {
 	dir      string
 	net      *network
 	kamailio *proc
-	uas      int
+	uas      atomic.Int32 // components started, for their names
 }
 
 // Start creates the lab's network and starts kamailio. Everything is removed when t ends.
