@@ -45,7 +45,6 @@ type call struct {
 	offerless bool             // incoming INVITE without SDP: the browser offers in accept
 	finalSent bool             // incoming: we answered (or are answering) the INVITE
 	pending   *pendingReinvite // an incoming re-INVITE waiting for `update` (autoaccept off)
-	tx        string           // the transaction of call/accept, for the call's later events
 }
 
 func (c *call) dialog() dialog {
@@ -115,8 +114,8 @@ func (s *session) startCall(ctx context.Context, r req) *plugin.RequestError {
 		}
 	}
 	c := &call{id: b.Str("call_id"), outgoing: true, peerURI: b.Str("uri"), st: st, srtp: srtp, user: a.uri.User,
-		autoaccept: !b.Has("autoaccept_reinvites") || b.Bool("autoaccept_reinvites"), tx: r.tx,
-		transport: a.transport, state: callCalling}
+		autoaccept: !b.Has("autoaccept_reinvites") || b.Bool("autoaccept_reinvites"),
+		transport:  a.transport, state: callCalling}
 	if t := uriTransport(uri); t != "" {
 		c.transport = t
 	}
@@ -231,16 +230,16 @@ func (s *session) provisional(c *call, r *sip.Response, early *bool) error {
 	case r.StatusCode == 100:
 		return nil
 	case r.StatusCode == 180:
-		s.event(c.tx, c.id, map[string]any{"event": "ringing"}, nil)
+		s.event("", c.id, map[string]any{"event": "ringing"}, nil)
 	case r.StatusCode == 183 && len(r.Body()) > 0 && !*early:
 		jsep, err := c.bridge.FromPlain(context.Background(), string(r.Body()), webrtc.SDPTypeAnswer)
 		if err != nil {
 			return err
 		}
 		*early = true
-		s.event(c.tx, c.id, map[string]any{"event": "progress", "username": c.peerURI}, toJSEP(jsep))
+		s.event("", c.id, map[string]any{"event": "progress", "username": c.peerURI}, toJSEP(jsep))
 	default:
-		s.event(c.tx, c.id, map[string]any{"event": "proceeding", "code": r.StatusCode}, nil)
+		s.event("", c.id, map[string]any{"event": "proceeding", "code": r.StatusCode}, nil)
 	}
 	return nil
 }
@@ -268,14 +267,14 @@ func (s *session) answered(c *call, dtx *sipgo.DialogClientSession, early bool) 
 	if h := s.incomingHeaders(dtx.InviteResponse.Headers()); h != nil {
 		result["headers"] = h
 	}
-	s.event(c.tx, c.id, result, jsep)
+	s.event("", c.id, result, jsep)
 }
 
 // callFailed ends a call that never started: Janus's hangup event with the SIP code and reason.
 func (s *session) callFailed(c *call, code int, reason string) {
 	s.log.Debug("call ended", "code", code, "reason", reason)
 	if s.dropCall(c) {
-		s.event(c.tx, c.id, map[string]any{"event": "hangup", "code": code, "reason": reason}, nil)
+		s.event("", c.id, map[string]any{"event": "hangup", "code": code, "reason": reason}, nil)
 	}
 }
 

@@ -1,6 +1,7 @@
 package sip_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -135,7 +136,7 @@ func waitResult(t *testing.T, h *janusclient.Handle, name string) map[string]any
 // browser's answer; the audio it sends comes back through the bridge; hangup sends a BYE that
 // sipp answers (its scenario ends successfully).
 func TestCallToSippEcho(t *testing.T) {
-	port, done := runSipp(t, "-sn", "uas", "-rtp_echo", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	port, done := runSipp(t, "-sf", "uas_echo.xml", "-rtp_echo", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
 	h := startStrata(t)
 	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "register", "type": "guest", "username": "sip:alice@127.0.0.1"}, nil)
 	if result(data) != "registered" {
@@ -199,8 +200,9 @@ func freePort(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
-// runSipp starts sipp on a free port of loopback with args (scenario files from testdata), in a
-// temporary directory, killed when the test ends; done gets its exit.
+// runSipp starts sipp on a free port of loopback with args (scenario files from testdata), its
+// media on another free port (sipp's default, 6000, may be another test's), in a temporary
+// directory, killed when the test ends; done gets its exit. A failed test shows what sipp said.
 func runSipp(t *testing.T, args ...string) (int, chan error) {
 	t.Helper()
 	bin, err := exec.LookPath("sipp")
@@ -208,28 +210,41 @@ func runSipp(t *testing.T, args ...string) (int, chan error) {
 		t.Fatal("sipp is not installed (Debian package sip-tester)")
 	}
 	port := freePort(t)
+	media := false
 	for i, a := range args {
 		if filepath.Ext(a) == ".xml" {
 			args[i], _ = filepath.Abs(filepath.Join("testdata", a))
 		}
+		media = media || a == "-mp"
+	}
+	if !media {
+		args = append(args, "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
 	}
 	cmd := exec.Command(bin, append([]string{"-i", "127.0.0.1", "-p", strconv.Itoa(port), "-m", "1", "-timeout", "25s",
-		"-timeout_error", "-nostdin", "-trace_err"}, args...)...)
+		"-timeout_error", "-nostdin", "-trace_err", "-trace_msg"}, args...)...)
 	cmd.Dir = t.TempDir()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
+	exited := make(chan struct{})
 	go func() {
 		err := cmd.Wait()
-		if m, _ := filepath.Glob(filepath.Join(cmd.Dir, "*_errors.log")); err != nil && len(m) > 0 {
-			if log, _ := os.ReadFile(m[0]); len(log) > 0 {
-				err = errors.New(err.Error() + ": " + string(log))
-			}
+		close(exited)
+		if err != nil {
+			err = errors.New(err.Error() + ": " + sippErrors(cmd.Dir))
 		}
 		done <- err
 	}()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("sipp %v:\n%s\n%s", args, sippErrors(cmd.Dir), tail(out.String(), 2000))
+		}
+	})
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if bound(port) {
 			return port, done
@@ -237,6 +252,26 @@ func runSipp(t *testing.T, args ...string) (int, chan error) {
 	}
 	t.Fatal("sipp did not start")
 	return 0, nil
+}
+
+// sippErrors is sipp's error log (-trace_err) in dir.
+func sippErrors(dir string) string {
+	m, _ := filepath.Glob(filepath.Join(dir, "*_errors.log"))
+	if os.Getenv("SIPP_TRACE") != "" {
+		m, _ = filepath.Glob(filepath.Join(dir, "*_messages.log"))
+	}
+	if len(m) == 0 {
+		return ""
+	}
+	b, _ := os.ReadFile(m[0])
+	return string(b)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }
 
 func waitSippDone(t *testing.T, done chan error) {

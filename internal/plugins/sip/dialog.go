@@ -201,7 +201,7 @@ func (s *session) update(ctx context.Context, r req) *plugin.RequestError {
 	if err != nil {
 		return bridgeError(err)
 	}
-	s.event(c.tx, c.id, map[string]any{"event": "updated"}, toJSEP(j))
+	s.event("", c.id, map[string]any{"event": "updated"}, toJSEP(j))
 	return nil
 }
 

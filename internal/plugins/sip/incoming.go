@@ -189,7 +189,7 @@ func (s *session) accept(ctx context.Context, r req, progress bool) *plugin.Requ
 		return nil
 	}
 	s.mu.Lock()
-	c.state, c.tx, c.finalSent = callInCall, r.tx, true
+	c.state, c.finalSent = callInCall, true
 	s.mu.Unlock()
 	event := "accepted"
 	if !answer {
@@ -229,7 +229,7 @@ func (s *session) onAck(req *sip.Request, tx sip.ServerTransaction) {
 			s.log.Debug("ACK SDP", "err", err)
 			return
 		}
-		s.event(c.tx, c.id, map[string]any{"event": "accepted", "username": c.peerURI}, toJSEP(j))
+		s.event("", c.id, map[string]any{"event": "accepted", "username": c.peerURI}, toJSEP(j))
 	}
 }
 

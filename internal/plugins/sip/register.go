@@ -88,7 +88,7 @@ func (s *session) register(ctx context.Context, r req) *plugin.RequestError {
 	s.reg = regRegistering
 	s.mu.Unlock()
 	s.event(r.tx, "", map[string]any{"event": "registering"}, nil)
-	go s.registerNow(r.tx, a.ttl)
+	go s.registerNow(a.ttl)
 	return nil
 }
 
@@ -217,14 +217,14 @@ func (s *session) unregister(_ context.Context, r req) *plugin.RequestError {
 		s.reg = regUnregistered
 		user := s.acct.username
 		s.mu.Unlock()
-		s.event(r.tx, "", map[string]any{"event": "unregistered", "username": user, "register_sent": sent}, nil)
+		s.event("", "", map[string]any{"event": "unregistered", "username": user, "register_sent": sent}, nil)
 	}()
 	return nil
 }
 
 // registerNow sends the REGISTER and reports registered or registration_failed; on success the
 // refresh is scheduled before the registrar's expiry.
-func (s *session) registerNow(tx string, ttl int) {
+func (s *session) registerNow(ttl int) {
 	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 	res := s.sendRegister(ctx, ttl)
 	cancel()
@@ -241,7 +241,7 @@ func (s *session) registerNow(tx string, ttl int) {
 		}
 		s.reg = regFailed
 		s.mu.Unlock()
-		s.event(tx, "", map[string]any{"event": "registration_failed", "code": code, "reason": reason}, nil)
+		s.event("", "", map[string]any{"event": "registration_failed", "code": code, "reason": reason}, nil)
 		return
 	}
 	s.reg = regRegistered
@@ -251,7 +251,7 @@ func (s *session) registerNow(tx string, ttl int) {
 	if h := s.incomingHeaders(res.Headers()); h != nil {
 		result["headers"] = h
 	}
-	s.event(tx, "", result, nil)
+	s.event("", "", result, nil)
 }
 
 // scheduleRefreshLocked refreshes the registration before it expires (at 90% of its life, at
@@ -261,7 +261,7 @@ func (s *session) scheduleRefreshLocked(expires int) {
 	life := time.Duration(expires) * time.Second
 	at := max(life*9/10, life-time.Second, time.Second)
 	ttl := s.acct.ttl
-	s.regTimer = time.AfterFunc(at, func() { s.registerNow("", ttl) })
+	s.regTimer = time.AfterFunc(at, func() { s.registerNow(ttl) })
 	if ka := s.p.cfg.KeepaliveInterval; ka > 0 {
 		t := time.NewTicker(time.Duration(ka) * time.Second)
 		s.keepTick = t

@@ -142,7 +142,11 @@ func (s *session) dispatch(ctx context.Context, name string, b plugin.Body, m pl
 	return plugin.Errorf(ErrInvalidRequest, "Unknown request (%s)", name)
 }
 
-// event pushes {"sip":"event","result":result} (with "call_id" when not empty).
+// event pushes {"sip":"event","result":result} (with "call_id" when not empty). A request's own
+// result carries its transaction; what the SIP side causes later (ringing, accepted, hangup,
+// registered after registering...) carries none: Janus repeats the last request's there, which
+// janus.js ignores, and a client that waits for a transaction's event could take the later one
+// for the answer.
 func (s *session) event(tx, callID string, result map[string]any, jsep *plugin.JSEP) {
 	data := map[string]any{short: "event", "result": result}
 	if callID != "" {

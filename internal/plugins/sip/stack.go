@@ -60,13 +60,16 @@ func newStack(cfg config.SIP, ip, userAgent string, h handlers, log *slog.Logger
 }
 
 func (st *stack) start(userAgent string, h handlers, log *slog.Logger) error {
-	ua, err := sipgo.NewUA(sipgo.WithUserAgent(userAgent), sipgo.WithUserAgentHostname(st.ip))
+	// sipgo's layers log what peers send wrong (at error level): into the server's logger, whose
+	// aggregation keeps a flood of garbage from flooding the log.
+	ua, err := sipgo.NewUA(sipgo.WithUserAgent(userAgent), sipgo.WithUserAgentHostname(st.ip),
+		sipgo.WithUserAgentTransportLayerOptions(sip.WithTransportLayerLogger(log)),
+		sipgo.WithUserAgentTransactionLayerOptions(sip.WithTransactionLayerLogger(log)))
 	if err != nil {
 		return err
 	}
 	st.ua = ua
-	slog := sipgo.WithServerLogger(log)
-	if st.srv, err = sipgo.NewServer(ua, slog); err != nil {
+	if st.srv, err = sipgo.NewServer(ua, sipgo.WithServerLogger(log)); err != nil {
 		return err
 	}
 	addr := net.JoinHostPort(st.ip, strconv.Itoa(st.port))
