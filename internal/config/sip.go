@@ -26,8 +26,8 @@ type SIP struct {
 	RegisterTTL int `yaml:"register_ttl"`
 	// KeepaliveInterval: an OPTIONS to the registrar every so many seconds; 0 sends none.
 	KeepaliveInterval int `yaml:"keepalive_interval"`
-	// BehindNAT: requests go back to where the peer's requests came from rather than its Contact,
-	// and Contact carries the address the registrar saw (received/rport).
+	// BehindNAT: in-dialog requests go to where the peer's messages came from rather than to its
+	// Contact, and requests ask for rport (RFC 3581) so that answers find the way back.
 	BehindNAT bool `yaml:"behind_nat"`
 	// SIPTimerT1x64 is 64*T1 in milliseconds: how long a transaction waits (RFC 3261 Timer B/F).
 	// It applies to the whole process's SIP stack.

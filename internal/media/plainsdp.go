@@ -116,7 +116,7 @@ func parsePlainMedia(md *sdp.MediaDescription, sessionAddr netip.Addr, sessionDi
 	if !m.Addr.IsValid() {
 		return m, fmt.Errorf("%w: no connection address for the %s m-line", ErrPlainSDP, m.Kind)
 	}
-	if len(md.MediaName.Formats) > maxPlainFormat {
+	if len(md.MediaName.Formats) == 0 || len(md.MediaName.Formats) > maxPlainFormat {
 		return m, fmt.Errorf("%w: %d formats", ErrPlainSDP, len(md.MediaName.Formats))
 	}
 	m.RTCPPort = m.Port + 1
@@ -150,11 +150,13 @@ func parsePlainMedia(md *sdp.MediaDescription, sessionAddr netip.Addr, sessionDi
 // rtpmap (0 PCMU, 8 PCMA, 9 G722) get their RFC 3551 names.
 func plainFormats(md *sdp.MediaDescription, kind string) ([]webrtc.RTPCodecParameters, error) {
 	var out []webrtc.RTPCodecParameters
+	var seen [128]bool
 	for _, f := range md.MediaName.Formats {
 		pt, err := strconv.ParseUint(f, 10, 7)
-		if err != nil {
+		if err != nil || seen[pt] {
 			return nil, fmt.Errorf("%w: payload type %q", ErrPlainSDP, f)
 		}
+		seen[pt] = true
 		c := webrtc.RTPCodecParameters{PayloadType: webrtc.PayloadType(pt)}
 		if name, rate, ch, ok := rtpmap(md, f); ok {
 			c.MimeType, c.ClockRate, c.Channels = kind+"/"+name, rate, ch

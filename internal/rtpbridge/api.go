@@ -115,32 +115,33 @@ type Track struct {
 
 // FlowStats counts one direction of one medium.
 type FlowStats struct {
-	Packets, Bytes uint64
+	Packets uint64 `json:"packets"`
+	Bytes   uint64 `json:"bytes"`
 	// Lost is what the receiving side counted lost: for what strata receives, its own count;
 	// for what it sends, the peer's reports (cumulative loss).
-	Lost int64
+	Lost int64 `json:"lost"`
 	// Jitter in milliseconds: what strata measures for what it receives, what the peer reports
 	// for what strata sends.
-	Jitter float64
+	Jitter float64 `json:"jitter_ms"`
 }
 
 // MediumStats is one medium (audio or video) of the bridge.
 type MediumStats struct {
 	// Codec is the negotiated codec ("opus", "pcmu", "vp8"...), "" when the medium is not used.
-	Codec string
+	Codec string `json:"codec,omitempty"`
 	// ToPlain is browser → plain peer, as sent by strata; FromPlain is plain peer → browser, as
 	// received by strata.
-	ToPlain, FromPlain FlowStats
+	ToPlain   FlowStats `json:"to_peer"`
+	FromPlain FlowStats `json:"from_peer"`
 }
 
 // Stats is what the plugins report about the media (Janus-like).
 type Stats struct {
-	Audio, Video MediumStats
+	Audio MediumStats `json:"audio"`
+	Video MediumStats `json:"video"`
 	// Peer is the plain peer's RTP address for audio (video's if there is no audio) as strata
 	// sends to it: the latched address once its media arrived. Empty before negotiation.
-	Peer string
+	Peer string `json:"peer,omitempty"`
 	// SRTP says the plain side is encrypted (SDES).
-	SRTP bool
+	SRTP bool `json:"srtp"`
 }
-
-var errNotYet = errors.New("rtpbridge: not yet")

@@ -8,16 +8,18 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/rtpbridge/bridgetest"
 )
 
 // call bridges two browsers through two bridges, as Janus's NoSIP demo does: the caller's offer
 // becomes a plain offer, the callee's bridge turns it into an offer for the callee, whose answer
 // becomes the plain answer that the caller's bridge turns into the caller's answer.
-func call(t *testing.T, caller, callee *browser, a, b *Session) (plainOffer, plainAnswer string) {
+func call(t *testing.T, caller, callee *bridgetest.Browser, a, b *Session) (plainOffer, plainAnswer string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	plainOffer, err := a.FromWebRTC(ctx, caller.offer())
+	plainOffer, err := a.FromWebRTC(ctx, caller.Offer())
 	if err != nil {
 		t.Fatal("caller's generate:", err)
 	}
@@ -25,7 +27,7 @@ func call(t *testing.T, caller, callee *browser, a, b *Session) (plainOffer, pla
 	if err != nil {
 		t.Fatal("callee's process:", err)
 	}
-	plainAnswer, err = b.FromWebRTC(ctx, callee.answer(jsepOffer))
+	plainAnswer, err = b.FromWebRTC(ctx, callee.Answer(jsepOffer))
 	if err != nil {
 		t.Fatal("callee's generate:", err)
 	}
@@ -33,48 +35,66 @@ func call(t *testing.T, caller, callee *browser, a, b *Session) (plainOffer, pla
 	if err != nil {
 		t.Fatal("caller's process:", err)
 	}
-	caller.setAnswer(jsepAnswer)
+	caller.SetAnswer(jsepAnswer)
 	return plainOffer, plainAnswer
 }
 
-// expectTones waits until each browser hears the other's tone.
-func expectTones(t *testing.T, caller, callee *browser) {
+// expectTones waits until each browser hears the other's tone in fresh audio (400 ms of it
+// arrived since the call).
+func expectTones(t *testing.T, caller, callee *bridgetest.Browser) {
 	t.Helper()
-	waitFor(t, 8*time.Second, "the callee hearing the caller's tone", func() bool { return callee.toneLevel(caller.freq, 1600) > 0.1 })
-	waitFor(t, 8*time.Second, "the caller hearing the callee's tone", func() bool { return caller.toneLevel(callee.freq, 1600) > 0.1 })
-	if l := callee.toneLevel(callee.freq, 1600); l > 0.05 {
+	c0, e0 := caller.Samples(), callee.Samples()
+	bridgetest.WaitFor(t, 8*time.Second, "the callee hearing the caller's tone", func() bool {
+		return callee.Samples() > e0+3200 && callee.ToneLevel(caller.Freq, 1600) > 0.1
+	})
+	bridgetest.WaitFor(t, 8*time.Second, "the caller hearing the callee's tone", func() bool {
+		return caller.Samples() > c0+3200 && caller.ToneLevel(callee.Freq, 1600) > 0.1
+	})
+	if l := callee.ToneLevel(callee.Freq, 1600); l > 0.05 {
 		t.Errorf("the callee hears its own tone (%.2f)", l)
 	}
 }
 
 func TestTwoBridgesCarryAudioAndVideoBothWays(t *testing.T) {
-	for _, mode := range []SRTPMode{SRTPOff, SRTPOptional, SRTPMandatory} {
-		t.Run([]string{"rtp", "sdes_optional", "sdes_mandatory"}[mode], func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		mode    SRTPMode
+		profile string
+	}{
+		{"rtp", SRTPOff, ""}, {"sdes_optional", SRTPOptional, ""}, {"sdes_mandatory", SRTPMandatory, ""},
+		{"sdes_optional_32", SRTPOptional, ProfileAES32},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			f := testFactory(t)
-			a := newBridge(t, f, loopback, Options{SRTP: mode})
+			a := newBridge(t, f, loopback, Options{SRTP: tc.mode, SRTPProfile: tc.profile})
 			b := newBridge(t, f, loopback, Options{})
-			caller, callee := newBrowser(t, 440, true), newBrowser(t, 1000, true)
+			caller, callee := bridgetest.NewBrowser(t, 440, true), bridgetest.NewBrowser(t, 1000, true)
 			offer, answer := call(t, caller, callee, a, b)
-			if mode != SRTPOff != strings.Contains(offer, "a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:") {
-				t.Fatalf("offer with srtp %v:\n%s", mode, offer)
+			suite := "AES_CM_128_HMAC_SHA1_80"
+			if tc.profile != "" {
+				suite = tc.profile
 			}
-			if mode == SRTPMandatory != strings.Contains(offer, "RTP/SAVP") {
-				t.Fatalf("offer with srtp %v:\n%s", mode, offer)
+			secure := tc.mode != SRTPOff
+			if secure != strings.Contains(offer, "a=crypto:1 "+suite+" inline:") {
+				t.Fatalf("offer with srtp %v:\n%s", tc.mode, offer)
 			}
-			if mode != SRTPOff != strings.Contains(answer, "a=crypto:1 AES_CM_128_HMAC_SHA1_80") {
-				t.Fatalf("answer to srtp %v:\n%s", mode, answer)
+			if tc.mode == SRTPMandatory != strings.Contains(offer, "RTP/SAVP") {
+				t.Fatalf("offer with srtp %v:\n%s", tc.mode, offer)
+			}
+			if secure != strings.Contains(answer, "a=crypto:1 "+suite) {
+				t.Fatalf("answer to srtp %v:\n%s", tc.mode, answer)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			caller.send(ctx)
-			callee.send(ctx)
+			caller.Send(ctx)
+			callee.Send(ctx)
 			expectTones(t, caller, callee)
-			waitFor(t, 5*time.Second, "video both ways", func() bool {
-				return caller.videoFrames.Load() > 20 && callee.videoFrames.Load() > 20
+			bridgetest.WaitFor(t, 5*time.Second, "video both ways", func() bool {
+				return caller.VideoFrames.Load() > 20 && callee.VideoFrames.Load() > 20
 			})
 			st := a.Stats()
 			if st.Audio.Codec != "pcmu" || st.Video.Codec != "vp8" || st.Audio.ToPlain.Packets == 0 || st.Audio.FromPlain.Packets == 0 ||
-				st.Video.FromPlain.Packets == 0 || st.SRTP != (mode != SRTPOff) {
+				st.Video.FromPlain.Packets == 0 || st.SRTP != secure {
 				t.Errorf("stats %+v", st)
 			}
 		})
@@ -97,12 +117,12 @@ func TestDTMFBothWays(t *testing.T) {
 			}
 		})
 	}
-	caller, callee := newBrowser(t, 440, false), newBrowser(t, 1000, false)
+	caller, callee := bridgetest.NewBrowser(t, 440, false), bridgetest.NewBrowser(t, 1000, false)
 	call(t, caller, callee, a, b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	caller.send(ctx)
-	callee.send(ctx)
+	caller.Send(ctx)
+	callee.Send(ctx)
 	expectTones(t, caller, callee)
 	if err := a.SendDTMF("12#", 0); err != nil {
 		t.Fatal(err)
@@ -113,16 +133,23 @@ func TestDTMFBothWays(t *testing.T) {
 	if err := a.SendDTMF("1x", 0); err == nil {
 		t.Error("an invalid digit was accepted")
 	}
-	waitFor(t, 5*time.Second, "the digits", func() bool {
+	bridgetest.WaitFor(t, 5*time.Second, "the digits", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return got[b] == "12#" && got[a] == "*9"
 	})
+	// The browser's own telephone-events (RTCDTMFSender) reach the plain side as they are.
+	if !caller.SendDTMF(7) {
+		t.Fatal("the caller's browser has no telephone-event")
+	}
+	bridgetest.WaitFor(t, 3*time.Second, "the browser's digit", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return got[b] == "12#7"
+	})
 	// Telephone-events are the plain side's: the browsers' audio stays PCMU.
-	caller.mu.Lock()
-	defer caller.mu.Unlock()
-	if len(caller.audioPTs) != 1 {
-		t.Errorf("the caller received payload types %v", caller.audioPTs)
+	if pts := caller.AudioPayloadTypes(); len(pts) != 1 {
+		t.Errorf("the caller received payload types %v", pts)
 	}
 }
 
@@ -130,12 +157,12 @@ func TestHoldStopsMediaToThePlainPeer(t *testing.T) {
 	f := testFactory(t)
 	a := newBridge(t, f, loopback, Options{})
 	b := newBridge(t, f, loopback, Options{})
-	caller, callee := newBrowser(t, 440, false), newBrowser(t, 1000, false)
+	caller, callee := bridgetest.NewBrowser(t, 440, false), bridgetest.NewBrowser(t, 1000, false)
 	call(t, caller, callee, a, b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	caller.send(ctx)
-	callee.send(ctx)
+	caller.Send(ctx)
+	callee.Send(ctx)
 	expectTones(t, caller, callee)
 	bg := context.Background()
 	for _, dir := range []Direction{Inactive, SendRecv} {
@@ -150,7 +177,7 @@ func TestHoldStopsMediaToThePlainPeer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		answer, err := b.FromWebRTC(bg, callee.answer(jsep))
+		answer, err := b.FromWebRTC(bg, callee.Answer(jsep))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,5 +195,45 @@ func TestHoldStopsMediaToThePlainPeer(t *testing.T) {
 			t.Errorf("%s: %d packets sent to the plain peer in 300 ms", dir, sent)
 		}
 	}
+	expectTones(t, caller, callee)
+}
+
+// TestRenegotiationKeepsTheCall: the caller's browser re-offers (Janus's "update", an ICE restart
+// or a track change) and the whole chain negotiates again through both bridges; the media goes on.
+func TestRenegotiationKeepsTheCall(t *testing.T) {
+	f := testFactory(t)
+	a := newBridge(t, f, loopback, Options{SRTP: SRTPOptional})
+	b := newBridge(t, f, loopback, Options{})
+	caller, callee := bridgetest.NewBrowser(t, 440, true), bridgetest.NewBrowser(t, 1000, true)
+	call(t, caller, callee, a, b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	caller.Send(ctx)
+	callee.Send(ctx)
+	expectTones(t, caller, callee)
+	offer, _ := call(t, caller, callee, a, b)
+	if !strings.Contains(offer, "PCMU/8000") || strings.Contains(offer, "PCMA") || !strings.Contains(offer, "a=crypto:") {
+		t.Errorf("re-offer with the codec in use and the key:\n%s", offer)
+	}
+	before := callee.VideoFrames.Load()
+	expectTones(t, caller, callee)
+	bridgetest.WaitFor(t, 3*time.Second, "video after the re-negotiation", func() bool { return callee.VideoFrames.Load() > before+10 })
+}
+
+// TestRepeatedAnswerIsAccepted: a SIP call's 183 and 200 OK carry the same answer; the second
+// changes nothing for the browser.
+func TestRepeatedAnswerIsAccepted(t *testing.T) {
+	f := testFactory(t)
+	a := newBridge(t, f, loopback, Options{})
+	b := newBridge(t, f, loopback, Options{})
+	caller, callee := bridgetest.NewBrowser(t, 440, false), bridgetest.NewBrowser(t, 1000, false)
+	_, answer := call(t, caller, callee, a, b)
+	if j, err := a.FromPlain(context.Background(), answer, webrtc.SDPTypeAnswer); err != nil || j != nil {
+		t.Fatalf("the answer again: %v %v", j, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	caller.Send(ctx)
+	callee.Send(ctx)
 	expectTones(t, caller, callee)
 }

@@ -34,9 +34,9 @@ type leg struct {
 	plainCodec   webrtc.RTPCodecParameters
 	plainDTMF    int // the plain peer's telephone-event payload type, -1 without
 	browserDTMF  *webrtc.RTPCodecParameters
-	plainDir     string
-	rtcpMux      bool
+	rtcpMux      atomic.Bool            // the peer's SDP asked for RTCP on the RTP port
 	mline        int                    // the m-line's index in the plain SDP
+	rejected     bool                   // the plain peer refused it: kept as a port-0 m-line
 	tr           *webrtc.RTPTransceiver // the browser side's transceiver
 
 	remote     atomic.Pointer[netip.AddrPort] // RTP, latched to where the peer's media comes from
@@ -79,7 +79,7 @@ func newLeg(s *Session, kind webrtc.RTPCodecType) (*leg, error) {
 	}
 	l := &leg{
 		s: s, kind: kind, rtp: rtpConn, rtcp: rtcpConn, port: rtpConn.LocalAddr().(*net.UDPAddr).Port,
-		plainDTMF: -1, plainDir: "sendrecv", done: make(chan struct{}),
+		plainDTMF: -1, done: make(chan struct{}),
 	}
 	l.dtmfPT.Store(-1)
 	if s.opts.SRTP != SRTPOff {
@@ -129,8 +129,7 @@ func (l *leg) setRemote(m *media.PlainMedia) {
 	if m.RTCPMux {
 		rtcpAddr = rtpAddr
 	}
-	l.rtcpMux = m.RTCPMux
-	l.plainDir = m.Direction
+	l.rtcpMux.Store(m.RTCPMux)
 	l.remote.Store(&rtpAddr)
 	l.remoteRTCP.Store(&rtcpAddr)
 	l.latched.Store(false)
@@ -167,10 +166,8 @@ func (l *leg) setKeys(remote *media.SDESCrypto) error {
 func (l *leg) readRTP() {
 	defer l.wg.Done()
 	var (
-		buf   [media.SlotSize + 64]byte
-		plain [media.SlotSize + 64]byte
-		hdr   rtp.Header
-		ext   [8]rtp.Extension
+		buf [media.SlotSize + 64]byte
+		sc  scratch
 	)
 	for {
 		n, from, err := l.rtp.ReadFromUDPAddrPort(buf[:])
@@ -180,22 +177,33 @@ func (l *leg) readRTP() {
 			}
 			continue
 		}
-		pkt := buf[:n]
-		if n >= 2 && buf[1] >= 192 && buf[1] <= 223 { // RTCP on the RTP port (rtcp-mux)
-			l.handleRTCP(pkt, from)
-			continue
-		}
-		if ctx := l.inSRTP.Load(); ctx != nil {
-			hdr.Extensions, hdr.CSRC = ext[:0], hdr.CSRC[:0]
-			out, err := ctx.DecryptRTP(plain[:0], pkt, &hdr)
-			if err != nil {
-				l.in.failures.Add(1)
-				continue
-			}
-			pkt = out
-		}
-		l.arrived(pkt, from)
+		l.receive(buf[:n], from, &sc)
 	}
+}
+
+// scratch is what the reader decrypts into, reused for every packet.
+type scratch struct {
+	plain [media.SlotSize + 64]byte
+	hdr   rtp.Header
+	ext   [8]rtp.Extension
+}
+
+// receive handles one datagram of the RTP port: RTCP (with rtcp-mux) or SRTP/RTP.
+func (l *leg) receive(pkt []byte, from netip.AddrPort, sc *scratch) {
+	if len(pkt) >= 2 && pkt[1] >= 192 && pkt[1] <= 223 { // RTCP on the RTP port (rtcp-mux)
+		l.handleRTCP(pkt, from)
+		return
+	}
+	if ctx := l.inSRTP.Load(); ctx != nil {
+		sc.hdr.Extensions, sc.hdr.CSRC = sc.ext[:0], sc.hdr.CSRC[:0]
+		out, err := ctx.DecryptRTP(sc.plain[:0], pkt, &sc.hdr)
+		if err != nil {
+			l.in.failures.Add(1)
+			return
+		}
+		pkt = out
+	}
+	l.arrived(pkt, from)
 }
 
 // arrived handles one RTP packet from the peer: latching, DTMF, statistics, the Receiver.
@@ -226,17 +234,21 @@ func (l *leg) latch(from netip.AddrPort) {
 		return
 	}
 	l.latched.Store(true)
-	from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+	l.latchTo(netip.AddrPortFrom(from.Addr().Unmap(), from.Port()))
+}
+
+// latchTo is latch's once-per-negotiation part, apart so that the address escapes to the heap
+// only here and not on every packet.
+func (l *leg) latchTo(from netip.AddrPort) {
 	if cur := l.remote.Load(); cur != nil && *cur == from {
 		return
 	}
-	l.remote.Store(&from)
-	if l.rtcpMux {
-		l.remoteRTCP.Store(&from)
-	} else {
-		r := netip.AddrPortFrom(from.Addr(), from.Port()+1)
-		l.remoteRTCP.Store(&r)
+	rtpAddr, rtcpAddr := from, netip.AddrPortFrom(from.Addr(), from.Port()+1)
+	if l.rtcpMux.Load() {
+		rtcpAddr = from
 	}
+	l.remote.Store(&rtpAddr)
+	l.remoteRTCP.Store(&rtcpAddr)
 	l.s.log.Debug("latched plain peer", "kind", l.kind.String(), "addr", from.String())
 }
 

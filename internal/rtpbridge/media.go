@@ -11,16 +11,16 @@ import (
 // apply takes a leg's negotiated formats, the peer's addresses and keys, and builds the media
 // path the first time: a Receiver for each side, the plainSender and the DownTrack.
 func (l *leg) apply(c *choice) error {
-	l.plainCodec, l.browserCodec, l.plainDTMF = c.plain, c.browser, -1
-	l.browserDTMF = c.browserDTMF
-	if c.plainDTMF != nil {
-		l.plainDTMF = int(c.plainDTMF.PayloadType)
-	}
-	l.dtmfPT.Store(int32(l.plainDTMF))
-	if l.out == nil {
+	if l.out == nil { // a re-negotiation keeps the codec, which the reader uses unlocked
+		l.plainCodec, l.browserCodec, l.plainDTMF = c.plain, c.browser, -1
+		l.browserDTMF = c.browserDTMF
+		if c.plainDTMF != nil {
+			l.plainDTMF = int(c.plainDTMF.PayloadType)
+		}
+		l.dtmfPT.Store(int32(l.plainDTMF))
 		l.build()
+		l.mapFormats()
 	}
-	l.mapFormats()
 	l.setRemote(c.m)
 	return l.setKeys(c.remoteCrypto)
 }

@@ -2,6 +2,7 @@ package rtpbridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/pion/webrtc/v4"
@@ -60,26 +61,60 @@ func (s *Session) legsForBrowser() ([]*leg, error) {
 	return legs, nil
 }
 
-// offerLocked writes strata's plain offer from the legs, with direction dir.
+// offerLocked writes strata's plain offer from the legs, with direction dir. The m-lines are
+// those of the session: a leg's in its place, and those of a plain offer that no leg took,
+// refused (RFC 3264 §8: a re-offer keeps every m-line).
 func (s *Session) offerLocked(dir Direction) string {
 	d := &media.PlainSDP{SessionID: s.sessionID, Version: s.nextVersion()}
+	byLine := map[int]*leg{}
+	n := len(s.legs)
 	for _, l := range s.legs {
-		m := media.PlainMedia{Kind: l.kind.String(), Port: l.port, RTCPPort: l.port + 1, Proto: "RTP/AVP", Direction: string(dir)}
-		if l.out != nil { // negotiated already: the codec in use
-			m.Codecs = l.plainFormats()
-		} else {
-			m.Codecs = l.offered
+		byLine[l.mline] = l
+		n = max(n, l.mline+1)
+	}
+	if s.remoteOffer != nil {
+		n = max(n, len(s.remoteOffer.Media))
+	}
+	for i := range n {
+		l := byLine[i]
+		if l == nil {
+			d.Media = append(d.Media, refusedLine(&s.remoteOffer.Media[i]))
+			continue
 		}
-		if l.local != nil {
-			m.Crypto = []media.SDESCrypto{*l.local}
-			if s.opts.SRTP == SRTPMandatory {
-				m.Proto = "RTP/SAVP"
-			}
-		}
-		d.Media = append(d.Media, m)
+		d.Media = append(d.Media, s.offerLine(l, dir))
 	}
 	s.localSDP = d.Marshal(s.addr)
 	return s.localSDP
+}
+
+// offerLine is a leg's m-line in strata's offer.
+func (s *Session) offerLine(l *leg, dir Direction) media.PlainMedia {
+	m := media.PlainMedia{Kind: l.kind.String(), Port: l.port, RTCPPort: l.port + 1, Proto: "RTP/AVP", Direction: string(dir)}
+	if l.rejected { // stays in its place, refused
+		m.Port, m.Codecs = 0, l.offered[:1]
+		return m
+	}
+	if l.out != nil { // negotiated already: the codec in use
+		m.Codecs = l.plainFormats()
+	} else {
+		m.Codecs = l.offered
+	}
+	if l.local != nil {
+		m.Crypto = []media.SDESCrypto{*l.local}
+		if s.opts.SRTP == SRTPMandatory {
+			m.Proto = "RTP/SAVP"
+		}
+	}
+	return m
+}
+
+// refusedLine is an m-line strata does not take, answered or re-offered with port 0.
+func refusedLine(m *media.PlainMedia) media.PlainMedia {
+	r := media.PlainMedia{Kind: m.Kind, Proto: m.Proto}
+	if len(m.Codecs) > 0 {
+		r.Codecs = m.Codecs[:1]
+	}
+	return r
 }
 
 func (s *Session) nextVersion() uint64 {
@@ -95,6 +130,7 @@ type choice struct {
 	browser      webrtc.RTPCodecParameters
 	browserDTMF  *webrtc.RTPCodecParameters
 	remoteCrypto *media.SDESCrypto
+	rejected     bool // the plain peer refused the m-line (port 0)
 }
 
 // plainAnswer applies the plain peer's answer to strata's offer and answers the browser.
@@ -106,20 +142,37 @@ func (s *Session) plainAnswer(ctx context.Context, d *media.PlainSDP) (*webrtc.S
 		return nil, fmt.Errorf("%w: %d m-lines answer %d", ErrMalformedSDP, len(d.Media), len(legs))
 	}
 	choices := make([]choice, len(legs))
+	accepted := 0
 	for i, l := range legs {
 		c, err := s.chooseFromAnswer(l, &d.Media[i])
 		if err != nil {
 			return nil, err
 		}
+		if !c.rejected {
+			accepted++
+		}
 		choices[i] = c
 	}
+	if accepted == 0 {
+		return nil, fmt.Errorf("%w: the plain peer rejected every m-line", ErrNoCodec)
+	}
 	for i, l := range legs {
+		if choices[i].rejected {
+			continue
+		}
 		if err := l.apply(&choices[i]); err != nil {
 			return nil, err
 		}
 	}
 	answer, err := s.p.AnswerOffer(ctx, peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
 		for i, l := range legs {
+			if choices[i].rejected {
+				l.rejected = true
+				if err := l.tr.Stop(); err != nil { // answered with port 0
+					return err
+				}
+				continue
+			}
 			if err := l.attach(pc, &choices[i]); err != nil {
 				return err
 			}
@@ -141,6 +194,9 @@ func (s *Session) chooseFromAnswer(l *leg, m *media.PlainMedia) (choice, error) 
 	offered := l.offered
 	if l.out != nil {
 		offered = []webrtc.RTPCodecParameters{l.browserCodec}
+	}
+	if m.Port == 0 && l.out == nil {
+		return choice{m: m, rejected: true}, nil // e.g. an audio-only phone refusing video
 	}
 	plain, dtmf, ok := media.ChooseBridgeCodec(m.Codecs, offered)
 	if m.Port == 0 || !ok {
@@ -215,11 +271,17 @@ func (s *Session) legsForPlain(d *media.PlainSDP) ([]*leg, error) {
 			continue
 		}
 		l, err := s.legForPlain(i, &c)
+		if errors.Is(err, errNotForBrowser) {
+			continue // this m-line is rejected; the others may still make a call
+		}
 		if err != nil {
 			closeLegs(legs)
 			return nil, err
 		}
 		legs = append(legs, l)
+	}
+	if len(legs) == 0 {
+		return nil, fmt.Errorf("%w: none of the plain offer's formats is one strata offers browsers", ErrNoCodec)
 	}
 	return legs, nil
 }
@@ -249,6 +311,9 @@ func (s *Session) legForPlain(mline int, c *choice) (*leg, error) {
 	}
 	if err != nil {
 		l.stop()
+		if errors.Is(err, errNotForBrowser) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: %v", ErrNoCodec, err)
 	}
 	return l, nil
@@ -271,12 +336,16 @@ func (s *Session) chooseFromOffer(m *media.PlainMedia) (choice, error) {
 	return c, nil
 }
 
+// errNotForBrowser: the plain peer's format is not one the PeerConnection has (an H.264 profile
+// or packetization mode browsers are not offered).
+var errNotForBrowser = errors.New("not a format strata offers browsers")
+
 // browserFormats finds the plain peer's formats among the PeerConnection's own (with their
 // payload types and RTCP feedback, which the browser is offered).
 func browserFormats(engine []webrtc.RTPCodecParameters, c *choice) error {
 	b, ok := media.FindFormat(engine, c.plain.RTPCodecCapability)
 	if !ok {
-		return fmt.Errorf("%s is not a format strata offers browsers", c.plain.MimeType)
+		return fmt.Errorf("%w: %s", errNotForBrowser, c.plain.MimeType)
 	}
 	c.browser, c.browserDTMF = b, nil
 	if c.plainDTMF != nil {
@@ -349,11 +418,7 @@ func (s *Session) answerLine(legs []*leg, i int, m *media.PlainMedia) media.Plai
 		}
 		return a
 	}
-	rejected := media.PlainMedia{Kind: m.Kind, Proto: m.Proto}
-	if len(m.Codecs) > 0 {
-		rejected.Codecs = m.Codecs[:1]
-	}
-	return rejected
+	return refusedLine(m)
 }
 
 // answerDirection is the direction answering an offered one while strata's own is local.
@@ -391,7 +456,9 @@ func (s *Session) Hold(dir Direction) (plainSDP string, err error) {
 	}
 	s.hold, s.state = dir, stateHoldOffered
 	for _, l := range s.legs {
-		l.out.enabled.Store(dir == SendRecv || dir == SendOnly)
+		if l.out != nil {
+			l.out.enabled.Store(dir == SendRecv || dir == SendOnly)
+		}
 	}
 	return s.offerLocked(dir), nil
 }
@@ -400,12 +467,14 @@ func (s *Session) Hold(dir Direction) (plainSDP string, err error) {
 func (s *Session) holdAnswer(d *media.PlainSDP) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(d.Media) != len(s.legs) {
-		return fmt.Errorf("%w: %d m-lines answer %d", ErrMalformedSDP, len(d.Media), len(s.legs))
+	for _, l := range s.legs {
+		if l.mline >= len(d.Media) || d.Media[l.mline].Kind != l.kind.String() {
+			return fmt.Errorf("%w: the answer does not have the offer's m-lines", ErrMalformedSDP)
+		}
 	}
-	for i, l := range s.legs {
-		if d.Media[i].Port != 0 {
-			l.setRemote(&d.Media[i])
+	for _, l := range s.legs {
+		if m := &d.Media[l.mline]; m.Port != 0 && l.out != nil {
+			l.setRemote(m)
 		}
 	}
 	s.state = stateEstablished
@@ -419,6 +488,9 @@ func (s *Session) established(legs []*leg) {
 	hold := s.hold
 	s.mu.Unlock()
 	for _, l := range legs {
+		if l.out == nil {
+			continue // rejected
+		}
 		l.out.enabled.Store(hold == SendRecv || hold == SendOnly)
 		l.startOnce.Do(l.start)
 	}

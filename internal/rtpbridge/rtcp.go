@@ -37,7 +37,7 @@ func (l *leg) handleRTCP(pkt []byte, from netip.AddrPort) {
 	if err != nil {
 		return
 	}
-	if !l.rtcpMux && !l.reports.rtcpFixed.Swap(true) {
+	if !l.rtcpMux.Load() && !l.reports.rtcpFixed.Swap(true) {
 		from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
 		l.remoteRTCP.Store(&from)
 	}
@@ -137,7 +137,7 @@ func (l *leg) sendRTCP(pkts []rtcp.Packet) {
 		return
 	}
 	conn := l.rtcp
-	if l.rtcpMux {
+	if l.rtcpMux.Load() {
 		conn = l.rtp
 	}
 	if _, err := conn.WriteToUDPAddrPort(b, *dst); err != nil && !errors.Is(err, net.ErrClosed) {

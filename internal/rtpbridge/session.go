@@ -95,6 +95,21 @@ func New(cfg Config, p *peer.Peer, opts Options) (*Session, error) {
 	return s, nil
 }
 
+// SetSRTP changes the SDES policy for the negotiations that follow (Janus's NoSIP takes "srtp"
+// with every generate and process). A leg already negotiated keeps its key.
+func (s *Session) SetSRTP(mode SRTPMode, profile string) error {
+	if profile == "" {
+		profile = ProfileAES80
+	}
+	if profile != ProfileAES80 && profile != ProfileAES32 {
+		return fmt.Errorf("invalid srtp_profile %q", profile)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.SRTP, s.opts.SRTPProfile = mode, profile
+	return nil
+}
+
 // FromWebRTC applies the browser's description (an offer, or the answer to a jsep FromPlain
 // returned) to the PeerConnection and returns the plain SDP: an offer with the browser's codecs
 // that the bridge can carry (with SDES a=crypto as Options.SRTP asks), or the answer to the plain
@@ -115,7 +130,8 @@ func (s *Session) FromWebRTC(ctx context.Context, jsep webrtc.SessionDescription
 
 // FromPlain applies the plain peer's SDP: an offer returns the jsep offer for the browser (its
 // codecs restricted to the one the plain peer wants per medium), an answer returns the jsep answer
-// to the browser's pending offer — or nil when the answer is to a plain re-offer (Hold) that the
+// to the browser's pending offer — or nil when the answer is to a plain re-offer (Hold) or
+// repeats the answer of an established call (a SIP 200 OK after a 183 with SDP), which the
 // browser need not hear about. Errors wrap ErrMalformedSDP, ErrNoCodec, ErrBadCrypto or ErrState.
 func (s *Session) FromPlain(ctx context.Context, sdp string, typ webrtc.SDPType) (jsep *webrtc.SessionDescription, err error) {
 	state, err := s.current()
@@ -131,7 +147,9 @@ func (s *Session) FromPlain(ctx context.Context, sdp string, typ webrtc.SDPType)
 		return s.plainOffer(ctx, parsed)
 	case typ == webrtc.SDPTypeAnswer && state == stateBrowserOffered:
 		return s.plainAnswer(ctx, parsed)
-	case typ == webrtc.SDPTypeAnswer && state == stateHoldOffered:
+	case typ == webrtc.SDPTypeAnswer && (state == stateHoldOffered || state == stateEstablished):
+		// The answer to Hold's re-offer, or an answer again (a SIP 200 OK after a 183 with
+		// the same SDP): the addresses are updated, the browser needs nothing.
 		return nil, s.holdAnswer(parsed)
 	}
 	return nil, fmt.Errorf("%w: a plain %s now", ErrState, typ)
@@ -187,13 +205,20 @@ func (s *Session) OnDTMF(f func(digit string, duration time.Duration)) {
 
 // RequestKeyframe asks both senders of video for a keyframe: PLI to the browser, PLI and FIR to
 // the plain peer.
-func (s *Session) RequestKeyframe() {
+func (s *Session) RequestKeyframe() { s.RequestKeyframeFrom(true, true) }
+
+// RequestKeyframeFrom asks the browser (PLI) and/or the plain peer (PLI and FIR) for a keyframe.
+func (s *Session) RequestKeyframeFrom(browser, plain bool) {
 	l := s.leg(webrtc.RTPCodecTypeVideo)
 	if l == nil || l.fromBrowser == nil {
 		return
 	}
-	l.fromBrowser.RequestKeyframe(0, 0)
-	l.requestKeyframe()
+	if browser {
+		l.fromBrowser.RequestKeyframe(0, 0)
+	}
+	if plain {
+		l.requestKeyframe()
+	}
 }
 
 // Receivers returns the bridge's tracks (for recordings, record.Participant): what the browser

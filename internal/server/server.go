@@ -22,6 +22,7 @@ import (
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/plugins/nosip"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
 	sipplugin "github.com/strata-rtc/strata/internal/plugins/sip"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
@@ -121,6 +122,9 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 	}
 	if cfg.Plugins.SIP.Enabled {
 		ps = append(ps, sipplugin.New(cfg.Plugins.SIP, log.With("plugin", "sip")))
+	}
+	if cfg.Plugins.NoSIP.Enabled {
+		ps = append(ps, nosip.New(cfg.Plugins.NoSIP, rec, log.With("plugin", "nosip")))
 	}
 	return ps
 }

@@ -44,6 +44,7 @@ type call struct {
 
 	offerless bool             // incoming INVITE without SDP: the browser offers in accept
 	finalSent bool             // incoming: we answered (or are answering) the INVITE
+	early     string           // incoming: the plain SDP a progress request sent in a 183
 	pending   *pendingReinvite // an incoming re-INVITE waiting for `update` (autoaccept off)
 }
 
@@ -136,11 +137,14 @@ func (s *session) startCall(ctx context.Context, r req) *plugin.RequestError {
 		_ = c.bridge.Close()
 		return plugin.Errorf(ErrWrongState, "Wrong state (already in a call? status=%s)", s.call.state)
 	}
+	// cancel is set before the INVITE leaves, so that a hangup at any time ends it (CANCEL).
+	inviteCtx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
 	s.call = c
 	s.mu.Unlock()
 	invite := s.buildInvite(a, uri, c, []byte(plain), customHeaders(r.raw))
 	s.event(r.tx, "", map[string]any{"event": "calling", "call_id": c.id}, nil)
-	go s.runInvite(c, invite, creds)
+	go s.runInvite(inviteCtx, cancel, c, invite, creds)
 	return nil
 }
 
@@ -166,11 +170,7 @@ func (s *session) buildInvite(a account, to sip.Uri, c *call, body []byte, hdrs 
 // runInvite sends the INVITE and follows it to its end: provisional responses become ringing,
 // proceeding and progress (183 with SDP: early media), a challenge is answered once per
 // realm, 2xx is ACKed and becomes accepted with the browser's answer, anything else a hangup.
-func (s *session) runInvite(c *call, invite *sip.Request, creds credentials) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.mu.Lock()
-	c.cancel = cancel
-	s.mu.Unlock()
+func (s *session) runInvite(ctx context.Context, cancel context.CancelFunc, c *call, invite *sip.Request, creds credentials) {
 	defer cancel()
 	dua := &sipgo.DialogUA{Client: c.st.client(c.transport), ContactHDR: c.st.contact(invite.From().Address.User, c.transport, nil),
 		RewriteContact: s.p.cfg.BehindNAT}

@@ -95,13 +95,39 @@ func (p *phone) waitEcho(t *testing.T, n int64) {
 // startStrata runs a loopback strata whose SIP plugin binds 127.0.0.1.
 func startStrata(t *testing.T) *janusclient.Handle {
 	t.Helper()
+	return startStrataIn(t, t.TempDir())
+}
+
+// startStrataIn is startStrata with recordings in dir.
+func startStrataIn(t *testing.T, dir string) *janusclient.Handle {
+	t.Helper()
 	c := janustest.StartServer(t, func(cfg *config.Config) {
 		cfg.Plugins.SIP.LocalIP = "127.0.0.1"
 		cfg.Plugins.SIP.RTPPortRange = ""
 		cfg.Plugins.SIP.KeepaliveInterval = 0
-		cfg.Plugins.SIP.RecordingsDir = t.TempDir()
+		cfg.Plugins.SIP.RecordingsDir = dir
 	}, janustest.Logger())
 	return janustest.Attach(t, c, sipplugin.Package)
+}
+
+// recordBothSides records the browser's audio and the SIP peer's for a second: two .mjr files with
+// more than their header in them.
+func recordBothSides(t *testing.T, h *janusclient.Handle, dir string) {
+	t.Helper()
+	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "recording", "action": "start", "audio": true,
+		"peer_audio": true, "filename": "rec"}, nil)
+	if result(data) != "recordingupdated" {
+		t.Fatalf("recording start: %v", data)
+	}
+	time.Sleep(time.Second)
+	janustest.MustRequest(t, h, map[string]any{"request": "recording", "action": "stop", "audio": true, "peer_audio": true}, nil)
+	for _, name := range []string{"rec-user-audio.mjr", "rec-peer-audio.mjr"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Size() < 1000 {
+			entries, _ := os.ReadDir(dir)
+			t.Fatalf("%s: %v (size %v); dir has %v", name, err, st, entries)
+		}
+	}
 }
 
 // result is a SIP event's result.event.
@@ -137,7 +163,8 @@ func waitResult(t *testing.T, h *janusclient.Handle, name string) map[string]any
 // sipp answers (its scenario ends successfully).
 func TestCallToSippEcho(t *testing.T) {
 	port, done := runSipp(t, "-sf", "uas_echo.xml", "-rtp_echo", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
-	h := startStrata(t)
+	dir := t.TempDir()
+	h := startStrataIn(t, dir)
 	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "register", "type": "guest", "username": "sip:alice@127.0.0.1"}, nil)
 	if result(data) != "registered" {
 		t.Fatalf("register: %v", data)
@@ -161,6 +188,7 @@ func TestCallToSippEcho(t *testing.T) {
 	defer cancel()
 	ph.talk(ctx)
 	ph.waitEcho(t, 25)
+	recordBothSides(t, h, dir)
 	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "hangup"}, nil)
 	if result(data) != "hangingup" {
 		t.Fatalf("hangup: %v", data)
@@ -407,8 +435,8 @@ func bound(port int) bool {
 }
 
 // TestInDialogRequestsAndRemoteHangup: in an established call, hold (a sendonly re-INVITE),
-// dtmf_info (INFO), message (MESSAGE) and unhold (sendrecv) reach the sipp UAS as it expects; its
-// INFO is reported as info; its BYE ends the call.
+// dtmf_info (INFO), message (MESSAGE), unhold (sendrecv) and transfer (REFER) reach the sipp UAS as
+// it expects; its INFO is reported as info, its REFER as transfer; its BYE ends the call.
 func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 	port, done := runSipp(t, "-sf", "uas_indialog.xml", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
 	h := startStrata(t)
@@ -425,6 +453,7 @@ func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 		{map[string]any{"request": "dtmf_info", "digit": "5", "duration": 200}, "dtmfsent"},
 		{map[string]any{"request": "message", "content": "hello"}, "messagesent"},
 		{map[string]any{"request": "unhold"}, "resuming"},
+		{map[string]any{"request": "transfer", "uri": "sip:carol@example.com"}, "transferring"},
 	} {
 		data, _ := janustest.MustRequest(t, h, step.body, nil)
 		if result(data) != step.want {
@@ -440,24 +469,75 @@ func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 	if r := info["result"].(map[string]any); r["content"] != "ping" || r["type"] != "text/plain" {
 		t.Errorf("info %v", info)
 	}
+	transfer := waitResult(t, h, "transfer")
+	if r := transfer["result"].(map[string]any); r["refer_to"] != "sip:dave@example.com" || r["refer_id"] == nil {
+		t.Errorf("transfer %v", transfer)
+	}
 	waitResult(t, h, "hangup")
 	waitSippDone(t, done)
 }
 
-// TestIncomingCallDeclined: decline with a code answers the INVITE with it (sipp expects 603).
+// TestIncomingCallDeclined: progress sends the browser's answer in a 183 (early media), decline
+// with a code answers the INVITE with it (sipp expects both).
 func TestIncomingCallDeclined(t *testing.T) {
 	port, done := runSipp(t, "-sf", "declined_call.xml", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
 	h := startStrata(t)
 	janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
 		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
 	waitResult(t, h, "registered")
-	waitJSEP(t, h, "incomingcall")
-	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "decline", "code": 603}, nil)
+	_, offer := waitJSEP(t, h, "incomingcall")
+	ph := newPhone(t)
+	if err := ph.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := ph.pc.CreateAnswer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "progress"}, janustest.CompleteLocal(t, ph.pc, answer))
+	if result(data) != "progressing" {
+		t.Fatalf("progress: %v", data)
+	}
+	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "decline", "code": 603}, nil)
 	if result(data) != "declining" {
 		t.Fatalf("decline: %v", data)
 	}
 	if ev := waitResult(t, h, "hangup"); ev["result"].(map[string]any)["code"] != float64(603) {
 		t.Errorf("hangup %v", ev)
 	}
+	waitSippDone(t, done)
+}
+
+// TestIncomingReinviteToTheBrowser: with autoaccept_reinvites false (as Janus's siptest accepts),
+// the peer's re-INVITE reaches the browser as updatingcall with a JSEP offer; its answer in update
+// becomes the 200 OK's SDP, which sipp checks and ACKs.
+func TestIncomingReinviteToTheBrowser(t *testing.T) {
+	port, done := runSipp(t, "-sf", "incoming_reinvite.xml")
+	h := startStrata(t)
+	janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
+		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
+	waitResult(t, h, "registered")
+	_, offer := waitJSEP(t, h, "incomingcall")
+	ph := newPhone(t)
+	answer := func(offer *janusclient.JSEP) *janusclient.JSEP {
+		if err := ph.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
+			t.Fatal(err)
+		}
+		a, err := ph.pc.CreateAnswer(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return janustest.CompleteLocal(t, ph.pc, a)
+	}
+	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "accept", "autoaccept_reinvites": false}, answer(offer))
+	if result(data) != "accepted" {
+		t.Fatalf("accept: %v", data)
+	}
+	_, reoffer := waitJSEP(t, h, "updatingcall")
+	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "update"}, answer(reoffer))
+	if result(data) != "updated" {
+		t.Fatalf("update: %v", data)
+	}
+	waitResult(t, h, "hangup")
 	waitSippDone(t, done)
 }

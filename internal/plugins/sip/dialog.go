@@ -325,8 +325,15 @@ func (s *session) transfer(ctx context.Context, r req) *plugin.RequestError {
 	return nil
 }
 
-// onInfo reports an INFO of the call as an info event.
+// onInfo reports an INFO of the call as an info event; one of no call is 481 (INFO lives in a dialog).
 func (s *session) onInfo(req *sip.Request, tx sip.ServerTransaction) {
+	s.mu.Lock()
+	c := s.call
+	s.mu.Unlock()
+	if c == nil || req.CallID() == nil || c.id != req.CallID().Value() {
+		_ = tx.Respond(sip.NewResponseFromRequest(req, 481, reason(481), nil))
+		return
+	}
 	s.inbound(req, tx, "info")
 }
 

@@ -135,7 +135,7 @@ func sipp(t *testing.T, args ...string) (port int, done chan error) {
 		}
 	}
 	all := append([]string{"-i", "127.0.0.1", "-p", strconv.Itoa(port), "-m", "1", "-timeout", "25s", "-timeout_error",
-		"-nostdin", "-trace_err"}, args...)
+		"-nostdin", "-trace_err", "-trace_msg", "-mp", strconv.Itoa(freeUDPPort(t))}, args...)
 	cmd := exec.Command(bin, all...)
 	cmd.Dir = t.TempDir()
 	if err := cmd.Start(); err != nil {
@@ -153,6 +153,13 @@ func sipp(t *testing.T, args ...string) (port int, done chan error) {
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
+		if t.Failed() { // what sipp received and sent, to see who is wrong
+			msgs, _ := os.ReadFile(firstMatch(cmd.Dir, "*_messages.log"))
+			if len(msgs) > 4000 {
+				msgs = msgs[len(msgs)-4000:]
+			}
+			t.Logf("sipp %v:\n%s", args, msgs)
+		}
 	})
 	waitBound(t, port)
 	return port, done

@@ -46,6 +46,24 @@ func (s *session) stackOf() *stack {
 	return s.st
 }
 
+// route finds the helper whose call (on this master's stack) req belongs to; this session
+// otherwise.
+func (s *session) route(req *sip.Request) handlers {
+	id := req.CallID()
+	if id == nil {
+		return s
+	}
+	for _, h := range s.p.sessions.All() {
+		h.mu.Lock()
+		ok := h.master == s && h.call != nil && h.call.id == id.Value()
+		h.mu.Unlock()
+		if ok {
+			return h
+		}
+	}
+	return s
+}
+
 // freeHelper is an idle helper of this master, if any.
 func (s *session) freeHelper() *session {
 	for _, h := range s.p.sessions.All() {
@@ -158,23 +176,15 @@ func (s *session) accept(ctx context.Context, r req, progress bool) *plugin.Requ
 	if err := r.b.Validate(acceptParams...); err != nil {
 		return err
 	}
-	if r.jsep == nil || r.jsep.SDP == "" {
-		return plugin.Errorf(ErrMissingSDP, "Missing SDP")
-	}
 	if _, err := srtpMode(r.b); err != nil {
 		return err
 	}
 	if r.b.Has("autoaccept_reinvites") {
 		c.autoaccept = r.b.Bool("autoaccept_reinvites")
 	}
-	answer := r.jsep.Type == "answer"
-	typ := webrtc.SDPTypeOffer
-	if answer {
-		typ = webrtc.SDPTypeAnswer
-	}
-	plain, err := c.bridge.FromWebRTC(ctx, webrtc.SessionDescription{Type: typ, SDP: r.jsep.SDP})
-	if err != nil {
-		return bridgeError(err)
+	plain, answer, rerr := s.acceptSDP(ctx, c, r)
+	if rerr != nil {
+		return rerr
 	}
 	var hdrs []sip.Header
 	for _, h := range customHeaders(r.raw) {
@@ -185,6 +195,7 @@ func (s *session) accept(ctx context.Context, r req, progress bool) *plugin.Requ
 		if err := c.server.Respond(183, "Session Progress", []byte(plain), hdrs...); err != nil {
 			return plugin.Errorf(ErrLibSofia, "%v", err)
 		}
+		c.early = plain
 		s.event(r.tx, c.id, map[string]any{"event": "progressing"}, nil)
 		return nil
 	}
@@ -198,6 +209,28 @@ func (s *session) accept(ctx context.Context, r req, progress bool) *plugin.Requ
 	s.event(r.tx, c.id, map[string]any{"event": event}, nil)
 	go s.sendOK(c, []byte(plain), hdrs)
 	return nil
+}
+
+// acceptSDP is the plain SDP of the answer to an incoming INVITE: from the browser's JSEP (an
+// answer, or an offer for an offerless INVITE), or the one a progress request already sent in its
+// 183 (the browser answered then; accept needs no JSEP after it).
+func (s *session) acceptSDP(ctx context.Context, c *call, r req) (plain string, answer bool, rerr *plugin.RequestError) {
+	if c.early != "" && r.jsep == nil {
+		return c.early, true, nil
+	}
+	if r.jsep == nil || r.jsep.SDP == "" {
+		return "", false, plugin.Errorf(ErrMissingSDP, "Missing SDP")
+	}
+	answer = r.jsep.Type == "answer"
+	typ := webrtc.SDPTypeOffer
+	if answer {
+		typ = webrtc.SDPTypeAnswer
+	}
+	plain, err := c.bridge.FromWebRTC(ctx, webrtc.SessionDescription{Type: typ, SDP: r.jsep.SDP})
+	if err != nil {
+		return "", false, bridgeError(err)
+	}
+	return plain, answer, nil
 }
 
 // sendOK sends the 200 OK and waits for its ACK (sipgo retransmits until then); an offerless

@@ -22,6 +22,16 @@ var garbage = []string{
 		"To: <sip:a@b>;tag=2\r\nCall-ID: nosuch\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n",
 	"REFER sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:1;branch=z9hG4bKr\r\nFrom: <sip:x@y>;tag=1\r\n" +
 		"To: <sip:a@b>\r\nCall-ID: r1\r\nCSeq: 1 REFER\r\nContent-Length: 0\r\n\r\n", // REFER without Refer-To
+	"INVITE sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:1;branch=z9hG4bKn1\r\nFrom: <sip:x@y>;tag=1\r\n" +
+		"To: <sip:a@b>\r\nCSeq: 1 INVITE\r\nContact: <sip:x@127.0.0.1:1>\r\nContent-Length: 0\r\n\r\n", // no Call-ID
+	"INVITE sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:1;branch=z9hG4bKn2\r\nCall-ID: n2\r\n" +
+		"To: <sip:a@b>\r\nCSeq: 1 INVITE\r\nContact: <sip:x@127.0.0.1:1>\r\nContent-Length: 0\r\n\r\n", // no From
+	"MESSAGE sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:1;branch=z9hG4bKn3\r\nCall-ID: n3\r\n" +
+		"CSeq: 1 MESSAGE\r\nContent-Length: 2\r\n\r\nhi", // no From, no To
+	"BYE sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:1;branch=z9hG4bKn4\r\nFrom: <sip:x@y>;tag=1\r\n" +
+		"To: <sip:a@b>;tag=2\r\nCSeq: 2 BYE\r\nContent-Length: 0\r\n\r\n", // no Call-ID
+	"INFO sip:a@b SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:1;branch=z9hG4bKn5\r\nFrom: <sip:x@y>;tag=1\r\n" +
+		"To: <sip:a@b>;tag=2\r\nCall-ID: n5\r\nCSeq: 1 INFO\r\nContent-Length: 0\r\n\r\n", // INFO of no call
 }
 
 // TestMalformedSIP: garbage and truncated messages on a handle's SIP port over UDP and TCP leave

@@ -64,7 +64,7 @@ func (s *session) recording(r req) *plugin.RequestError {
 		parts = append(parts, part)
 	}
 	if b.Bool("send_peer_pli") {
-		c.bridge.RequestKeyframe()
+		c.bridge.RequestKeyframeFrom(false, true)
 	}
 	s.mu.Lock()
 	old := s.rec

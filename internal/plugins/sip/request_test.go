@@ -63,6 +63,10 @@ func TestGuestAndCallState(t *testing.T) {
 	if e := h.next(t); e.result() != "registered" || e.field("register_sent") != false {
 		t.Fatalf("guest: %+v", e.data)
 	}
+	if q := s.Query().(map[string]any); q["registration_status"] != "disabled" || q["call_status"] != "idle" ||
+		q["username"] != "sip:guest@strata.test" || q["sip_port"].(int) == 0 {
+		t.Errorf("handle_info %v", q)
+	}
 	for body, code := range map[string]int{
 		`{"request":"call","uri":"sip:bob@127.0.0.1"}`:                              ErrMissingSDP,
 		`{"request":"call","uri":"bob"}`:                                            ErrInvalidAddress,
@@ -76,6 +80,13 @@ func TestGuestAndCallState(t *testing.T) {
 		if e := h.next(t); e.data["error_code"] != float64(code) {
 			t.Errorf("%s: %v, want %d", body, e.data, code)
 		}
+	}
+	send(s, "u", map[string]any{"request": "unregister"})
+	if e := h.next(t); e.result() != "unregistering" {
+		t.Fatalf("unregister: %+v", e.data)
+	}
+	if e := h.next(t); e.result() != "unregistered" || e.field("register_sent") != false {
+		t.Fatalf("unregister: %+v", e.data)
 	}
 }
 

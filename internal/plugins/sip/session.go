@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/rtpbridge"
@@ -76,8 +77,15 @@ func newSession(p *Plugin, h plugin.Handle) *session {
 	return s
 }
 
-// HandleMessage queues the request: every SIP request is asynchronous in Janus.
+// HandleMessage queues the request: every SIP request is asynchronous in Janus. A JSEP's
+// PeerConnection is created here, before the queue, with the bridge's codecs: the client's trickled
+// candidates, which follow the message, would otherwise create it without them.
 func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Result {
+	if m.JSEP != nil {
+		if _, err := s.h.Peer(peer.WithBridgeCodecs()); err != nil {
+			s.log.Debug("creating the PeerConnection", "err", err)
+		}
+	}
 	if err := s.q.Enqueue(m); err != nil {
 		return plugin.Sync(plugin.Error(short, ErrUnknown, err.Error()))
 	}

@@ -41,6 +41,8 @@ type handlers interface {
 	onRefer(req *sip.Request, tx sip.ServerTransaction)
 	onOptions(req *sip.Request, tx sip.ServerTransaction)
 	onNotify(req *sip.Request, tx sip.ServerTransaction)
+	// route is the session a request is for: a helper whose call it belongs to, else this one.
+	route(req *sip.Request) handlers
 }
 
 // newStack binds a port (from cfg.SIPPortRange, or any free one) and starts serving it.
@@ -51,7 +53,7 @@ func newStack(cfg config.SIP, ip, userAgent string, h handlers, log *slog.Logger
 	}
 	port := udp.LocalAddr().(*net.UDPAddr).Port
 	st := &stack{udp: udp, tcp: tcp, ip: ip, port: port}
-	if err := st.start(userAgent, h, log); err != nil {
+	if err := st.start(userAgent, cfg.BehindNAT, h, log); err != nil {
 		_ = udp.Close()
 		_ = tcp.Close()
 		return nil, err
@@ -59,7 +61,7 @@ func newStack(cfg config.SIP, ip, userAgent string, h handlers, log *slog.Logger
 	return st, nil
 }
 
-func (st *stack) start(userAgent string, h handlers, log *slog.Logger) error {
+func (st *stack) start(userAgent string, natted bool, h handlers, log *slog.Logger) error {
 	// sipgo's layers log what peers send wrong (at error level): into the server's logger, whose
 	// aggregation keeps a flood of garbage from flooding the log.
 	ua, err := sipgo.NewUA(sipgo.WithUserAgent(userAgent), sipgo.WithUserAgentHostname(st.ip),
@@ -73,23 +75,35 @@ func (st *stack) start(userAgent string, h handlers, log *slog.Logger) error {
 		return err
 	}
 	addr := net.JoinHostPort(st.ip, strconv.Itoa(st.port))
-	if st.udpCli, err = sipgo.NewClient(ua, sipgo.WithClientHostname(st.ip), sipgo.WithClientPort(st.port),
-		sipgo.WithClientConnectionAddr(addr), sipgo.WithClientLogger(log)); err != nil {
+	common := []sipgo.ClientOption{sipgo.WithClientHostname(st.ip), sipgo.WithClientPort(st.port), sipgo.WithClientLogger(log)}
+	if natted {
+		common = append(common, sipgo.WithClientNAT())
+	}
+	if st.udpCli, err = sipgo.NewClient(ua, append(common, sipgo.WithClientConnectionAddr(addr))...); err != nil {
 		return err
 	}
-	if st.tcpCli, err = sipgo.NewClient(ua, sipgo.WithClientHostname(st.ip), sipgo.WithClientPort(st.port),
-		sipgo.WithClientLogger(log)); err != nil {
+	if st.tcpCli, err = sipgo.NewClient(ua, common...); err != nil {
 		return err
 	}
-	st.srv.OnInvite(h.onInvite)
-	st.srv.OnAck(h.onAck)
-	st.srv.OnBye(h.onBye)
-	st.srv.OnCancel(h.onCancel)
-	st.srv.OnInfo(h.onInfo)
-	st.srv.OnMessage(h.onMessage)
-	st.srv.OnRefer(h.onRefer)
-	st.srv.OnOptions(h.onOptions)
-	st.srv.OnNotify(h.onNotify)
+	for _, m := range []struct {
+		method sip.RequestMethod
+		f      func(handlers, *sip.Request, sip.ServerTransaction)
+	}{
+		{sip.INVITE, handlers.onInvite}, {sip.ACK, handlers.onAck}, {sip.BYE, handlers.onBye},
+		{sip.CANCEL, handlers.onCancel}, {sip.INFO, handlers.onInfo}, {sip.MESSAGE, handlers.onMessage},
+		{sip.REFER, handlers.onRefer}, {sip.OPTIONS, handlers.onOptions}, {sip.NOTIFY, handlers.onNotify},
+	} {
+		st.srv.OnRequest(m.method, func(req *sip.Request, tx sip.ServerTransaction) {
+			// The handlers read these headers: a request without one is refused here, once.
+			if req.CallID() == nil || req.From() == nil || req.To() == nil || req.CSeq() == nil {
+				if m.method != sip.ACK {
+					_ = tx.Respond(sip.NewResponseFromRequest(req, 400, "Bad Request", nil))
+				}
+				return
+			}
+			m.f(h.route(req), req, tx)
+		})
+	}
 	go func() { _ = st.srv.ServeUDP(st.udp) }()
 	go func() { _ = st.srv.ServeTCP(st.tcp) }()
 	// Requests leave from the UDP socket once the transport layer knows it: wait for that, or the
