@@ -377,7 +377,8 @@ func (s *session) onRefer(req *sip.Request, tx sip.ServerTransaction) {
 		_ = tx.Respond(sip.NewResponseFromRequest(req, 400, "Bad Request", nil))
 		return
 	}
-	_ = tx.Respond(sip.NewResponseFromRequest(req, 202, "Accepted", nil))
+	// The event goes first, so that it precedes what the peer does after our 202 (a BYE).
+	defer func() { _ = tx.Respond(sip.NewResponseFromRequest(req, 202, "Accepted", nil)) }()
 	result := map[string]any{"event": "transfer", "refer_id": referIDs.Add(1),
 		"refer_to": strings.Trim(to.Value(), "<>")}
 	if rb := req.GetHeader("Referred-By"); rb != nil {
@@ -396,9 +397,9 @@ func (s *session) onOptions(req *sip.Request, tx sip.ServerTransaction) {
 	_ = tx.Respond(res)
 }
 
-// onNotify answers a NOTIFY (e.g. about a REFER's progress) and reports it.
+// onNotify reports a NOTIFY (e.g. about a REFER's progress), then answers it.
 func (s *session) onNotify(req *sip.Request, tx sip.ServerTransaction) {
-	_ = tx.Respond(sip.NewResponseFromRequest(req, 200, "OK", nil))
+	defer func() { _ = tx.Respond(sip.NewResponseFromRequest(req, 200, "OK", nil)) }()
 	result := map[string]any{"event": "notify", "content": string(req.Body())}
 	if ev := req.GetHeader("Event"); ev != nil {
 		result["notify"] = ev.Value()

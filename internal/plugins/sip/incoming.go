@@ -32,9 +32,9 @@ func (s *session) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 			h.incoming(s.stackOf(), req, tx)
 			return
 		}
-		_ = tx.Respond(sip.NewResponseFromRequest(req, 486, "Busy Here", nil))
 		s.event("", req.CallID().Value(), map[string]any{"event": "missed_call", "caller": req.From().Address.String(),
 			"displayname": req.From().DisplayName, "callee": req.To().Address.String()}, nil)
+		_ = tx.Respond(sip.NewResponseFromRequest(req, 486, "Busy Here", nil))
 		return
 	}
 	s.incoming(s.stackOf(), req, tx)
