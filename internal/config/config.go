@@ -196,6 +196,12 @@ type VideoCall struct {
 	// simulcast too (rids l, m, h), so that both directions adapt by layer. Off: as Janus, the
 	// callee sends one stream.
 	CalleeSimulcast bool `yaml:"callee_simulcast"`
+	// DataChannels bounds what each user's data channel holds back (the other user's data relayed).
+	DataChannels sfu.DataSinkConfig `yaml:"data_channels"`
+}
+
+func (v VideoCall) validate() []error {
+	return validateDataChannels("plugins.videocall.data_channels", v.DataChannels)
 }
 
 // VoiceMail configures janus.plugin.voicemail.
@@ -408,6 +414,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Plugins.RecordPlay.validate()...)
 	errs = append(errs, c.Plugins.TextRoom.validate()...)
 	errs = append(errs, c.Plugins.NoSIP.validate()...)
+	errs = append(errs, c.Plugins.VideoCall.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}

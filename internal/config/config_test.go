@@ -84,6 +84,9 @@ func TestReferenceIsTheComponentsDefaults(t *testing.T) {
 	if got, want := Default().Plugins.Streaming.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
 		t.Errorf("configs/strata.yaml plugins.streaming.data_channels: %+v, Go defaults: %+v", got, want)
 	}
+	if got, want := Default().Plugins.VideoCall.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
+		t.Errorf("configs/strata.yaml plugins.videocall.data_channels: %+v, Go defaults: %+v", got, want)
+	}
 }
 
 func TestFileOverridesOnlyWhatItStates(t *testing.T) {

@@ -138,7 +138,7 @@ func (s *Streaming) FreePorts() {
 	}
 }
 
-// validateDataChannels checks a data_channels section (videoroom, streaming).
+// validateDataChannels checks a data_channels section (videoroom, streaming, videocall).
 func validateDataChannels(name string, d sfu.DataSinkConfig) []error {
 	if d.QueueMessages <= 0 || d.QueueBytes <= 0 || d.BufferedHigh == 0 {
 		return []error{fmt.Errorf("%s: queue_messages, queue_bytes and buffered_high must be positive", name)}

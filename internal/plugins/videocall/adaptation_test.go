@@ -82,8 +82,8 @@ type mline struct {
 	} `json:"out"`
 }
 
-// video is the handle_info of u's video m-line, asked of the gateway's admin API.
-func video(t *testing.T, srv *server.Server, u *user) mline {
+// handleInfo is u's handle_info, asked of the gateway's admin API.
+func handleInfo(t *testing.T, srv *server.Server, u *user) []byte {
 	t.Helper()
 	req := fmt.Sprintf(`{"janus":"handle_info","transaction":"i","admin_secret":%q,"session_id":%d,"handle_id":%d}`,
 		srv.AdminSecret(), u.sessionID, u.h.ID)
@@ -91,6 +91,13 @@ func video(t *testing.T, srv *server.Server, u *user) mline {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return raw
+}
+
+// video is the handle_info of u's video m-line.
+func video(t *testing.T, srv *server.Server, u *user) mline {
+	t.Helper()
+	raw := handleInfo(t, srv, u)
 	var r struct {
 		Info struct {
 			WebRTC struct {

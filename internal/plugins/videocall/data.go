@@ -1,28 +1,39 @@
 package videocall
 
 import (
+	"sync"
+
 	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
-const (
-	// defaultLabel is janus.js's data channel label: the channel strata opens towards the callee
-	// when the caller offered data channels, so that the callee's offer has an application m-line.
-	defaultLabel = "JanusDataChannel"
-	// maxPending bounds the messages kept for a channel that is not open yet.
-	maxPending = 64
-	// maxBuffered is how much may wait in a channel's SCTP send buffer; beyond it messages to that
-	// user are dropped (and counted) rather than queued without bound behind a slow receiver.
-	maxBuffered = 1 << 20
-)
+// Data channels, as Janus's videocall relays them: a message one user sends on a channel goes to
+// the other user's channel of the same label, opened on demand, text as text and binary as
+// binary. The relay is the media core's (sfu.DataReceiver/DataSink): what a user sends on a label
+// is a DataReceiver, whose sink is the other user's channel of that label; the sink queues what
+// arrives before its channel opens, and a user that does not read loses messages itself (counted
+// in handle_info's data_dropped) without holding up the sender.
 
-// channel is one data channel of a leg, by label, with what waits for it to open.
+// defaultLabel is janus.js's data channel label: the channel strata opens towards the callee when
+// the caller offered data channels, so that the callee's offer has an application m-line.
+const defaultLabel = "JanusDataChannel"
+
+// channel is a label's data channels on one leg: the first one (what the other user's messages of
+// that label are sent on, through sink) and what this user sends on any channel of that label.
 type channel struct {
-	dc      *webrtc.DataChannel
-	pending []webrtc.DataChannelMessage
+	label string
+	sink  *sfu.DataSink     // messages to this user
+	recv  *sfu.DataReceiver // messages from this user
+
+	// mu serialises the writes of this user's channels of the label (DataReceiver.Write is
+	// called by one goroutine at a time, and Pion reads each channel on its own) with linking
+	// recv to the other user's sink and with the call's end.
+	mu  sync.Mutex
+	out *sfu.DataSink // the other user's sink recv feeds, once this user sent on the label
 }
 
-// watchData relays the data channels the user opens, as Janus's videocall relays data: a message
-// on a channel goes to the other user's channel of the same label, opened on demand.
+// watchData relays the data channels the user opens.
 func (l *leg) watchData() {
 	l.peer.PC.OnDataChannel(func(dc *webrtc.DataChannel) {
 		l.mu.Lock()
@@ -39,17 +50,21 @@ func (l *leg) openData() error {
 	return err
 }
 
-// addChannelLocked relays what arrives on dc; the first channel of a label is the one messages
-// of that label are sent on.
+// addChannelLocked relays what this user sends on dc; the first channel of a label is the one the
+// other user's messages of that label are sent on. The Peer closes dc before its PeerConnection,
+// so that the browser sees a plain close rather than an SCTP abort.
 func (l *leg) addChannelLocked(dc *webrtc.DataChannel) *channel {
-	label := dc.Label()
-	ch := l.channels[label]
+	l.peer.TrackDataChannel(dc)
+	ch := l.channels[dc.Label()]
 	if ch == nil {
-		ch = &channel{dc: dc}
-		l.channels[label] = ch
-		dc.OnOpen(func() { l.flush(label) })
+		ch = &channel{
+			label: dc.Label(),
+			sink:  sfu.NewPionDataSink(dc, l.c.p.cfg.DataChannels),
+			recv:  sfu.NewDataReceiver(false),
+		}
+		l.channels[ch.label] = ch
 	}
-	dc.OnMessage(func(m webrtc.DataChannelMessage) { l.c.relayData(l, label, m) })
+	dc.OnMessage(func(m webrtc.DataChannelMessage) { l.c.relayData(l, ch, m) })
 	return ch
 }
 
@@ -65,68 +80,69 @@ func (l *leg) channelLocked(label string) (*channel, error) {
 	return l.addChannelLocked(dc), nil
 }
 
-// relayData sends what one user sent on a channel to the other user.
-func (c *call) relayData(from *leg, label string, m webrtc.DataChannelMessage) {
+// sinkFor is the sink of this leg's channel of a label, opened on demand.
+func (l *leg) sinkFor(label string) (*sfu.DataSink, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch, err := l.channelLocked(label)
+	if err != nil {
+		return nil, err
+	}
+	return ch.sink, nil
+}
+
+// relayData sends what one user sent on a channel to the other user's channel of its label,
+// opening that channel with the label's first message.
+func (c *call) relayData(from *leg, ch *channel, m webrtc.DataChannelMessage) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
 	select {
 	case <-c.done:
 		return
 	default:
 	}
-	c.other(from).sendData(label, m)
-}
-
-// sendData sends a message on this leg's channel of the label, or keeps it until the channel
-// opens; what does not fit is dropped and counted.
-func (l *leg) sendData(label string, m webrtc.DataChannelMessage) {
-	l.mu.Lock()
-	ch, err := l.channelLocked(label)
-	if err != nil {
-		l.mu.Unlock()
-		l.s.log.Debug("opening data channel", "label", label, "err", err)
-		l.dataDropped.Add(1)
-		return
-	}
-	if ch.dc.ReadyState() != webrtc.DataChannelStateOpen {
-		if len(ch.pending) < maxPending {
-			ch.pending = append(ch.pending, m)
-		} else {
-			l.dataDropped.Add(1)
+	if ch.out == nil {
+		to := c.other(from)
+		sink, err := to.sinkFor(ch.label)
+		if err != nil {
+			from.s.log.Debug("opening data channel", "label", ch.label, "err", err)
+			to.dataUnsent.Add(1)
+			return
 		}
-		l.mu.Unlock()
-		return
+		ch.out = sink
+		ch.recv.AddSink(sink)
 	}
-	l.mu.Unlock()
-	l.write(ch.dc, m)
+	ch.recv.Write(m.Data, !m.IsString)
 }
 
-// flush sends what waited for the channel of a label to open.
-func (l *leg) flush(label string) {
+// stopData detaches this user's messages from the other user's channels; the channels stay open
+// until the Peer closes them, before its PeerConnection.
+func (l *leg) stopData() {
+	for _, ch := range l.channelList() {
+		ch.mu.Lock()
+		if ch.out != nil {
+			ch.recv.RemoveSink(ch.out)
+		}
+		ch.mu.Unlock()
+	}
+}
+
+func (l *leg) channelList() []*channel {
 	l.mu.Lock()
-	ch := l.channels[label]
-	var pending []webrtc.DataChannelMessage
-	if ch != nil {
-		pending, ch.pending = ch.pending, nil
+	defer l.mu.Unlock()
+	out := make([]*channel, 0, len(l.channels))
+	for _, ch := range l.channels {
+		out = append(out, ch)
 	}
-	l.mu.Unlock()
-	for _, m := range pending {
-		l.write(ch.dc, m)
-	}
+	return out
 }
 
-// write sends one message as it came (text or binary), unless the channel's send buffer is full.
-func (l *leg) write(dc *webrtc.DataChannel, m webrtc.DataChannelMessage) {
-	if dc.BufferedAmount() > maxBuffered {
-		l.dataDropped.Add(1)
-		return
+// dataDropped counts the messages to this user that were dropped: refused by its channels' full
+// queues, or with no channel to send them on.
+func (l *leg) dataDropped() uint64 {
+	n := l.dataUnsent.Load()
+	for _, ch := range l.channelList() {
+		n += ch.sink.Stats().Dropped
 	}
-	var err error
-	if m.IsString {
-		err = dc.SendText(string(m.Data))
-	} else {
-		err = dc.Send(m.Data)
-	}
-	if err != nil {
-		l.dataDropped.Add(1)
-		l.s.log.Debug("relaying data", "label", dc.Label(), "err", err)
-	}
+	return n
 }

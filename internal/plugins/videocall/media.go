@@ -51,8 +51,8 @@ type leg struct {
 	tracks   map[string]*track
 	channels map[string]*channel // data channels by label (data.go)
 	up       bool
-	// dataDropped counts data channel messages to this user that were dropped.
-	dataDropped atomic.Uint64
+	// dataUnsent counts messages to this user that had no channel to go on (data.go).
+	dataUnsent atomic.Uint64
 }
 
 // track is one m-line of a leg.

@@ -213,6 +213,7 @@ func (c *call) close() {
 				continue
 			}
 			l.alloc.Close()
+			l.stopData()
 			for _, t := range l.list() {
 				t.down.Stop()
 				if t.recv != nil {

@@ -220,11 +220,12 @@ func (s *session) Query() any {
 		q["peer"] = s.peer.username
 		q["state"] = "incall"
 	}
-	if s.call != nil {
-		// Data channel messages to this user that were dropped (data.go).
-		q["data_dropped"] = s.call.leg(s).dataDropped.Load()
-	}
+	c := s.call
 	s.p.mu.Unlock()
+	if c != nil {
+		// Data channel messages to this user that were dropped (data.go).
+		q["data_dropped"] = c.leg(s).dataDropped()
+	}
 	s.recMu.Lock()
 	if s.recNames != nil {
 		q["recording"] = s.recNames
