@@ -275,8 +275,11 @@ func IsTelephoneEvent(c webrtc.RTPCodecCapability) bool {
 }
 
 // ChooseBridgeCodec picks from an m-line's formats (in the order of preference of whoever wrote
-// it) the first media codec the bridge carries that also fits one of have (nil: any), and the
-// telephone-event of the same clock rate, when there is one. ok is false without a media codec.
+// it) the first media codec the bridge carries that also fits one of have (nil: any), and a
+// telephone-event: the first of, at the codec's clock rate and in have, at 8 kHz and in have
+// (most SIP phones only do telephone-event/8000, which Janus relays whatever the codec), at the
+// codec's rate (the plain side's own, for the digits strata sends and detects). ok is false
+// without a media codec.
 func ChooseBridgeCodec(formats, have []webrtc.RTPCodecParameters) (codec webrtc.RTPCodecParameters, dtmf *webrtc.RTPCodecParameters, ok bool) {
 	for _, c := range formats {
 		if IsTelephoneEvent(c.RTPCodecCapability) || !BridgeCarries(c.RTPCodecCapability) {
@@ -291,14 +294,24 @@ func ChooseBridgeCodec(formats, have []webrtc.RTPCodecParameters) (codec webrtc.
 	if !ok {
 		return codec, nil, false
 	}
-	for i := range formats {
-		if IsTelephoneEvent(formats[i].RTPCodecCapability) && formats[i].ClockRate == codec.ClockRate {
-			d := formats[i]
-			return codec, &d, true
+	for _, want := range [3]struct {
+		rate   uint32
+		inHave bool
+	}{{codec.ClockRate, true}, {EventClockRate, true}, {codec.ClockRate, false}} {
+		for i := range formats {
+			f := &formats[i]
+			if IsTelephoneEvent(f.RTPCodecCapability) && f.ClockRate == want.rate &&
+				(have == nil || !want.inHave || hasFormat(have, f.RTPCodecCapability)) {
+				d := *f
+				return codec, &d, true
+			}
 		}
 	}
 	return codec, nil, true
 }
+
+// EventClockRate is the clock rate of telephone-event when it differs from the audio codec's.
+const EventClockRate = 8000
 
 func hasFormat(have []webrtc.RTPCodecParameters, c webrtc.RTPCodecCapability) bool {
 	for _, h := range have {

@@ -36,11 +36,11 @@ func TestPlainSDPOfRealPhones(t *testing.T) {
 		addr, dir           string
 		rtcpPort, mux, keys int
 	}{
-		{"baresip.sdp", "audio,video", "audio/opus", "", // its telephone-event is at 8 kHz
+		{"baresip.sdp", "audio,video", "audio/opus", "audio/telephone-event", // at 8 kHz: kept with Opus
 			"192.168.1.20", "sendrecv", 10001, 0, 0},
 		{"sipp_uac.sdp", "audio", "audio/PCMU", "", "127.0.1.1", "sendrecv", 6001, 0, 0},
 		{"sipp_pcap.sdp", "audio,video", "audio/PCMA", "audio/telephone-event", "10.0.0.5", "sendrecv", 6001, 0, 0},
-		{"janus_nosip_srtp.sdp", "audio,video", "audio/opus", "", "203.0.113.7", "sendrecv", 20041, 0, 1},
+		{"janus_nosip_srtp.sdp", "audio,video", "audio/opus", "audio/telephone-event", "203.0.113.7", "sendrecv", 20041, 0, 1},
 		{"linphone_ipv6_hold.sdp", "audio,video", "audio/opus", "audio/telephone-event", "2001:db8::10", "recvonly", 7079, 1, 0},
 		{"asterisk_moh.sdp", "audio", "audio/PCMU", "audio/telephone-event", "192.0.2.1", "sendonly", 12723, 0, 0},
 	}
@@ -86,6 +86,31 @@ func TestTelephoneEventFollowsTheCodecRate(t *testing.T) {
 	if !ok || c.PayloadType != 8 || dtmf == nil || dtmf.PayloadType != 100 {
 		t.Fatalf("with only PCMA: %+v %+v %v", c, dtmf, ok)
 	}
+}
+
+// An Opus call keeps telephone-event/8000 when both sides have it and not the codec's rate
+// (baresip answering Chrome's offer), and still prefers the codec's rate when both have it.
+func TestTelephoneEventAt8kWithOpus(t *testing.T) {
+	opus := testFormat(111, "audio/opus", 48000, "minptime=10;useinbandfec=1")
+	ev48, ev8 := testFormat(110, TelephoneEvent, 48000, ""), testFormat(126, TelephoneEvent, 8000, "")
+	chrome := []webrtc.RTPCodecParameters{opus, testFormat(0, "audio/PCMU", 8000, ""), ev48, ev8}
+	_, dtmf, ok := ChooseBridgeCodec([]webrtc.RTPCodecParameters{opus, ev8}, chrome)
+	if !ok || dtmf == nil || dtmf.PayloadType != 126 || dtmf.ClockRate != 8000 {
+		t.Fatalf("baresip's answer: %+v", dtmf)
+	}
+	_, dtmf, _ = ChooseBridgeCodec([]webrtc.RTPCodecParameters{opus, ev8, ev48}, chrome)
+	if dtmf == nil || dtmf.ClockRate != 48000 {
+		t.Fatalf("both rates: %+v", dtmf)
+	}
+	_, dtmf, _ = ChooseBridgeCodec([]webrtc.RTPCodecParameters{opus, ev8}, chrome[:3])
+	if dtmf != nil {
+		t.Fatalf("telephone-event/8000 the browser did not offer: %+v", dtmf)
+	}
+}
+
+func testFormat(pt uint8, mime string, rate uint32, fmtp string) webrtc.RTPCodecParameters {
+	return webrtc.RTPCodecParameters{PayloadType: webrtc.PayloadType(pt),
+		RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: mime, ClockRate: rate, SDPFmtpLine: fmtp}}
 }
 
 func TestBadPlainSDPIsRefused(t *testing.T) {

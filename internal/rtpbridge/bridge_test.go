@@ -147,8 +147,13 @@ func TestDTMFBothWays(t *testing.T) {
 		defer mu.Unlock()
 		return got[b] == "12#7"
 	})
-	// Telephone-events are the plain side's: the browsers' audio stays PCMU.
-	if pts := caller.AudioPayloadTypes(); len(pts) != 1 {
+	// The plain side's telephone-events reach the browsers too, in their audio stream with
+	// their payload type (as Janus relays them): each bridge's digits were the other's plain
+	// peer's.
+	bridgetest.WaitFor(t, 3*time.Second, "the digits in the browsers", func() bool {
+		return string(caller.Events()) == "\x0a\x09" && string(callee.Events()) == "\x01\x02\x0b\x07"
+	})
+	if pts := caller.AudioPayloadTypes(); len(pts) != 2 || pts[0] == 0 || pts[126] == 0 {
 		t.Errorf("the caller received payload types %v", pts)
 	}
 }

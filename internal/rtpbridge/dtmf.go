@@ -73,7 +73,7 @@ func checkDigits(digits string, duration time.Duration) error {
 
 // playDTMF sends the digits as telephone-events on the audio leg's stream.
 func (l *leg) playDTMF(digits string, duration time.Duration, pt uint8) {
-	rate := l.plainCodec.ClockRate
+	rate := l.dtmfRate // durations count in the event's clock, timestamps in the media's
 	for i := range len(digits) {
 		if digits[i] == ',' {
 			l.sleep(dtmfPause)

@@ -32,7 +32,8 @@ type leg struct {
 	offered      []webrtc.RTPCodecParameters // the browser's formats offered to the plain peer
 	browserCodec webrtc.RTPCodecParameters
 	plainCodec   webrtc.RTPCodecParameters
-	plainDTMF    int // the plain peer's telephone-event payload type, -1 without
+	plainDTMF    int    // the plain peer's telephone-event payload type, -1 without
+	dtmfRate     uint32 // its clock rate: the codec's or 8000 (event durations count in it)
 	browserDTMF  *webrtc.RTPCodecParameters
 	rtcpMux      atomic.Bool            // the peer's SDP asked for RTCP on the RTP port
 	mline        int                    // the m-line's index in the plain SDP
@@ -218,10 +219,10 @@ func (l *leg) arrived(pkt []byte, from netip.AddrPort) {
 	now := sfu.Now()
 	l.in.update(&h, len(pkt), now, l.plainCodec.ClockRate)
 	if int32(h.PayloadType) == l.dtmfPT.Load() {
-		l.dtmf.packet(h.Timestamp, h.Payload(pkt), l.plainCodec.ClockRate, l.s.dtmfHandler())
-		return
-	}
-	if h.PayloadType != uint8(l.plainCodec.PayloadType) {
+		// Reported, and relayed in the audio stream when the browser negotiated
+		// telephone-event too (the DownTrack maps the payload type, as Janus relays them).
+		l.dtmf.packet(h.Timestamp, h.Payload(pkt), l.dtmfRate, l.s.dtmfHandler())
+	} else if h.PayloadType != uint8(l.plainCodec.PayloadType) {
 		return // a format not negotiated (comfort noise and the like)
 	}
 	recv.WriteRTP(0, pkt, now)

@@ -15,7 +15,7 @@ func (l *leg) apply(c *choice) error {
 		l.plainCodec, l.browserCodec, l.plainDTMF = c.plain, c.browser, -1
 		l.browserDTMF = c.browserDTMF
 		if c.plainDTMF != nil {
-			l.plainDTMF = int(c.plainDTMF.PayloadType)
+			l.plainDTMF, l.dtmfRate = int(c.plainDTMF.PayloadType), c.plainDTMF.ClockRate
 		}
 		l.dtmfPT.Store(int32(l.plainDTMF))
 		l.build()
@@ -41,9 +41,14 @@ func (l *leg) build() {
 	l.fromBrowser.AddSink(l.out)
 	l.fromPlain = sfu.NewReceiver(sfu.ReceiverConfig{ID: "plain-" + l.kind.String(), Codec: codec},
 		func(int, uint32) { l.requestKeyframe() })
-	l.down = sfu.NewDownTrack(l.fromPlain, sfu.DownTrackConfig{
+	cfg := sfu.DownTrackConfig{
 		ID: "strata-" + l.kind.String(), StreamID: s.opts.StreamID, Codec: l.browserCodec.RTPCodecCapability,
-	})
+	}
+	if l.plainDTMF >= 0 {
+		ev := l.dtmfFormat().RTPCodecCapability
+		cfg.Events, cfg.EventsPT = &ev, uint8(l.plainDTMF)
+	}
+	l.down = sfu.NewDownTrack(l.fromPlain, cfg)
 }
 
 // mapFormats tells the sender which browser payload types become which plain ones.
@@ -93,7 +98,7 @@ func (l *leg) learnBrowserFormats() {
 	}
 	for _, c := range l.sender.GetParameters().Codecs {
 		switch {
-		case media.IsTelephoneEvent(c.RTPCodecCapability) && c.ClockRate == l.plainCodec.ClockRate:
+		case media.IsTelephoneEvent(c.RTPCodecCapability) && c.ClockRate == l.dtmfRate:
 			d := c
 			l.browserDTMF = &d
 		case media.SameFormat(c.RTPCodecCapability, l.browserCodec.RTPCodecCapability):
@@ -107,15 +112,20 @@ func (l *leg) learnBrowserFormats() {
 func (l *leg) plainFormats() []webrtc.RTPCodecParameters {
 	out := []webrtc.RTPCodecParameters{l.plainCodec}
 	if l.plainDTMF >= 0 {
-		for _, c := range append(l.offered, l.plainCodec) {
-			if media.IsTelephoneEvent(c.RTPCodecCapability) && int(c.PayloadType) == l.plainDTMF {
-				return append(out, c)
-			}
-		}
-		out = append(out, webrtc.RTPCodecParameters{PayloadType: webrtc.PayloadType(l.plainDTMF),
-			RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: media.TelephoneEvent, ClockRate: l.plainCodec.ClockRate, SDPFmtpLine: "0-16"}})
+		out = append(out, l.dtmfFormat())
 	}
 	return out
+}
+
+// dtmfFormat is the plain side's telephone-event format (the leg has one).
+func (l *leg) dtmfFormat() webrtc.RTPCodecParameters {
+	for _, c := range l.offered {
+		if media.IsTelephoneEvent(c.RTPCodecCapability) && int(c.PayloadType) == l.plainDTMF && c.ClockRate == l.dtmfRate {
+			return c
+		}
+	}
+	return webrtc.RTPCodecParameters{PayloadType: webrtc.PayloadType(l.plainDTMF),
+		RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: media.TelephoneEvent, ClockRate: l.dtmfRate, SDPFmtpLine: "0-16"}}
 }
 
 // readSenderRTCP hands what the browser says about the plain peer's media to the DownTrack

@@ -212,12 +212,13 @@ func TestAudioOnlyPhoneRefusesVideo(t *testing.T) {
 }
 
 // TestPlainOfferPicksItsFirstCarriedCodec: the browser is offered the plain peer's first format
-// that the bridge carries, alone, and telephone-event at its rate.
+// that the bridge carries, alone, and telephone-event at its rate (or at 8 kHz, with Opus).
 func TestPlainOfferPicksItsFirstCarriedCodec(t *testing.T) {
 	f := testFactory(t)
 	for _, tc := range []struct{ media, want, not string }{
 		{"m=audio 4000 RTP/AVP 18 9 0 101\r\na=rtpmap:18 G729/8000\r\na=rtpmap:101 telephone-event/8000\r\n", "G722/8000", "PCMU"},
 		{"m=audio 4000 RTP/AVP 107 8\r\na=rtpmap:107 opus/48000/2\r\n", "opus/48000/2", "PCMA"},
+		{"m=audio 4000 RTP/AVP 107 101\r\na=rtpmap:107 opus/48000/2\r\na=rtpmap:101 telephone-event/8000\r\n", "opus/48000/2", "telephone-event/48000"},
 		{"m=video 4002 RTP/AVP 100 96\r\na=rtpmap:100 VP9/90000\r\na=rtpmap:96 VP8/90000\r\n", "VP9/90000", "VP8"},
 		{"m=video 4002 RTP/AVP 97\r\na=rtpmap:97 H264/90000\r\na=fmtp:97 profile-level-id=42e01f;packetization-mode=1\r\n", "H264/90000", "VP8"},
 	} {

@@ -34,14 +34,19 @@ type Browser struct {
 	// PLIs counts the keyframe requests (PLI, FIR) strata sent about the browser's video.
 	PLIs     atomic.Int64
 	audioPTs map[uint8]int
+	events   []byte // the RFC 4733 event codes received, one per event
+	eventTS  uint32 // the timestamp of the last event (its packets share it)
 }
+
+// eventPT is the browser's telephone-event/8000 (Chrome's number).
+const eventPT = 126
 
 // registerPCMU is a browser with PCMU, telephone-event and VP8 (the audio decodable in a test
 // without a codec library).
 func registerPCMU(me *webrtc.MediaEngine) error {
 	for _, c := range []webrtc.RTPCodecParameters{
 		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypePCMU, ClockRate: 8000}, PayloadType: 0},
-		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: "audio/telephone-event", ClockRate: 8000, SDPFmtpLine: "0-16"}, PayloadType: 126},
+		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: "audio/telephone-event", ClockRate: 8000, SDPFmtpLine: "0-16"}, PayloadType: eventPT},
 	} {
 		if err := me.RegisterCodec(c, webrtc.RTPCodecTypeAudio); err != nil {
 			return err
@@ -53,15 +58,41 @@ func registerPCMU(me *webrtc.MediaEngine) error {
 	}, webrtc.RTPCodecTypeVideo)
 }
 
+// registerOpus is a browser with Opus and telephone-event at 48 and 8 kHz, with Chrome's payload
+// types (its audio is the PCMU tone's bytes, which only the bridge carries, undecoded).
+func registerOpus(me *webrtc.MediaEngine) error {
+	for _, c := range []webrtc.RTPCodecParameters{
+		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2, SDPFmtpLine: "minptime=10;useinbandfec=1"}, PayloadType: 111},
+		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: "audio/telephone-event", ClockRate: 48000, SDPFmtpLine: "0-16"}, PayloadType: 110},
+		{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: "audio/telephone-event", ClockRate: 8000, SDPFmtpLine: "0-16"}, PayloadType: eventPT},
+	} {
+		if err := me.RegisterCodec(c, webrtc.RTPCodecTypeAudio); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func NewBrowser(t testing.TB, freq float64, withVideo bool) *Browser {
 	t.Helper()
-	pc, err := peertest.BrowserAPIWith(t, registerPCMU).NewPeerConnection(webrtc.Configuration{})
+	return newBrowser(t, freq, withVideo, registerPCMU, webrtc.MimeTypePCMU)
+}
+
+// NewOpusBrowser is an audio-only browser offering Opus and telephone-event at 48 and 8 kHz.
+func NewOpusBrowser(t testing.TB) *Browser {
+	t.Helper()
+	return newBrowser(t, 440, false, registerOpus, webrtc.MimeTypeOpus)
+}
+
+func newBrowser(t testing.TB, freq float64, withVideo bool, register func(*webrtc.MediaEngine) error, mime string) *Browser {
+	t.Helper()
+	pc, err := peertest.BrowserAPIWith(t, register).NewPeerConnection(webrtc.Configuration{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pc.Close() })
 	b := &Browser{t: t, pc: pc, Freq: freq, audioPTs: map[uint8]int{}}
-	b.audio = &rawTrack{}
+	b.audio = &rawTrack{mime: mime}
 	if _, err := pc.AddTrack(b.audio); err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +124,11 @@ func (b *Browser) receive(track *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		}
 		b.mu.Lock()
 		b.audioPTs[p.PayloadType]++
-		if p.PayloadType == 0 {
+		switch {
+		case p.PayloadType == 0:
 			b.pcm = append(b.pcm, decodeUlaw(p.Payload)...)
+		case p.PayloadType == eventPT && len(p.Payload) >= 4 && (len(b.events) == 0 || p.Timestamp != b.eventTS):
+			b.events, b.eventTS = append(b.events, p.Payload[0]), p.Timestamp
 		}
 		b.mu.Unlock()
 	}
@@ -223,6 +257,13 @@ func (b *Browser) AudioPayloadTypes() map[uint8]int {
 		out[k] = v
 	}
 	return out
+}
+
+// Events returns the RFC 4733 event codes received in the audio stream, one per event.
+func (b *Browser) Events() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.events...)
 }
 
 func (b *Browser) countKeyframeRequests(sender *webrtc.RTPSender) {
