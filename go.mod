@@ -22,9 +22,19 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/abema/go-mp4 v1.7.1 // indirect
+require (
+	github.com/abema/go-mp4 v1.7.1 // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
+	github.com/gobwas/pool v0.2.1 // indirect
+	github.com/gobwas/ws v1.3.2 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+)
 
-require github.com/bluenviron/gortsplib/v5 v5.6.4
+require (
+	github.com/bluenviron/gortsplib/v5 v5.6.4
+	github.com/emiago/sipgo v1.7.2
+	github.com/icholy/digest v1.2.0
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

@@ -52,6 +52,10 @@ func writeResults(c config, outcomes []*outcome, args []string) string {
 			b.WriteString("\n")
 			continue
 		}
+		if o.name == sipScenario {
+			writeSIPScenario(&b, c, o)
+			continue
+		}
 		if o.name == stressScenario || o.name == mcuScenario {
 			writeAudioScenario(&b, c, o)
 			continue

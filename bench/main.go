@@ -7,6 +7,7 @@
 // the same fan-out through the streaming plugin (streaming.go: one rtp mountpoint fed plain RTP,
 // N viewers),
 // seed 001's videoroom (publishers who also receive each other, then receive-only subscribers),
+// seed 001's SIP test (sip.go: WebRTC callers of an echo service on the SIP side, sipp),
 // a 20-participant audio-only conference, seed 001's audio bridge stress test and its audio
 // conference done with the audio bridge (MCU) and with the videoroom (SFU) (audio.go), and uplink:
 // headless Chromium's janus.js echotest over a rate-limited uplink, measuring how much of the link
@@ -14,7 +15,7 @@
 // (uplink.go). It needs root (network namespaces), ffmpeg, Janus (apt-get install janus) for the
 // comparison, and for uplink Chromium and Debian's janus.js (libjs-janus-gateway).
 //
-//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,streaming-fanout,videoroom,audio,audiobridge-stress,mcu-vs-sfu,uplink]
+//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,streaming-fanout,videoroom,audio,audiobridge-stress,mcu-vs-sfu,sip,uplink]
 package main
 
 import (
@@ -62,6 +63,7 @@ type config struct {
 	scale    scale
 	scaleStr string
 	profile  bool
+	sip      sipScale
 	// keepGoing runs every step of a sweep, clean or not (a shared machine's stalls would
 	// otherwise end it early); the tables say which steps were clean.
 	keepGoing bool
@@ -84,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var only, targets string
 	fs.StringVar(&c.out, "out", "bench-out", "output directory")
 	c.AddFlags(fs)
-	fs.StringVar(&only, "only", "fanout,"+streamingScenario+",videoroom,audio,"+stressScenario+","+mcuScenario+",uplink", "scenarios to run")
+	fs.StringVar(&only, "only", "fanout,"+streamingScenario+",videoroom,audio,"+stressScenario+","+mcuScenario+","+sipScenario+",uplink", "scenarios to run")
 	fs.StringVar(&targets, "targets", "strata,janus", "servers to run, in order")
 	fs.StringVar(&c.scaleStr, "scale", "small", "small (fits a 2-core machine with the generator) or full (seed 001's size)")
 	fs.BoolVar(&c.profile, "profile", false, "run strata from this binary with CPU and peak-heap profiles (cpu.pprof, heap.pprof in each scenario's strata directory)")
@@ -97,6 +99,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hold := fs.Duration("hold", 0, "how long each run holds the full load (default: the scale's)")
 	var audioFlags audioScale
 	addAudioFlags(fs, &audioFlags)
+	var sipFlags sipScale
+	addSIPFlags(fs, &sipFlags)
 	c.uplink = defaultUplinkConfig()
 	caps := fs.String("uplink-caps", "250,500,750", "uplink: the rate limits, kbit/s")
 	fs.DurationVar(&c.uplink.warmup, "uplink-warmup", c.uplink.warmup, "uplink: time from the PeerConnection's start to the window")
@@ -134,6 +138,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c.scale = sc
 	c.audio = audioScales[c.scaleStr].merge(audioFlags)
+	c.sip = sipScales[c.scaleStr].merge(sipFlags)
 	var err error
 	if c.uplink.caps, err = parseCaps(*caps); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
@@ -183,6 +188,11 @@ func preflight(c *config) error {
 			errs = append(errs, fmt.Errorf("unknown target %q", t))
 		}
 	}
+	if c.only[sipScenario] {
+		if _, err := exec.LookPath("sipp"); err != nil {
+			errs = append(errs, errors.New("sip needs sipp (apt-get install -y sip-tester), or run without it (--only)"))
+		}
+	}
 	if c.only["uplink"] {
 		for _, need := range []struct{ path, pkg string }{{chromiumPath, "chromium"}, {janusJSPath, "libjs-janus-gateway"}} {
 			if _, err := os.Stat(need.path); err != nil {
@@ -220,7 +230,8 @@ func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
 	server := fmt.Sprintf("http://%s:%d/janus", ns.ServerIP, rig.APIPort)
 	var all []*outcome
 	var errs []error
-	for _, sc := range append(scenarios(c.scale, server), audioScenarios(c.audio, server)...) {
+	list := append(scenarios(c.scale, server), audioScenarios(c.audio, server)...)
+	for _, sc := range append(list, sipEchoScenario(c.sip, server, ns)) {
 		if !c.only[sc.name] || ctx.Err() != nil {
 			continue
 		}
@@ -258,13 +269,13 @@ func runScenario(ctx context.Context, c config, ns *rig.Netns, sc scenario, tnam
 		}
 		t := target(c, tname, p, sc.strataYAML)
 		dir, _ := filepath.Abs(filepath.Join(c.out, sc.name, tname, p.Name))
-		res, err := runOnce(ctx, c, ns, t, p, dir, log)
+		res, err := runWithSidecar(ctx, c, ns, sc, t, p, dir, log)
 		if err == nil && sc.sweep && !clean(res) && ctx.Err() == nil {
 			// The machine is shared: a stall of other work shows as a freeze in every stream at
 			// once. A step is repeated once before it ends the sweep, and the repeat is what counts.
 			o.notes = append(o.notes, fmt.Sprintf("%s %s was not clean (loss %.3f %%, %d freezes, %d late skips, load average %.1f) and was repeated",
 				tname, p.Name, 100*res.Totals.MeanLossRatio, res.Totals.Freezes, res.Generator.LateSkips, res.Machine.LoadAvg))
-			res, err = runOnce(ctx, c, ns, t, p, dir, log)
+			res, err = runWithSidecar(ctx, c, ns, sc, t, p, dir, log)
 		}
 		if res != nil {
 			o.runs[tname] = append(o.runs[tname], res)
@@ -295,6 +306,22 @@ func target(c config, tname string, p plan.Plan, scenarioYAML string) rig.Target
 // benchStrataYAML lifts strata's limit of 100 sessions per client address: every client of the
 // generator comes from the host's end of the veth (Janus has no such limit).
 const benchStrataYAML = "general: {limits: {sessions_per_address: 0}}"
+
+// runWithSidecar is runOnce with the scenario's sidecar running around it.
+func runWithSidecar(ctx context.Context, c config, ns *rig.Netns, sc scenario, t rig.Target, p plan.Plan, dir string, log io.Writer) (*report.Result, error) {
+	if sc.sidecar != nil {
+		stop, err := sc.sidecar(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(log, "bench: %s: %v\n", sc.name, err)
+			}
+		}()
+	}
+	return runOnce(ctx, c, ns, t, p, dir, log)
+}
 
 // runOnce starts the server, runs one plan against it, writes the report and stops the server.
 func runOnce(ctx context.Context, c config, ns *rig.Netns, t rig.Target, p plan.Plan, dir string, log io.Writer) (*report.Result, error) {
@@ -331,12 +358,15 @@ func clean(r *report.Result) bool {
 
 // scenario is a named list of plans; a sweep stops at its first unclean run (a step that is not
 // clean is repeated once first). strataYAML is merged
-// over strata's configuration for it.
+// over strata's configuration for it. sidecar, when set, starts what the run needs besides the
+// server (the sip scenario's echo service) before each run, logging into the run's directory,
+// and returns how to stop it.
 type scenario struct {
 	name, title string
 	plans       []plan.Plan
 	sweep       bool
 	strataYAML  string
+	sidecar     func(dir string) (stop func() error, err error)
 }
 
 func scenarios(sc scale, server string) []scenario {

@@ -15,6 +15,7 @@ import (
 const janusJSPath = "/usr/share/javascript/janus-gateway/janus.js"
 
 // servePage serves the test pages (the echotest at /, the videoroom at /videoroom.html, the
+// videocall at /videocall.html, the
 // videoroom features at /features.html, the audiobridge at /audiobridge.html, a streaming viewer at
 // /streaming.html) and the installed janus.js, unmodified, from a test-local
 // HTTP server. Its origin differs from strata's API, as it does when Janus's demos are served by a
@@ -33,6 +34,9 @@ func servePage(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-echotest.html")
 	})
+	mux.HandleFunc("/videocall.html", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, "testdata/janusjs-videocall.html")
+	})
 	mux.HandleFunc("/videoroom.html", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-videoroom.html")
 	})
@@ -44,6 +48,9 @@ func servePage(t *testing.T) *httptest.Server {
 	})
 	mux.HandleFunc("/streaming.html", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFile(w, r, "testdata/janusjs-streaming.html")
+	})
+	mux.HandleFunc("/textroom.html", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, "testdata/janusjs-textroom.html")
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

@@ -15,8 +15,9 @@ import (
 // subscriber joins with a streams array, answers strata's offer with createAnswer and sends `start`,
 // over the WebSocket. Checked: three layers sent and marked simulcast by strata, the subscriber
 // decodes the video, `configure` with substream 0 and then 2 makes the received frames narrower,
-// then wider, strata's substream events reach janus.js, and janus.js tears both sessions down
-// without an error.
+// then wider, strata's substream events reach janus.js, text the publisher sends on janus.js's data
+// channel reaches the subscriber's ondata on a channel labelled with the feed's id (Janus's
+// labelling), and janus.js tears both sessions down without an error.
 func TestJanusJSVideoRoom(t *testing.T) {
 	srv := startStrata(t)
 	createTestRoom(t, srv)
@@ -54,6 +55,17 @@ func TestJanusJSVideoRoom(t *testing.T) {
 		`(ls => { const i = ls.findIndex((l) => l.mid === janusRoom.mid && l.substream === 0);
 		          return i >= 0 && ls.slice(i + 1).some((l) => l.mid === janusRoom.mid && l.substream > 0); })(janusRoom.layers)`,
 		5*time.Second)
+
+	// The publisher's data channel (janus.js's JanusDataChannel), relayed to the subscriber, which
+	// asked for the whole feed and so for its data stream too.
+	for i := range 3 {
+		if _, err := eval[bool](pub, fmt.Sprintf(`janusRoom.sendData('hello %d from janus.js')`, i)); err != nil {
+			t.Fatalf("janus.js data: %v", err)
+		}
+	}
+	sub.waitFor("the publisher's data messages at the subscriber, in order, labelled with the feed id",
+		fmt.Sprintf(`janusRoom.data.length === 3 && janusRoom.data.every((m, i) => m.label === '%s' && m.data === 'hello ' + i + ' from janus.js')`, feed),
+		10*time.Second)
 
 	pub.screenshot("janusjs-videoroom-publisher")
 	sub.screenshot("janusjs-videoroom-subscriber")

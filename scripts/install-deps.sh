@@ -31,6 +31,9 @@ packages_test=(
   g++                  # to build the small ns-3 program
   janus-tools          # janus-pp-rec, which reads the recordings (.mjr) back in internal/record's tests
   janus                # Janus itself: Record&Play recordings shared both ways (internal/plugins/recordplay)
+  kamailio             # SIP registrar and proxy with digest authentication (internal/siplab, the SIP e2e tests)
+  baresip-core         # SIP user agent that answers, plays a tone and records (internal/siplab)
+  sip-tester           # sipp, SIP scenarios (internal/siplab, the SIP plugin's tests, the sip bench)
 )
 
 install() {
@@ -44,6 +47,23 @@ install() {
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -o DPkg::Lock::Timeout=600 -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}"
+  for p in "${missing[@]}"; do
+    [ "$p" = kamailio ] && no_kamailio_service "$sudo"
+  done
+  return 0
+}
+
+# The kamailio package enables and starts a system-wide service on port 5060; the tests start
+# their own kamailio in a network namespace, so the one just installed is stopped and disabled.
+no_kamailio_service() {
+  local sudo="$1"
+  if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+    $sudo systemctl disable --now kamailio.service >/dev/null 2>&1 || true
+  elif [ -x /etc/init.d/kamailio ]; then
+    $sudo update-rc.d kamailio disable >/dev/null 2>&1 || true
+    [ -s /run/kamailio/kamailio.pid ] && { $sudo invoke-rc.d kamailio stop >/dev/null 2>&1 || true; }
+  fi
+  return 0
 }
 
 need_go

@@ -173,6 +173,10 @@ type Plugins struct {
 	Streaming   Streaming   `yaml:"streaming"`
 	VoiceMail   VoiceMail   `yaml:"voicemail"`
 	RecordPlay  RecordPlay  `yaml:"recordplay"`
+	TextRoom    TextRoom    `yaml:"textroom"`
+	VideoCall   VideoCall   `yaml:"videocall"`
+	SIP         SIP         `yaml:"sip"`
+	NoSIP       NoSIP       `yaml:"nosip"`
 }
 
 // EchoTest configures janus.plugin.echotest.
@@ -180,6 +184,24 @@ type EchoTest struct {
 	Enabled bool `yaml:"enabled"`
 	// RecordingsDir is where `record` writes the .mjr files; filenames in requests stay inside it.
 	RecordingsDir string `yaml:"recordings_dir"`
+}
+
+// VideoCall configures janus.plugin.videocall.
+type VideoCall struct {
+	Enabled bool `yaml:"enabled"`
+	// RecordingsDir is where `set` with `record` writes the .mjr files; filenames in requests stay
+	// inside it.
+	RecordingsDir string `yaml:"recordings_dir"`
+	// CalleeSimulcast: when the caller sends simulcast, strata's offer to the callee asks for
+	// simulcast too (rids l, m, h), so that both directions adapt by layer. Off: as Janus, the
+	// callee sends one stream.
+	CalleeSimulcast bool `yaml:"callee_simulcast"`
+	// DataChannels bounds what each user's data channel holds back (the other user's data relayed).
+	DataChannels sfu.DataSinkConfig `yaml:"data_channels"`
+}
+
+func (v VideoCall) validate() []error {
+	return validateDataChannels("plugins.videocall.data_channels", v.DataChannels)
 }
 
 // VoiceMail configures janus.plugin.voicemail.
@@ -240,6 +262,8 @@ type VideoRoom struct {
 	NetCtl VideoRoomNetCtl `yaml:"netctl"`
 	// Limits bound rooms, participants and subscriptions.
 	Limits VideoRoomLimits `yaml:"limits"`
+	// DataChannels bounds what each subscriber's data channel holds back (publishers' data relayed).
+	DataChannels sfu.DataSinkConfig `yaml:"data_channels"`
 }
 
 // VideoRoomNetCtl connects the videoroom to a network controller: streams and subscriptions are
@@ -386,7 +410,11 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Plugins.AudioBridge.validate()...)
 	errs = append(errs, c.Plugins.Streaming.validate()...)
 	errs = append(errs, c.Plugins.VoiceMail.validate()...)
+	errs = append(errs, c.Plugins.SIP.validate()...)
 	errs = append(errs, c.Plugins.RecordPlay.validate()...)
+	errs = append(errs, c.Plugins.TextRoom.validate()...)
+	errs = append(errs, c.Plugins.NoSIP.validate()...)
+	errs = append(errs, c.Plugins.VideoCall.validate()...)
 	if c.Media.TWCC && c.Media.TWCCInterval <= 0 {
 		errs = append(errs, errors.New("media.twcc_interval: must be positive when twcc is on"))
 	}
@@ -447,6 +475,7 @@ func (v VideoRoom) validate() []error {
 	if v.Allocation.Tick <= 0 || v.Allocation.PaddingTick <= 0 {
 		errs = append(errs, errors.New("plugins.videoroom.allocation: tick and padding_tick must be positive"))
 	}
+	errs = append(errs, validateDataChannels("plugins.videoroom.data_channels", v.DataChannels)...)
 	errs = append(errs, v.Limits.validate()...)
 	if v.Limits.Rooms > 0 && len(v.Rooms) > v.Limits.Rooms {
 		errs = append(errs, fmt.Errorf("plugins.videoroom.limits.rooms: %d rooms are configured, more than the limit of %d", len(v.Rooms), v.Limits.Rooms))

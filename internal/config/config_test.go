@@ -78,6 +78,15 @@ func TestReferenceIsTheComponentsDefaults(t *testing.T) {
 	if want := sfu.DefaultAllocatorConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("configs/strata.yaml plugins.videoroom.allocation:\n%+v\nGo defaults:\n%+v", got, want)
 	}
+	if got, want := Default().Plugins.VideoRoom.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
+		t.Errorf("configs/strata.yaml plugins.videoroom.data_channels: %+v, Go defaults: %+v", got, want)
+	}
+	if got, want := Default().Plugins.Streaming.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
+		t.Errorf("configs/strata.yaml plugins.streaming.data_channels: %+v, Go defaults: %+v", got, want)
+	}
+	if got, want := Default().Plugins.VideoCall.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
+		t.Errorf("configs/strata.yaml plugins.videocall.data_channels: %+v, Go defaults: %+v", got, want)
+	}
 }
 
 func TestFileOverridesOnlyWhatItStates(t *testing.T) {
@@ -107,6 +116,7 @@ func TestBadFilesAreRejectedWithTheirName(t *testing.T) {
 		"no event queue":     "transports:\n  http:\n    event_queue: 0\n",
 		"no send queue":      "transports:\n  websocket:\n    send_queue: 0\n",
 		"no send timeout":    "transports:\n  websocket:\n    send_timeout: 0s\n",
+		"no textroom bound":  "plugins:\n  textroom:\n    max_message_size: 0\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"slices"
+
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
 // Streaming configures janus.plugin.streaming (docs/STREAMING.md).
@@ -18,6 +20,8 @@ type Streaming struct {
 	RecordingsDir string `yaml:"recordings_dir"`
 	// Mountpoints exist from start-up (Janus's mountpoint sections).
 	Mountpoints []StreamingMountpoint `yaml:"mountpoints"`
+	// DataChannels bounds what each viewer's data channel holds back.
+	DataChannels sfu.DataSinkConfig `yaml:"data_channels"`
 }
 
 // StreamingMountpoint is one mountpoint with Janus's options, named as in Janus's configuration
@@ -99,7 +103,7 @@ type StreamingMedia struct {
 }
 
 func (s Streaming) validate() []error {
-	var errs []error
+	errs := validateDataChannels("plugins.streaming.data_channels", s.DataChannels)
 	seen := map[uint64]bool{}
 	for _, m := range s.Mountpoints {
 		if m.ID == 0 || seen[m.ID] {
@@ -132,4 +136,12 @@ func (s *Streaming) FreePorts() {
 			free(&md.Port, &md.RTCPPort, &md.Port2, &md.Port3)
 		}
 	}
+}
+
+// validateDataChannels checks a data_channels section (videoroom, streaming, videocall).
+func validateDataChannels(name string, d sfu.DataSinkConfig) []error {
+	if d.QueueMessages <= 0 || d.QueueBytes <= 0 || d.BufferedHigh == 0 {
+		return []error{fmt.Errorf("%s: queue_messages, queue_bytes and buffered_high must be positive", name)}
+	}
+	return nil
 }

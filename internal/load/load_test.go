@@ -14,6 +14,7 @@ import (
 	"github.com/strata-rtc/strata/internal/load/loadtest"
 	"github.com/strata-rtc/strata/internal/load/plan"
 	"github.com/strata-rtc/strata/internal/load/report"
+	"github.com/strata-rtc/strata/internal/load/sipecho"
 )
 
 // smoke runs a plan against an in-process strata and checks media flowed to every subscription
@@ -145,6 +146,29 @@ func TestSmokeAudioBridge(t *testing.T) {
 	t.Logf("audio %+v, listening %+v", res.Totals.Audio, l)
 	if res.Totals.Audio.Frames == 0 || l.Listeners != 2 || l.Decoded == 0 || l.DecodeErrors != 0 || l.SpeechFrames == 0 || l.SpeechAudible < 0.3 {
 		t.Errorf("the mixes: audio %+v, listening %+v", res.Totals.Audio, l)
+	}
+}
+
+// TestSmokeSIP has three callers of strata's SIP plugin call sipp's echo service on loopback, in
+// one step: every call connects, every caller gets its own audio back, bit for bit, and the two
+// decoding callers hear it.
+func TestSmokeSIP(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	echo, err := sipecho.Start("127.0.0.1", 0, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Stop()
+	p := plan.SIPEcho(httpURL, echo.URI, 3, 3, 2*time.Second)
+	p.SIP.Decode = 2
+	res := smoke(t, p)
+	s := res.Totals.SIP
+	t.Logf("sip %+v", s)
+	if err := res.SIPCheck(); err != nil {
+		t.Error(err)
+	}
+	if s.Calls != 3 || s.Listeners != 2 || s.EchoMatched == 0 || len(res.Steps) != 1 || res.Steps[0].Participants != 3 || res.Steps[0].EchoShare < 0.9 {
+		t.Errorf("sip %+v, steps %+v", s, res.Steps)
 	}
 }
 

@@ -2,11 +2,12 @@
 // itself): synthetic WebRTC publishers send real VP8 simulcast and Opus at real-time pace into a
 // videoroom, subscribers receive and measure every stream without decoding; or audio bridge
 // participants send speech in a call's talk pattern and measure (and some decode) the mix they
-// get back; or viewers watch a streaming mountpoint that the generator feeds plain RTP. A sampler
-// records the server process's CPU, memory, threads and traffic every second; a stepped run also
-// measures every step. A run writes CSV, summary.json, plots and report.md. The plan comes from
-// flags or a YAML file (package plan); the clients, media, voices, metrics, sampler and report
-// live in the subpackages.
+// get back; or viewers watch a streaming mountpoint that the generator feeds plain RTP; or SIP
+// callers call an echo service through the SIP plugin and check that they hear themselves. A
+// sampler records the server process's CPU, memory, threads and traffic every second; a stepped
+// run also measures every step. A run writes CSV, summary.json, plots and report.md. The plan
+// comes from flags or a YAML file (package plan); the clients, media, voices, metrics, sampler and
+// report live in the subpackages.
 package load
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
@@ -36,14 +38,16 @@ const (
 const usage = `usage: strata load [flags]
 
 Drives a Janus-API server's videoroom with synthetic WebRTC publishers and subscribers, its
-audio bridge with participants who talk in turns, or its streaming plugin with viewers of an rtp
-mountpoint the generator feeds plain RTP, and measures the server (CPU, memory, threads,
+audio bridge with participants who talk in turns, its streaming plugin with viewers of an rtp
+mountpoint the generator feeds plain RTP, or its SIP plugin with callers of an echo service on the
+SIP side (each checks the audio coming back is its own), and measures the server (CPU, memory, threads,
 traffic) and what the clients receive (bitrate, loss, jitter, frames, freezes, time to first
 frame; for audio, late frames and inter-arrival times, and whether the mix carries speech).
 
   strata load --server http://127.0.0.1:8088/janus --create-room --publishers 1 --subscribers 3 --duration 10s --out load-out
   strata load --server http://127.0.0.1:8088/janus --room 1234 --audiobridge 20 --step 5 --step-hold 10s --out load-out
   strata load --server http://127.0.0.1:8088/janus --create-room --room 4001 --streaming 16 --duration 20s --out load-out
+  strata load --server http://127.0.0.1:8088/janus --sip 10 --sip-uri sip:echo@10.0.0.1:5060 --out load-out
   strata load --plan plan.yaml --out load-out
 
 Outputs in --out: summary.json, timeseries.csv, streams.csv, cpu/memory/bandwidth .png and .svg,
@@ -119,6 +123,9 @@ func healthy(r *report.Result) bool {
 	if r.Totals.FailedJoins > 0 {
 		return false
 	}
+	if r.Plan.IsSIP() && r.SIPCheck() != nil {
+		return false
+	}
 	return len(r.Subscriptions) == 0 || r.Totals.StreamsReceiving > 0
 }
 
@@ -138,6 +145,12 @@ func printSummary(w io.Writer, dir string, r *report.Result) {
 	}
 	if l := t.Listening; l.Listeners > 0 {
 		fmt.Fprintf(w, "mix: %.1f dBov while others talked, %.1f dBov while nobody did (%d listeners)\n", l.SpeechMeanDBov, l.SilenceDBov, l.Listeners)
+	}
+	if s := t.SIP; r.Plan.IsSIP() {
+		fmt.Fprintf(w, "sip: %d calls, set-up mean %.0f ms, %.2f %% of the audio came back (round trip mean %.1f ms)\n", s.Calls, s.SetupMeanMs, 100*s.EchoShare, s.RTTMeanMs)
+		if err := r.SIPCheck(); err != nil {
+			fmt.Fprintf(w, "sip: broken: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
 	}
 	if r.StoppedBehind > 0 {
 		fmt.Fprintf(w, "stopped after step %d of %d: the server fell behind real time\n", r.StoppedBehind, r.Plan.StepCount())

@@ -46,6 +46,7 @@ type run struct {
 	pubs     []*client.Publisher   // by publisher index; nil until joined (or if it failed)
 	parts    []*client.Participant // audio bridge participants, by index; nil until joined
 	nParts   int
+	calls    []*client.Caller     // SIP callers, by index; nil until connected
 	subs     []*client.Subscriber // subscribers and streaming viewers
 	expected map[*client.Subscriber]int
 	feed     *client.Feed // the plain RTP into a streaming mountpoint the run created; nil otherwise
@@ -80,7 +81,8 @@ func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error)
 		}
 	}
 	r := &run{plan: p, opts: opts, start: time.Now(), expected: map[*client.Subscriber]int{},
-		pubs: make([]*client.Publisher, p.Publishers), parts: make([]*client.Participant, p.AudioBridge.Participants)}
+		pubs: make([]*client.Publisher, p.Publishers), parts: make([]*client.Participant, p.AudioBridge.Participants),
+		calls: make([]*client.Caller, p.SIP.Calls)}
 	var err error
 	if p.Media == plan.MediaVoice {
 		if r.voice, err = newVoiceRun(p); err != nil {
@@ -102,13 +104,17 @@ func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error)
 		return nil, err
 	}
 	defer admin.Close(context.Background())
-	if p.IsStreaming() {
+	switch {
+	case p.IsSIP(): // the callers need nothing but the plugin, which attaching checks
+	case p.IsStreaming():
 		if err := r.prepareMountpoint(setup, admin); err != nil {
 			return nil, err
 		}
 		defer r.closeFeed()
-	} else if err := r.prepareRoom(setup, admin); err != nil {
-		return nil, err
+	default:
+		if err := r.prepareRoom(setup, admin); err != nil {
+			return nil, err
+		}
 	}
 	if p.CreateRoom && p.IsStreaming() {
 		defer func() {
@@ -259,6 +265,11 @@ func (r *run) joinAll(ctx context.Context) time.Duration {
 			break
 		}
 	}
+	for i := 0; i < r.plan.SIP.Calls; i++ {
+		if !pace(func() { r.joinCaller(ctx, i) }) {
+			break
+		}
+	}
 	for i := 0; i < r.plan.Streaming.Viewers; i++ {
 		if !pace(func() { r.joinViewer(ctx) }) {
 			break
@@ -367,7 +378,7 @@ func (r *run) teardown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	r.mu.Lock()
-	subs, pubs, parts := r.subs, r.pubs, r.parts
+	subs, pubs, parts, calls := r.subs, r.pubs, r.parts, r.calls
 	r.mu.Unlock()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
@@ -388,6 +399,11 @@ func (r *run) teardown() {
 	for _, p := range parts {
 		if p != nil {
 			closeAll(func() { p.Close(ctx) })
+		}
+	}
+	for _, c := range calls {
+		if c != nil {
+			closeAll(func() { c.Close(ctx) })
 		}
 	}
 	wg.Wait()

@@ -33,6 +33,8 @@ type sampling struct {
 // totals are the clients' running counters at one moment.
 type totals struct {
 	pubs, pureSubs, subs, parts int
+	calls                       int
+	echoSent, echoMatched       uint64 // the SIP callers' payloads sent, and received back
 	sent, recv                  uint64
 	expected, lost              uint64
 	late, sendErrs              uint64 // the pacers' late skips and failed writes
@@ -80,8 +82,8 @@ func (s *sampling) take() {
 		}
 		return float64(cur-prev) * 8 / dt / 1e6
 	}
-	x := report.Sample{T: now.Seconds(), Publishers: cur.pubs, Subscribers: cur.pureSubs, AudioBridge: cur.parts,
-		PeerConnections: cur.pubs + cur.subs + cur.parts, ServerOK: srv.OK, GenRSSBytes: self.Stat.RSSBytes, RecvBytes: cur.recv,
+	x := report.Sample{T: now.Seconds(), Publishers: cur.pubs, Subscribers: cur.pureSubs, AudioBridge: cur.parts, SIPCalls: cur.calls,
+		PeerConnections: cur.pcs(), ServerOK: srv.OK, GenRSSBytes: self.Stat.RSSBytes, RecvBytes: cur.recv,
 		SentMbps: rate(cur.sent, s.prev.sent), RecvMbps: rate(cur.recv, s.prev.recv)}
 	if cur.lateFrames >= s.prev.lateFrames {
 		x.LateFrames = cur.lateFrames - s.prev.lateFrames
@@ -129,6 +131,9 @@ func (r *run) clients() (pubs []*client.Publisher, subs []*client.Subscriber, pa
 	return pubs, append([]*client.Subscriber(nil), r.subs...), parts
 }
 
+// pcs is how many PeerConnections the clients have.
+func (t totals) pcs() int { return t.pubs + t.subs + t.parts + t.calls }
+
 // counters sums every client's counters.
 func (r *run) counters() totals {
 	pubs, subs, parts := r.clients()
@@ -156,6 +161,14 @@ func (r *run) counters() totals {
 		sent(p.Sent())
 		received(p.Mix().Counters())
 	}
+	for _, c := range r.joinedCallers() {
+		t.calls++
+		sent(c.Sent())
+		received(c.In().Counters())
+		e := c.Echo()
+		t.echoSent += e.Sent
+		t.echoMatched += e.Matched
+	}
 	for _, sub := range subs {
 		t.subs++
 		if sub.Owner < 0 {
@@ -175,6 +188,10 @@ func (r *run) timing() rtpstats.TimingCounts {
 	for _, p := range parts {
 		c := p.Mix().Timing()
 		all.Merge(&c)
+	}
+	for _, c := range r.joinedCallers() {
+		t := c.In().Timing()
+		all.Merge(&t)
 	}
 	for _, sub := range subs {
 		for _, st := range sub.Streams() {
@@ -229,9 +246,10 @@ func (r *run) collect(interrupted bool) *report.Result {
 		res.Publishers = append(res.Publishers, report.Publisher{Index: 0, Packets: st.Packets, Bytes: st.Bytes, LateSkips: st.Late, SendErrors: st.Errors})
 	}
 	res.Totals = report.Totals{Publishers: cur.pubs, Subscribers: cur.pureSubs, AudioBridge: cur.parts,
-		PeerConnections: cur.pubs + cur.subs + cur.parts, FailedJoins: r.failed, SentBytes: cur.sent}
+		PeerConnections: cur.pcs(), FailedJoins: r.failed, SentBytes: cur.sent}
 	res.Totals.Audio = report.TimingOf(&timing)
 	r.collectParticipants(res, now)
+	r.collectCallers(res, now)
 	for _, sub := range r.subs {
 		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub]})
 		for _, err := range sub.Errors() {

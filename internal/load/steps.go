@@ -97,7 +97,7 @@ func stepBetween(a, b snapshot) report.Step {
 		}
 		return float64(y-x) * 8 / dt / 1e6
 	}
-	st := report.Step{Participants: b.c.pubs + b.c.pureSubs + b.c.parts, PeerConnections: b.c.pubs + b.c.subs + b.c.parts,
+	st := report.Step{Participants: b.c.pubs + b.c.pureSubs + b.c.parts + b.c.calls, PeerConnections: b.c.pcs(),
 		From: a.at.Seconds(), To: b.at.Seconds(), SentMbps: mbps(a.c.sent, b.c.sent), RecvMbps: mbps(a.c.recv, b.c.recv),
 		GenCPUPct: sampler.CPUPercent(a.self, b.self, b.at-a.at), LoadAvg: b.load}
 	if a.srv.OK && b.srv.OK {
@@ -115,6 +115,9 @@ func stepBetween(a, b snapshot) report.Step {
 			st.Lost = b.c.lost - a.c.lost
 		}
 		st.LossRatio = float64(st.Lost) / float64(st.Expected)
+	}
+	if b.c.echoSent > a.c.echoSent && b.c.echoMatched >= a.c.echoMatched {
+		st.EchoShare = float64(b.c.echoMatched-a.c.echoMatched) / float64(b.c.echoSent-a.c.echoSent)
 	}
 	w := b.timing.Since(&a.timing)
 	st.Audio = report.TimingOf(&w)

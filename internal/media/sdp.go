@@ -152,6 +152,21 @@ func SendRIDs(md *sdp.MediaDescription) []string {
 	return rids
 }
 
+// OfferRIDs reads the simulcast rids each m-line of an offer sends, by mid (none for an offer that
+// does not parse: Pion refuses it later with its own error).
+func OfferRIDs(offer string) map[string][]string {
+	out := map[string][]string{}
+	var parsed sdp.SessionDescription
+	if parsed.Unmarshal([]byte(offer)) != nil {
+		return out
+	}
+	for _, md := range parsed.MediaDescriptions {
+		mid, _ := md.Attribute(sdp.AttrKeyMID)
+		out[mid] = SendRIDs(md)
+	}
+	return out
+}
+
 // SimulcastLayers maps simulcast rids to Janus's substream numbers (0 lowest … 2 highest). Offers
 // list rids highest first unless the client says rid_order "lmh" (janus.js sends the order it
 // used).

@@ -120,6 +120,7 @@ type PeerOption func(*peerOptions)
 type peerOptions struct {
 	noNACKResponder bool
 	sendOnly        bool
+	bridgeCodecs    bool
 }
 
 // WithoutNACKResponder leaves Pion's NACK responder out of this PeerConnection: its owner answers
@@ -173,9 +174,13 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 	if err != nil {
 		return nil, err
 	}
+	mediaEngine := f.s.media
+	if po.bridgeCodecs {
+		mediaEngine = f.s.bridgeMedia
+	}
 	api := webrtc.NewAPI(
 		webrtc.WithSettingEngine(engine),
-		webrtc.WithMediaEngine(f.s.media),
+		webrtc.WithMediaEngine(mediaEngine),
 		webrtc.WithInterceptorRegistry(registry),
 	)
 	pc, err := api.NewPeerConnection(f.s.rtcConfig)

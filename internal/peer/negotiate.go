@@ -41,23 +41,10 @@ func collect(opts []NegotiateOption) negotiateOptions {
 // a=end-of-candidates; with full trickle it returns at once, without candidates, and candidates follow
 // through Hooks.OnCandidate.
 func (p *Peer) Answer(ctx context.Context, offer webrtc.SessionDescription, opts ...NegotiateOption) (webrtc.SessionDescription, error) {
-	if offer.Type != webrtc.SDPTypeOffer {
-		return webrtc.SessionDescription{}, ErrNotOffer
-	}
-	o := collect(opts)
-	if err := p.setRemote(offer); err != nil {
+	if err := p.SetOffer(offer); err != nil {
 		return webrtc.SessionDescription{}, err
 	}
-	if o.beforeLocal != nil {
-		if err := o.beforeLocal(p.PC); err != nil {
-			return webrtc.SessionDescription{}, err
-		}
-	}
-	answer, err := p.PC.CreateAnswer(nil)
-	if err != nil {
-		return webrtc.SessionDescription{}, fmt.Errorf("create answer: %w", err)
-	}
-	return p.setLocal(ctx, answer)
+	return p.AnswerOffer(ctx, opts...)
 }
 
 // Offer creates a server-side offer (e.g. towards a videoroom subscriber), with the same trickle

@@ -75,6 +75,7 @@ type Peer struct {
 	batcher   udpbatch.Batcher
 	remap     atomic.Bool
 	upOnce    sync.Once
+	dcs       dataChannels // closed before the PeerConnection (datachannels.go)
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -171,6 +172,7 @@ func (p *Peer) RemoteCandidatesDone() {
 func (p *Peer) Close(reason string) {
 	p.closeOnce.Do(func() {
 		close(p.closed)
+		p.closeDataChannels()
 		if err := p.PC.Close(); err != nil {
 			p.log.Debug("closing PeerConnection", "err", err)
 		}

@@ -22,6 +22,7 @@ import (
 type settings struct {
 	engine      webrtc.SettingEngine
 	media       *webrtc.MediaEngine
+	bridgeMedia *webrtc.MediaEngine // media plus the bridge's audio formats (WithBridgeCodecs)
 	rtcConfig   webrtc.Configuration
 	udpMux      *ice.MultiUDPMuxDefault
 	batcher     udpbatch.Batcher // groups fan-out writes on the mux's sockets (udpbatch.None without)
@@ -65,6 +66,10 @@ func buildSettings(m config.Media, log *slog.Logger) (*settings, error) {
 		return nil, err
 	}
 	s.media = media
+	if s.bridgeMedia, err = newBridgeMediaEngine(m); err != nil {
+		_ = s.close()
+		return nil, err
+	}
 	return s, nil
 }
 

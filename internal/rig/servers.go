@@ -176,7 +176,7 @@ events: {
 	broadcast = false
 }
 `, dir, libDir, nsIf, disabled("plugins", "libjanus_"+plugin+".so"), disabled("transports", transports...)),
-			"janus.plugin." + plugin + ".jcfg": janusPluginConfig(plugin),
+			"janus.plugin." + plugin + ".jcfg": janusPluginConfig(plugin, ip),
 			"janus.transport.http.jcfg": fmt.Sprintf(`general: {
 	json = "compact"
 	base_path = "/janus"
@@ -214,8 +214,12 @@ admin: {
 
 // janusPluginConfig is the plugin's configuration: nothing but the general section (rooms are
 // created through the API), except for the audio bridge, which gets the sample room 1234 at
-// 16 kHz as Debian's file has it (without the published sample secret; joining needs none).
-func janusPluginConfig(plugin string) string {
+// 16 kHz as Debian's file has it (without the published sample secret; joining needs none), and
+// the SIP plugin (janusSIPConfig).
+func janusPluginConfig(plugin, ip string) string {
+	if plugin == "sip" {
+		return janusSIPConfig(ip)
+	}
 	if plugin != "audiobridge" {
 		return "general: {\n}\n"
 	}
@@ -227,6 +231,22 @@ room-%d: {
 	record = false
 }
 `, plan.AudioBridgeRoom)
+}
+
+// janusSIPConfig is Debian's janus.plugin.sip.jcfg with its SIP signalling and RTP bound to the
+// namespace's address (the one the SIP side reaches), so Janus does not guess it.
+func janusSIPConfig(ip string) string {
+	local := ""
+	if ip != "" {
+		local = fmt.Sprintf("\tlocal_ip = %q\n\tlocal_media_ip = %q\n", ip, ip)
+	}
+	return "general: {\n" + local + `	keepalive_interval = 120
+	behind_nat = false
+	register_ttl = 3600
+	rtp_port_range = "20000-40000"
+	sip_timer_t1x64 = 32000
+}
+`
 }
 
 func janusIPLine(ip string) string {

@@ -31,6 +31,11 @@ func withGeneratedSecrets(cfg *config.Config, log *slog.Logger) *config.Config {
 	for i := range ab.Rooms {
 		generateRoomSecret(ab.Enabled, &ab.Rooms[i].Secret, "audiobridge", ab.Rooms[i].ID, log)
 	}
+	tr := &c.Plugins.TextRoom
+	tr.Rooms = slices.Clone(tr.Rooms)
+	for i := range tr.Rooms {
+		generateRoomSecret(tr.Enabled, &tr.Rooms[i].Secret, "textroom", tr.Rooms[i].ID, log)
+	}
 	st := &c.Plugins.Streaming
 	st.Mountpoints = slices.Clone(st.Mountpoints)
 	for i := range st.Mountpoints {
@@ -40,7 +45,7 @@ func withGeneratedSecrets(cfg *config.Config, log *slog.Logger) *config.Config {
 }
 
 // generateRoomSecret fills an empty room secret of an enabled plugin with a random one, and logs it.
-func generateRoomSecret(enabled bool, secret *string, plugin string, room uint64, log *slog.Logger) {
+func generateRoomSecret(enabled bool, secret *string, plugin string, room any, log *slog.Logger) {
 	if !enabled || *secret != "" {
 		return
 	}

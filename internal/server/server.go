@@ -22,8 +22,12 @@ import (
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/echotest"
+	"github.com/strata-rtc/strata/internal/plugins/nosip"
 	"github.com/strata-rtc/strata/internal/plugins/recordplay"
+	sipplugin "github.com/strata-rtc/strata/internal/plugins/sip"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
+	"github.com/strata-rtc/strata/internal/plugins/textroom"
+	"github.com/strata-rtc/strata/internal/plugins/videocall"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/plugins/voicemail"
 	"github.com/strata-rtc/strata/internal/record"
@@ -108,8 +112,14 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 	if cfg.Plugins.Streaming.Enabled {
 		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming")))
 	}
+	if cfg.Plugins.VideoCall.Enabled {
+		ps = append(ps, videocall.New(cfg.Plugins.VideoCall, cfg.Plugins.VideoRoom.Allocation, rec, log.With("plugin", "videocall")))
+	}
 	if cfg.Plugins.VoiceMail.Enabled {
 		ps = append(ps, voicemail.New(cfg.Plugins.VoiceMail, log.With("plugin", "voicemail")))
+	}
+	if cfg.Plugins.TextRoom.Enabled {
+		ps = append(ps, textroom.New(cfg.Plugins.TextRoom, log.With("plugin", "textroom")))
 	}
 	if cfg.Plugins.RecordPlay.Enabled {
 		if rp, err := recordplay.New(cfg.Plugins.RecordPlay, rec, log.With("plugin", "recordplay")); err != nil {
@@ -117,6 +127,12 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []pl
 		} else {
 			ps = append(ps, rp)
 		}
+	}
+	if cfg.Plugins.SIP.Enabled {
+		ps = append(ps, sipplugin.New(cfg.Plugins.SIP, log.With("plugin", "sip")))
+	}
+	if cfg.Plugins.NoSIP.Enabled {
+		ps = append(ps, nosip.New(cfg.Plugins.NoSIP, rec, log.With("plugin", "nosip")))
 	}
 	return ps
 }

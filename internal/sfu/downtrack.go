@@ -25,6 +25,12 @@ type DownTrackConfig struct {
 	// (over RTX when negotiated). Leave it off when the PeerConnection already runs Pion's NACK
 	// responder, or packets would be sent twice.
 	RespondNACK bool
+	// Events is a second format the receiver's stream carries beside Codec (RFC 4733
+	// telephone-event, which shares the audio's SSRC and sequence): its packets, payload type
+	// EventsPT, go out with the subscriber's payload type for Events, or are dropped when the
+	// subscriber did not negotiate it. Nil: every packet goes out as Codec.
+	Events   *webrtc.RTPCodecCapability
+	EventsPT uint8
 	// OnLayerChange is called (on its own goroutine) when the forwarded layer changes.
 	OnLayerChange func(current Layer)
 }

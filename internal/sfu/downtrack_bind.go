@@ -17,6 +17,7 @@ type destination struct {
 	writer        webrtc.TrackLocalWriter
 	ssrc, rtxSSRC uint32
 	pt, rtxPT     uint8
+	eventPT       int16 // the subscriber's payload type for DownTrackConfig.Events, -1 without
 	exts          ExtIDs
 	// extMap pairs the publisher's id of each extension strata forwards with the subscriber's.
 	extMap [3][2]uint8
@@ -53,7 +54,12 @@ func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameter
 	for _, e := range ctx.HeaderExtensions() {
 		uris[e.URI] = e.ID
 	}
-	dst := destination{writer: ctx.WriteStream(), ssrc: uint32(ctx.SSRC()), pt: uint8(codec.PayloadType), exts: ExtIDsFrom(uris)}
+	dst := destination{writer: ctx.WriteStream(), ssrc: uint32(ctx.SSRC()), pt: uint8(codec.PayloadType), eventPT: -1, exts: ExtIDsFrom(uris)}
+	if d.cfg.Events != nil {
+		if ev, ok := media.FindFormat(codecs, *d.cfg.Events); ok {
+			dst.eventPT = int16(ev.PayloadType)
+		}
+	}
 	if rtx, ok := media.RTXFor(codec.PayloadType, codecs); ok && ctx.SSRCRetransmission() != 0 {
 		dst.rtxSSRC, dst.rtxPT = uint32(ctx.SSRCRetransmission()), uint8(rtx.PayloadType)
 	}

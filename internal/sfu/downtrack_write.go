@@ -13,6 +13,7 @@ type outPacket struct {
 	dst    destination
 	m      media.Mapping
 	marker bool
+	pt     uint8
 }
 
 // WriteRTP implements Sink: the per-packet path, for every packet of every layer of the receiver.
@@ -26,7 +27,7 @@ func (d *DownTrack) WriteRTP(p *Packet) {
 		payload = p.out.buf[:copy(p.out.buf[:], payload)]
 		o.m.WritePayload(&p.Flags, payload)
 	}
-	hdr := p.out.header(o.marker, o.dst.pt, o.m.OutSeq, o.m.Timestamp(p.Header.Timestamp), o.dst.ssrc)
+	hdr := p.out.header(o.marker, o.pt, o.m.OutSeq, o.m.Timestamp(p.Header.Timestamp), o.dst.ssrc)
 	copyExtensions(hdr, &o.dst, p.Bytes, &p.Header)
 	d.write(o.dst.writer, hdr, payload, len(p.Bytes))
 }
@@ -36,6 +37,11 @@ func (d *DownTrack) decide(p *Packet, o *outPacket) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.bound || d.paused || p.Source != d.recv {
+		return false
+	}
+	pt, ok := d.payloadType(p.Header.PayloadType)
+	if !ok {
+		d.rw.Drop(&p.Header, &p.Flags, p.Payload(), false) // no gap in the subscriber's sequence
 		return false
 	}
 	dec := d.sel.selectPacket(p.Layer, p.Flags, p.At)
@@ -66,10 +72,19 @@ func (d *DownTrack) decide(p *Packet, o *outPacket) bool {
 	if !ok {
 		return false
 	}
-	o.dst, o.m, o.marker = d.dst, m, p.Header.Marker || dec.setMarker
+	o.dst, o.m, o.marker, o.pt = d.dst, m, p.Header.Marker || dec.setMarker, pt
 	d.lastMarker = o.marker
 	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, marker: o.marker, layer: int8(p.Layer), m: m, sentAt: p.At}
 	return true
+}
+
+// payloadType is the subscriber's payload type for a packet of the receiver's payload type in;
+// false for an event the subscriber did not negotiate.
+func (d *DownTrack) payloadType(in uint8) (uint8, bool) {
+	if d.cfg.Events == nil || in != d.cfg.EventsPT {
+		return d.dst.pt, true
+	}
+	return uint8(d.dst.eventPT), d.dst.eventPT >= 0
 }
 
 // write hands one packet to Pion and counts it as size bytes.

@@ -5,4 +5,6 @@ export const demos = [
   { href: 'audiobridge.html', title: 'Audio bridge', plugin: 'janus.plugin.audiobridge', text: 'Joins an audio conference mixed by the server: everyone hears everyone else. Mute yourself, and see who talks with live level bars.' },
   { href: 'recordplay.html', title: 'Record and play', plugin: 'janus.plugin.recordplay', text: 'Records your camera and microphone on the server as Janus does (.mjr files), lists the recordings and plays one back, with pause and resume.' },
   { href: 'streaming.html', title: 'Streaming', plugin: 'janus.plugin.streaming', text: 'Lists the mountpoints, watches one, switches to another on the same PeerConnection and picks the simulcast layer, with the layer, size and bitrate received shown live.' },
+  { href: 'textroom.html', title: 'Text room', plugin: 'janus.plugin.textroom', text: 'Chats in a text room over a data channel: messages to everyone or to one participant, who joins and leaves, and announcements, as Janus\'s TextRoom does.' },
+  { href: 'videocall.html', title: 'Video call', plugin: 'janus.plugin.videocall', text: 'Registers a name and calls another user, or answers their call: each sees the other, with text over the data channel. strata fits what each side receives to that side\'s own downlink.' },
 ];

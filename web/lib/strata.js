@@ -17,6 +17,8 @@ export { startCall, Call } from './webrtc.js';
 export { StatsSampler, summarizeStats } from './stats.js';
 export { resolveServer } from './server.js';
 export { StreamViewer, listMountpoints } from './streaming.js';
+export { TextRoom } from './textroom.js';
+export { VideoCall } from './videocall.js';
 
 /** A Janus core error (`{"janus":"error"}`) or a plugin error (`error_code` inside plugindata). */
 export class JanusError extends Error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
@@ -66,7 +67,7 @@ func (p *Participant) join(ctx context.Context) error {
 		return fmt.Errorf("join: no participant id in %s", ev.Raw)
 	}
 	p.ID = joined.ID
-	states, track, err := p.newPC()
+	states, track, err := p.newAudioPC(fmt.Sprintf("load-ab-%d", p.Index), p.onTrack)
 	if err != nil {
 		return err
 	}
@@ -102,36 +103,6 @@ func (p *Participant) join(ctx context.Context) error {
 	return nil
 }
 
-// newPC creates the PeerConnection with one sendrecv Opus transceiver, as a browser's
-// getUserMedia({audio: true}) track.
-func (p *Participant) newPC() (<-chan webrtc.PeerConnectionState, *webrtc.TrackLocalStaticRTP, error) {
-	pc, states, err := p.env.newPC()
-	if err != nil {
-		return nil, nil, err
-	}
-	p.pc = pc
-	pc.OnTrack(p.onTrack)
-	track, err := webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2},
-		"audio", fmt.Sprintf("load-ab-%d", p.Index))
-	if err != nil {
-		return nil, nil, err
-	}
-	sender, err := pc.AddTrack(track)
-	if err != nil {
-		return nil, nil, err
-	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for { // runs the interceptors' RTCP handling (receiver reports, NACKs)
-			if _, _, err := sender.ReadRTCP(); err != nil {
-				return
-			}
-		}
-	}()
-	return states, track, nil
-}
-
 // audioLevelID is the audio level extension's id in pc's negotiated answer, 0 if the server left
 // it out.
 func audioLevelID(pc *webrtc.PeerConnection) uint8 {
@@ -150,30 +121,12 @@ func audioLevelID(pc *webrtc.PeerConnection) uint8 {
 
 // onTrack measures (and, with a listener, decodes) the mix.
 func (p *Participant) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
-	p.wg.Add(2)
-	go func() {
-		defer p.wg.Done()
-		for { // sender reports feed the receiver-report interceptor
-			if _, _, err := receiver.ReadRTCP(); err != nil {
-				return
-			}
+	p.readTrack(track, receiver, func(pkt []byte, at time.Duration) {
+		p.mix.observe(pkt, at)
+		if p.listener != nil {
+			p.listener.Hear(pkt, at)
 		}
-	}()
-	go func() {
-		defer p.wg.Done()
-		buf := make([]byte, 1500)
-		for {
-			n, _, err := track.Read(buf)
-			if err != nil {
-				return
-			}
-			at := p.env.Now()
-			p.mix.observe(buf[:n], at)
-			if p.listener != nil {
-				p.listener.Hear(buf[:n], at)
-			}
-		}
-	}()
+	})
 }
 
 // drainEvents consumes the handle's events (others joining, leaving, talking): nothing in them

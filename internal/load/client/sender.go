@@ -73,3 +73,59 @@ func (p *sender) Close(ctx context.Context) {
 		p.wg.Wait()
 	})
 }
+
+// newAudioPC creates the PeerConnection with one sendrecv Opus transceiver, as a browser's
+// getUserMedia({audio: true}) track; onTrack gets what the server sends back on it.
+func (p *sender) newAudioPC(label string, onTrack func(*webrtc.TrackRemote, *webrtc.RTPReceiver)) (<-chan webrtc.PeerConnectionState, *webrtc.TrackLocalStaticRTP, error) {
+	pc, states, err := p.env.newPC()
+	if err != nil {
+		return nil, nil, err
+	}
+	p.pc = pc
+	pc.OnTrack(onTrack)
+	track, err := webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2},
+		"audio", label)
+	if err != nil {
+		return nil, nil, err
+	}
+	sender, err := pc.AddTrack(track)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for { // runs the interceptors' RTCP handling (receiver reports, NACKs)
+			if _, _, err := sender.ReadRTCP(); err != nil {
+				return
+			}
+		}
+	}()
+	return states, track, nil
+}
+
+// readTrack hands every RTP packet of a received track to observe, with its arrival time, until
+// the track ends; the receiver's RTCP is read too (sender reports feed the receiver-report
+// interceptor).
+func (p *sender) readTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver, observe func(pkt []byte, at time.Duration)) {
+	p.wg.Add(2)
+	go func() {
+		defer p.wg.Done()
+		for {
+			if _, _, err := receiver.ReadRTCP(); err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		defer p.wg.Done()
+		buf := make([]byte, 1500)
+		for {
+			n, _, err := track.Read(buf)
+			if err != nil {
+				return
+			}
+			observe(buf[:n], p.env.Now())
+		}
+	}()
+}

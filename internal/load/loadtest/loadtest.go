@@ -23,6 +23,8 @@ func StartStrata(t testing.TB) (httpURL, wsURL string) {
 	// The streaming plugin's sample mountpoints listen on fixed ports that other tests on the
 	// machine may hold; the load tests create their own on ports the plugin picks.
 	cfg.Plugins.Streaming.Mountpoints = nil
+	// The SIP plugin's signalling and RTP on loopback, where the tests' echo service (sipp) runs.
+	cfg.Plugins.SIP.LocalIP = "127.0.0.1"
 	s, err := server.New(cfg, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -39,8 +39,10 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.ice, "ice-interface", "", "comma-separated interfaces the clients' ICE may use")
 	fs.IntVar(&d.AudioBridge.Participants, "audiobridge", 0, "audio bridge participants (instead of videoroom publishers and subscribers)")
 	fs.IntVar(&d.AudioBridge.SamplingRate, "sampling-rate", d.AudioBridge.SamplingRate, "mixing rate of an audio bridge room the run creates")
-	fs.IntVar(&d.AudioBridge.Decode, "decode", d.AudioBridge.Decode, "audio bridge participants that decode the mix they receive")
+	fs.IntVar(&d.AudioBridge.Decode, "decode", d.AudioBridge.Decode, "audio bridge participants that decode the mix they receive (SIP callers: the echo they get back)")
 	fs.IntVar(&d.Streaming.Viewers, "streaming", 0, "streaming viewers of mountpoint --room (instead of videoroom publishers and subscribers); with --create-room the run creates an rtp mountpoint and feeds it plain RTP")
+	fs.IntVar(&d.SIP.Calls, "sip", 0, "SIP callers (janus.plugin.sip, instead of videoroom publishers and subscribers), each calling --sip-uri, an echo service, and checking it hears itself")
+	fs.StringVar(&d.SIP.URI, "sip-uri", "", "what the SIP callers call, e.g. sip:echo@10.0.0.1:5060 (sipp -rtp_echo, an Asterisk echo test)")
 	fs.IntVar(&d.Talkers, "talkers", d.Talkers, "at most this many participants talk at once (voice media, audio bridge)")
 	fs.Uint64Var(&d.Seed, "seed", d.Seed, "seed of who talks when")
 	fs.IntVar(&d.Steps.Size, "step", d.Steps.Size, "clients joining per step, with a hold after each (0: no steps)")
@@ -58,6 +60,8 @@ func (f *Flags) Build() (Plan, error) {
 		p = DefaultAudioBridge()
 	case f.set("streaming"):
 		p = DefaultStreaming()
+	case f.set("sip"):
+		p = DefaultSIP()
 	}
 	if f.file != "" {
 		var err error
@@ -90,10 +94,15 @@ func (f *Flags) apply(p *Plan, name string) error {
 		p.AudioBridge.Participants = v.AudioBridge.Participants
 	case "streaming":
 		p.Streaming.Viewers = v.Streaming.Viewers
+	case "sip":
+		p.SIP.Calls = v.SIP.Calls
+	case "sip-uri":
+		p.SIP.URI = v.SIP.URI
 	case "sampling-rate":
 		p.AudioBridge.SamplingRate = v.AudioBridge.SamplingRate
 	case "decode":
 		p.AudioBridge.Decode = v.AudioBridge.Decode
+		p.SIP.Decode = v.AudioBridge.Decode
 	case "talkers":
 		p.Talkers = v.Talkers
 	case "seed":

@@ -43,6 +43,7 @@ const (
 	PluginVideoroom   = "janus.plugin.videoroom"
 	PluginAudioBridge = "janus.plugin.audiobridge"
 	PluginStreaming   = "janus.plugin.streaming"
+	PluginSIP         = "janus.plugin.sip"
 )
 
 // Streaming is a run of janus.plugin.streaming viewers: the run sends the media as plain RTP into
@@ -138,6 +139,9 @@ type Plan struct {
 	// streaming mountpoint: Room is the mountpoint's id; CreateRoom creates it (an rtp mountpoint
 	// on ports the server picks) and the run feeds it; otherwise someone else feeds it.
 	Streaming Streaming `yaml:"streaming"`
+	// SIP replaces the publishers and subscribers with callers of janus.plugin.sip, each calling
+	// an echo service on the SIP side (sip.go).
+	SIP SIP `yaml:"sip"`
 }
 
 // Default is the plan every file and flag set starts from.
@@ -214,6 +218,7 @@ func Decode(r io.Reader) (Plan, error) {
 	var peek struct {
 		AudioBridge *yaml.Node `yaml:"audiobridge"`
 		Streaming   *yaml.Node `yaml:"streaming"`
+		SIP         *yaml.Node `yaml:"sip"`
 	}
 	if yaml.Unmarshal(b, &peek) == nil {
 		switch {
@@ -221,6 +226,8 @@ func Decode(r io.Reader) (Plan, error) {
 			p = DefaultAudioBridge()
 		case peek.Streaming != nil:
 			p = DefaultStreaming()
+		case peek.SIP != nil:
+			p = DefaultSIP()
 		}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -277,6 +284,8 @@ func (p *Plan) Plugin() string {
 		return PluginAudioBridge
 	case p.IsStreaming():
 		return PluginStreaming
+	case p.IsSIP():
+		return PluginSIP
 	}
 	return PluginVideoroom
 }
@@ -298,7 +307,7 @@ func (p *Plan) Feeds() []int {
 
 // PeerConnections is how many PeerConnections the server holds once everyone has joined.
 func (p *Plan) PeerConnections() int {
-	n := p.Publishers + p.Subscribers + p.AudioBridge.Participants + p.Streaming.Viewers
+	n := p.Publishers + p.Subscribers + p.AudioBridge.Participants + p.Streaming.Viewers + p.SIP.Calls
 	if p.PublishersSubscribe && p.Publishers > 1 {
 		n += p.Publishers
 	}
@@ -307,5 +316,5 @@ func (p *Plan) PeerConnections() int {
 
 // Participants is how many clients (people) the run has.
 func (p *Plan) Participants() int {
-	return p.Publishers + p.Subscribers + p.AudioBridge.Participants + p.Streaming.Viewers
+	return p.Publishers + p.Subscribers + p.AudioBridge.Participants + p.Streaming.Viewers + p.SIP.Calls
 }

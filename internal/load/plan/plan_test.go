@@ -278,6 +278,7 @@ func FuzzParse(f *testing.F) {
 	f.Add("{}")
 	f.Add("server: http://h/janus\naudiobridge: {participants: 3, decode: 1}\nsteps: {size: 2, hold: 3s}\n")
 	f.Add("server: http://h/janus\nstreaming: {viewers: 4}\nmedia: video\n")
+	f.Add("server: http://h/janus\nsip: {calls: 4, uri: sip:echo@h:5090}\nsteps: {size: 2, hold: 3s}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		p, err := Parse(strings.NewReader(in))
 		if err != nil {
@@ -285,7 +286,8 @@ func FuzzParse(f *testing.F) {
 		}
 		// Anything accepted must be runnable: limits hold and derived numbers are sane.
 		if p.Participants() <= 0 || p.Participants() > 2*MaxClients || p.RampTime() < 0 || p.Duration <= 0 || p.JoinRate <= 0 ||
-			p.StepCount() < 1 || ((p.IsAudioBridge() || p.IsStreaming()) && p.Publishers+p.Subscribers > 0) ||
+			p.StepCount() < 1 || ((p.IsAudioBridge() || p.IsStreaming() || p.IsSIP()) && p.Publishers+p.Subscribers > 0) ||
+			(p.IsSIP() && (p.IsAudioBridge() || p.IsStreaming() || p.Media != MediaAudio)) ||
 			(p.IsStreaming() && (p.IsAudioBridge() || p.Media == MediaSimulcast || p.Media == MediaVoice)) {
 			t.Fatalf("accepted an unrunnable plan %+v", p)
 		}

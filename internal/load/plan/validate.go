@@ -23,11 +23,16 @@ func (p *Plan) Validate() error {
 	if p.IsAudioBridge() && p.Streaming.Viewers != 0 {
 		v.bad("streaming", "a plan has audio bridge participants or streaming viewers, not both")
 	}
+	if (p.IsAudioBridge() || p.IsStreaming()) && p.SIP.Calls != 0 {
+		v.bad("sip", "a plan has SIP callers, audio bridge participants or streaming viewers, not several")
+	}
 	switch {
 	case p.IsAudioBridge() || p.AudioBridge.Participants < 0:
 		p.validateAudioBridge(v)
 	case p.IsStreaming() || p.Streaming.Viewers < 0:
 		p.validateStreaming(v)
+	case p.IsSIP() || p.SIP.Calls < 0:
+		p.validateSIP(v)
 	default:
 		p.validateVideoroom(v)
 	}

@@ -71,6 +71,8 @@ type Step struct {
 	Lost      uint64      `json:"lost"`
 	LossRatio float64     `json:"loss_ratio"`
 	Audio     AudioTiming `json:"audio"`
+	// EchoShare is the share of the SIP callers' audio sent in the window that came back in it.
+	EchoShare float64 `json:"echo_share,omitempty"`
 	// Behind is set when the window's late frames or loss exceeded the plan's thresholds.
 	Behind bool `json:"behind"`
 }

@@ -118,6 +118,8 @@ type Totals struct {
 	Audio AudioTiming `json:"audio"`
 	// Listening is what the decoding audio bridge participants heard.
 	Listening Listening `json:"listening"`
+	// SIP is what the SIP callers measured.
+	SIP SIPTotals `json:"sip"`
 }
 
 // Sample is one second of the run.
@@ -126,6 +128,7 @@ type Sample struct {
 	Publishers      int
 	Subscribers     int
 	AudioBridge     int // audio bridge participants
+	SIPCalls        int // SIP callers
 	PeerConnections int
 	ServerOK        bool
 	ServerCPUPct    float64 // of one core
@@ -145,8 +148,9 @@ type Sample struct {
 	LateFrames      uint64  // received audio frames late by more than 20 ms in this second
 }
 
-// Participants is publishers plus receive-only subscribers plus audio bridge participants.
-func (s Sample) Participants() int { return s.Publishers + s.Subscribers + s.AudioBridge }
+// Participants is publishers plus receive-only subscribers plus audio bridge participants plus
+// SIP callers.
+func (s Sample) Participants() int { return s.Publishers + s.Subscribers + s.AudioBridge + s.SIPCalls }
 
 // Publisher is what one publisher sent.
 type Publisher struct {

@@ -126,10 +126,14 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	p, t, s, g := r.Plan, r.Totals, r.Server, r.Generator
 	fmt.Fprintf(&b, "# Load run %q\n\n", p.Name)
-	if p.IsAudioBridge() {
+	switch {
+	case p.IsAudioBridge():
 		fmt.Fprintf(&b, "Server `%s`, audio bridge room %d; %d participants (voice, at most %d talking at once, %d decoding the mix); ",
 			p.Server, p.Room, p.AudioBridge.Participants, p.Talkers, min(p.AudioBridge.Decode, p.AudioBridge.Participants))
-	} else {
+	case p.IsSIP():
+		fmt.Fprintf(&b, "Server `%s`, SIP plugin; %d callers each calling `%s` (Opus, %d decoding the echo); ",
+			p.Server, p.SIP.Calls, p.SIP.URI, min(p.SIP.Decode, p.SIP.Calls))
+	default:
 		fmt.Fprintf(&b, "Server `%s`, room %d; %d publishers (%s media), %d subscribers, publishers subscribe to each other: %v; ",
 			p.Server, p.Room, p.Publishers, p.Media, p.Subscribers, p.PublishersSubscribe)
 	}
@@ -172,6 +176,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	row("mean time to first frame", fmt.Sprintf("%.0f ms", t.MeanTTFFMs))
 	row("mean stream bitrate", fmt.Sprintf("video %.0f kbit/s, audio %.0f kbit/s", t.MeanVideoKbps, t.MeanAudioKbps))
 	writeAudio(&b, r)
+	writeSIP(&b, r)
 	writePublishers(&b, r)
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")

@@ -21,6 +21,12 @@ func BrowserAPI(tb testing.TB) *webrtc.API {
 // Pion's defaults: a browser whose offer the page munged (multiopus in place of Opus, say).
 func BrowserAPIWith(tb testing.TB, register func(*webrtc.MediaEngine) error) *webrtc.API {
 	tb.Helper()
+	return newAPI(tb, register, nil)
+}
+
+// newAPI builds the API, with first (if any) as the first interceptor.
+func newAPI(tb testing.TB, register func(*webrtc.MediaEngine) error, first interceptor.Factory) *webrtc.API {
+	tb.Helper()
 	var se webrtc.SettingEngine
 	se.SetIncludeLoopbackCandidate(true)
 	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
@@ -30,6 +36,9 @@ func BrowserAPIWith(tb testing.TB, register func(*webrtc.MediaEngine) error) *we
 		tb.Fatal(err)
 	}
 	reg := &interceptor.Registry{}
+	if first != nil {
+		reg.Add(first)
+	}
 	if err := webrtc.RegisterDefaultInterceptors(me, reg); err != nil {
 		tb.Fatal(err)
 	}

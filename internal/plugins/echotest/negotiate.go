@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pion/rtcp"
-	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
@@ -42,7 +41,7 @@ func (s *session) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSE
 	}
 	prefs := s.prefs
 	s.mu.Unlock()
-	rids := describeOffer(jsep.SDP)
+	rids := media.OfferRIDs(jsep.SDP)
 	prepare := peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
 		return s.prepareEcho(pc, prefs, rids, jsep.RIDOrder)
 	})
@@ -51,20 +50,6 @@ func (s *session) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSE
 		return nil, &requestError{ErrInvalidSDP, "Error parsing offer: " + err.Error()}
 	}
 	return &plugin.JSEP{Type: "answer", SDP: answer.SDP}, nil
-}
-
-// describeOffer reads the simulcast rids of each m-line, by mid.
-func describeOffer(s string) map[string][]string {
-	out := map[string][]string{}
-	var parsed sdp.SessionDescription
-	if parsed.Unmarshal([]byte(s)) != nil {
-		return out
-	}
-	for _, md := range parsed.MediaDescriptions {
-		mid, _ := md.Attribute(sdp.AttrKeyMID)
-		out[mid] = media.SendRIDs(md)
-	}
-	return out
 }
 
 // prepareEcho runs between applying the offer and creating the answer: each new audio or video

@@ -24,6 +24,7 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
+	"github.com/strata-rtc/strata/internal/peer/peertest"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 )
 
@@ -94,7 +95,7 @@ func createRTP(t testing.TB, h *janusclient.Handle, media ...map[string]any) mou
 	return m
 }
 
-func clientAPI(t testing.TB, limit *rateLimit) *webrtc.API {
+func clientAPI(t testing.TB, limit *peertest.RateLimit) *webrtc.API {
 	t.Helper()
 	var se webrtc.SettingEngine
 	se.SetIncludeLoopbackCandidate(true)
@@ -143,7 +144,7 @@ func watch(t testing.TB, c *janusclient.Client, id uint64, extra map[string]any)
 }
 
 // watchLimited is watch with the viewer's incoming media limited to a rate (nil: none).
-func watchLimited(t testing.TB, c *janusclient.Client, id uint64, extra map[string]any, limit *rateLimit) *viewer {
+func watchLimited(t testing.TB, c *janusclient.Client, id uint64, extra map[string]any, limit *peertest.RateLimit) *viewer {
 	t.Helper()
 	v := &viewer{t: t, h: attach(t, c), dir: t.TempDir(), files: map[string]string{}, writers: map[string]interface{ Close() error }{},
 		packets: map[string]int{}, ssrcs: map[string]uint32{}, sids: map[int]int{}}
@@ -432,46 +433,6 @@ func sendUDP(t testing.TB, port int, pkts ...[]byte) {
 	for _, p := range pkts {
 		_, _ = c.Write(p)
 	}
-}
-
-// rateLimit is a viewer's downlink of a fixed rate: a token bucket (100 ms deep) in front of
-// everything the viewer's PeerConnection reads, which drops what exceeds it.
-type rateLimit struct {
-	interceptor.NoOp
-	bps float64
-
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-}
-
-func (l *rateLimit) NewInterceptor(string) (interceptor.Interceptor, error) { return l, nil }
-
-func (l *rateLimit) BindRemoteStream(_ *interceptor.StreamInfo, r interceptor.RTPReader) interceptor.RTPReader {
-	return interceptor.RTPReaderFunc(func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
-		for {
-			n, attr, err := r.Read(b, a)
-			if err != nil || l.admit(n) {
-				return n, attr, err
-			}
-		}
-	})
-}
-
-func (l *rateLimit) admit(n int) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	depth := l.bps / 8 / 10
-	if !l.last.IsZero() {
-		l.tokens = min(depth, l.tokens+now.Sub(l.last).Seconds()*l.bps/8)
-	}
-	l.last = now
-	if l.tokens < float64(n) {
-		return false
-	}
-	l.tokens -= float64(n)
-	return true
 }
 
 // layerWidth is the width of the newest picture the viewer received of v so far (0: none).

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/peer/peertest"
 )
 
 // simulcastSource has ffmpeg encode one picture three times, 80x44, 160x90 and 320x180 (VP8; small,
@@ -47,7 +49,7 @@ func TestSimulcast(t *testing.T) {
 		"simulcast": true, "pt": 100, "codec": "vp8"})
 	simulcastSource(t, mp)
 	free := watch(t, c, mp.id, nil)
-	limited := watchLimited(t, c, mp.id, nil, &rateLimit{bps: 150_000})
+	limited := watchLimited(t, c, mp.id, nil, &peertest.RateLimit{BPS: 150_000})
 	capped := watch(t, c, mp.id, nil)
 
 	if w := widthNow(t, free, 15*time.Second, func(w int) bool { return w == 320 }); w != 320 {

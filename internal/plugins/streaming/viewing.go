@@ -55,6 +55,7 @@ type viewStream struct {
 	down       *sfu.DownTrack
 	tr         *webrtc.RTPTransceiver
 	dc         *webrtc.DataChannel
+	sink       *sfu.DataSink // dc's share of the data stream's fan-out
 	cancelData func()
 	send       bool
 	max        policy.Layer
@@ -159,7 +160,8 @@ func (v *viewer) addData(vs *viewStream) *Error {
 	if err != nil {
 		return errorf(ErrUnknown, "Data channel of stream %s: %v", vs.st.mid, err)
 	}
-	vs.dc = dc
+	v.peer.TrackDataChannel(dc)
+	vs.dc, vs.sink = dc, sfu.NewPionDataSink(dc, v.s.p.cfg.DataChannels)
 	return nil
 }
 
@@ -269,17 +271,9 @@ func (v *viewer) setData(vs *viewStream, on bool) {
 		vs.cancelData = nil
 		return
 	}
-	dc := vs.dc
-	vs.cancelData = vs.st.data.Subscribe(func(msg []byte, text bool) {
-		if dc.ReadyState() != webrtc.DataChannelStateOpen {
-			return
-		}
-		if text {
-			_ = dc.SendText(string(msg))
-		} else {
-			_ = dc.Send(msg)
-		}
-	})
+	recv, sink := vs.st.data.Receiver(), vs.sink
+	recv.AddSink(sink)
+	vs.cancelData = func() { recv.RemoveSink(sink) }
 }
 
 // beginStop marks the viewer stopping if a stop is to hang it up: Janus takes a stop only once the

@@ -27,7 +27,8 @@ type publisher struct {
 	metadata     json.RawMessage
 	peer         *peer.Peer
 	streams      []*pubStream
-	active       bool // the PeerConnection is up: others can subscribe
+	data         *pubData // the data stream (data.go), nil without one
+	active       bool     // the PeerConnection is up: others can subscribe
 	bitrate      int64
 	forwarders   map[uint32]*forwarder
 	activePkts   int
@@ -120,6 +121,7 @@ func (pub *publisher) describe() map[string]any {
 			talking = true
 		}
 	}
+	streams = withData(streams, pub.dataStream())
 	if streams == nil {
 		streams = []map[string]any{}
 	}
@@ -146,8 +148,11 @@ func (pub *publisher) stream(mid string) *pubStream {
 func (pub *publisher) isActive() bool {
 	pub.mu.Lock()
 	defer pub.mu.Unlock()
-	return pub.active && len(pub.streams) > 0
+	return pub.active && pub.publishedLocked()
 }
+
+// publishedLocked: the publisher has streams, media or data; pub.mu is held.
+func (pub *publisher) publishedLocked() bool { return len(pub.streams) > 0 || pub.data != nil }
 
 func (pub *publisher) isTalking() bool {
 	for _, st := range pub.streamList() {
@@ -271,7 +276,7 @@ func (pub *publisher) configure(ctx context.Context, b body, jsep *plugin.JSEP, 
 		return nil, errorf(ErrInvalidSDPType, "Unsupported SDP type '%s'", jsep.Type)
 	}
 	pub.mu.Lock()
-	published := len(pub.streams) > 0
+	published := pub.publishedLocked()
 	pub.mu.Unlock()
 	if publish && published {
 		return nil, errorf(ErrAlreadyPublished, "Can't publish, already published")
@@ -392,7 +397,7 @@ func (pub *publisher) configuredEvent() map[string]any {
 			ev[key] = st.codecName
 		}
 	}
-	if streams != nil {
+	if streams = withData(streams, pub.dataStream()); streams != nil {
 		ev["streams"] = streams
 	}
 	return ev
@@ -401,7 +406,7 @@ func (pub *publisher) configuredEvent() map[string]any {
 // unpublish tears the publication down: the PeerConnection closes and MediaClosed cleans up.
 func (pub *publisher) unpublish() *requestError {
 	pub.mu.Lock()
-	published := len(pub.streams) > 0
+	published := pub.publishedLocked()
 	pub.mu.Unlock()
 	if !published {
 		return errorf(ErrNotPublished, "Can't unpublish, not published")
@@ -417,7 +422,8 @@ func (pub *publisher) stopMedia() {
 	pub.stopRecording()
 	pub.mu.Lock()
 	streams := pub.streams
-	wasActive := pub.active && len(streams) > 0
+	published := pub.publishedLocked()
+	wasActive := pub.active && published
 	pub.streams, pub.active, pub.peer = nil, false, nil
 	fwds := pub.forwarders
 	pub.forwarders = map[uint32]*forwarder{}
@@ -428,7 +434,8 @@ func (pub *publisher) stopMedia() {
 	for _, st := range streams {
 		st.recv.Close()
 	}
-	if len(streams) == 0 {
+	pub.stopData()
+	if !published {
 		return
 	}
 	pub.s.p.dropFeed(pub)

@@ -22,6 +22,7 @@ type codecPrefs struct{ audio, video string }
 // offeredLine is what strata needs from one m-line of a publisher's offer.
 type offeredLine struct {
 	mindex int
+	media  string      // the m-line's media type: audio, video, application
 	rids   []string    // simulcast rids strata receives, in the offer's order
 	layers []ssrcLayer // SSRC simulcast layers, lowest first (ssrcsimulcast.go)
 	hidden []uint32    // SSRCs strata receives itself, kept from Pion
@@ -37,7 +38,7 @@ func describeOffer(s string) (map[string]offeredLine, error) {
 	out := map[string]offeredLine{}
 	for i, md := range parsed.MediaDescriptions {
 		mid, _ := md.Attribute(sdp.AttrKeyMID)
-		line := offeredLine{mindex: i, rids: media.SendRIDs(md)}
+		line := offeredLine{mindex: i, media: md.MediaName.Media, rids: media.SendRIDs(md)}
 		line.noRTX = ridRTXUnsafe(md, line.rids)
 		var err error
 		if line.layers, line.hidden, err = ssrcSimulcast(md); err != nil {
@@ -90,6 +91,10 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 	if pub.peer != p {
 		pub.peer = p
 		p.OnTrack(pub.onTrack)
+		p.PC.OnDataChannel(func(dc *webrtc.DataChannel) {
+			p.TrackDataChannel(dc)
+			pub.onDataChannel(dc)
+		})
 		go pub.feedbackLoop(p)
 	}
 	pub.mu.Unlock()
@@ -127,6 +132,7 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 		return nil, errorf(ErrInvalidSDP, "Error negotiating: %v", err)
 	}
 	pub.addStreams(p, lines, chosen, jsep.RIDOrder)
+	pub.addDataStream(lines)
 	return &plugin.JSEP{Type: "answer", SDP: answer.SDP}, nil
 }
 
@@ -358,9 +364,9 @@ func (pub *publisher) mediaUp() {
 	pub.mu.Lock()
 	was := pub.active
 	pub.active = true
-	n := len(pub.streams)
+	published := pub.publishedLocked()
 	pub.mu.Unlock()
-	if was || n == 0 {
+	if was || !published {
 		return
 	}
 	pub.recordIfWanted()

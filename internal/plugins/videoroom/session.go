@@ -281,6 +281,11 @@ func (s *session) Query() any {
 			}
 			streams = append(streams, e)
 		}
+		if d := pub.dataStream(); d != nil {
+			e, ds := d.describe(), d.recv.Stats()
+			e["messages"], e["bytes"], e["sinks"] = ds.Messages, ds.Bytes, ds.Sinks
+			streams = append(streams, e)
+		}
 		q["streams"] = streams
 		return q
 	case sub != nil:

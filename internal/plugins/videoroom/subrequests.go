@@ -82,6 +82,7 @@ func (sub *subscriber) setPaused(paused bool) {
 	for _, ss := range streams {
 		sub.applySend(ss, alloc, paused)
 	}
+	sub.applyDataSend()
 }
 
 func (sub *subscriber) applySend(ss *subStream, alloc *sfu.Allocator, paused bool) {
@@ -109,6 +110,16 @@ func (sub *subscriber) configure(ctx context.Context, tx string, b body) *reques
 	alloc, paused := sub.alloc, sub.paused
 	sub.mu.Unlock()
 	for _, e := range entries {
+		if mid, _, _ := e.str("mid", false); mid != "" && mid == sub.dataMid() {
+			send, ok, err := e.boolean("send")
+			if err != nil {
+				return err
+			}
+			if ok {
+				sub.setDataSend(mid, send)
+			}
+			continue
+		}
 		ss, err := sub.entryStream(e)
 		if err != nil {
 			return err
@@ -225,6 +236,18 @@ func (sub *subscriber) removeMatching(entries []body) int {
 			}
 			return false
 		})
+		dataMid := sub.dataMid()
+		n += sub.removeDataWhere(func(l *dataLink) bool {
+			switch {
+			case hasSubMid:
+				return dataMid != "" && subMid == dataMid
+			case hasFeed && hasMid:
+				return l.feed.id == feed && l.src.mid == mid
+			case hasFeed:
+				return l.feed.id == feed
+			}
+			return false
+		})
 	}
 	return n
 }
@@ -257,6 +280,8 @@ func (sub *subscriber) removeWhere(match func(*subStream) bool) int {
 
 // feedGone drops a departed publisher's streams and, with autoupdate, renegotiates.
 func (sub *subscriber) feedGone(pub *publisher) {
+	// The feed's data channel closed with its stream; the data m-line stays, nothing to negotiate.
+	sub.removeDataWhere(func(l *dataLink) bool { return l.feed == pub })
 	if sub.removeWhere(func(ss *subStream) bool { return ss.feed == pub }) == 0 || !sub.autoupdate {
 		return
 	}
@@ -290,7 +315,7 @@ func (sub *subscriber) switchSources(tx string, b body) *requestError {
 			return err
 		}
 		ss := sub.stream(subMid)
-		if ss == nil || len(ws) != 1 || ws[0].st.codecName != ss.src.codecName || ws[0].st.kind != ss.src.kind {
+		if ss == nil || len(ws) != 1 || ws[0].st == nil || ws[0].st.codecName != ss.src.codecName || ws[0].st.kind != ss.src.kind {
 			continue
 		}
 		if err := ss.down.SetReceiver(ws[0].st.recv); err != nil {

@@ -3,6 +3,7 @@ package videoroom
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 
 	"github.com/pion/webrtc/v4"
@@ -26,6 +27,7 @@ type subscriber struct {
 	peer    *peer.Peer
 	alloc   *sfu.Allocator
 	streams []*subStream
+	data    *subData // the application m-line and the feeds it relays (data.go)
 	paused  bool
 	up      bool
 	closed  bool
@@ -52,6 +54,7 @@ type subStream struct {
 type wanted struct {
 	feed     *publisher
 	st       *pubStream
+	data     *pubData // instead of st: the feed's data stream
 	max      policy.Layer
 	crossref string
 }
@@ -156,16 +159,24 @@ func (sub *subscriber) resolve(entries []body) ([]wanted, *requestError) {
 		if err != nil {
 			return nil, err
 		}
+		data := pub.dataStream()
 		if hasMid {
 			st := pub.stream(mid)
-			if st == nil {
+			switch {
+			case st != nil:
+				out = append(out, wanted{feed: pub, st: st, max: max, crossref: crossref})
+			case data != nil && data.mid == mid:
+				out = append(out, wanted{feed: pub, data: data})
+			default:
 				return nil, errorf(ErrNoSuchFeed, "No such mid '%s' in feed (%d)", mid, feed)
 			}
-			out = append(out, wanted{pub, st, max, crossref})
 			continue
 		}
 		for _, st := range pub.streamList() {
-			out = append(out, wanted{pub, st, max, crossref})
+			out = append(out, wanted{feed: pub, st: st, max: max, crossref: crossref})
+		}
+		if data != nil {
+			out = append(out, wanted{feed: pub, data: data})
 		}
 	}
 	return out, nil
@@ -210,6 +221,9 @@ func (sub *subscriber) attach(p *peer.Peer) *requestError {
 		return errorf(ErrUnknown, "Allocator: %v", err)
 	}
 	alloc.Start()
+	// A subscriber's own channels (janus.js opens one when it answers a data m-line) carry nothing
+	// to relay; they are only closed with the rest.
+	p.PC.OnDataChannel(p.TrackDataChannel)
 	sub.mu.Lock()
 	sub.peer, sub.alloc = p, alloc
 	sub.mu.Unlock()
@@ -218,6 +232,9 @@ func (sub *subscriber) attach(p *peer.Peer) *requestError {
 
 // addStream adds an m-line carrying w to the subscription (negotiated by the next offer).
 func (sub *subscriber) addStream(w wanted) *requestError {
+	if w.data != nil {
+		return sub.addData(w)
+	}
 	sub.mu.Lock()
 	p, alloc := sub.peer, sub.alloc
 	sub.mu.Unlock()
@@ -263,6 +280,7 @@ func (sub *subscriber) offer(ctx context.Context, opts ...peer.NegotiateOption) 
 	for _, ss := range sub.streams {
 		ss.mid = ss.tr.Mid()
 	}
+	sub.noteDataMid(desc.SDP)
 	sub.mu.Unlock()
 	return &plugin.JSEP{Type: "offer", SDP: desc.SDP}, nil
 }
@@ -296,11 +314,18 @@ func (sub *subscriber) describe() []map[string]any {
 	out := []map[string]any{}
 	var mindex int
 	trs := sub.peer.PC.GetTransceivers()
+	var lines map[string]offeredLine
+	if local := sub.peer.PC.LocalDescription(); local != nil {
+		lines = sdpLines(local.SDP)
+	}
 	for _, ss := range sub.streams {
 		for i, t := range trs {
 			if t == ss.tr {
 				mindex = i
 			}
+		}
+		if l, ok := lines[ss.mid]; ok {
+			mindex = l.mindex // an application m-line before it shifts the transceiver's index
 		}
 		d := map[string]any{
 			"type": ss.src.kind, "active": true, "mindex": mindex, "mid": ss.mid, "ready": ss.started && sub.up,
@@ -319,6 +344,12 @@ func (sub *subscriber) describe() []map[string]any {
 			d["svc"] = map[string]any{"spatial_layer": ss.max.Spatial, "temporal_layer": ss.max.Temporal}
 		}
 		out = append(out, d)
+	}
+	if sub.data != nil && sub.data.mid != "" {
+		d := sub.describeData(lines[sub.data.mid].mindex)
+		sort.SliceStable(out, func(i, j int) bool { return out[i]["mindex"].(int) < out[j]["mindex"].(int) })
+		i := sort.Search(len(out), func(i int) bool { return out[i]["mindex"].(int) > d["mindex"].(int) })
+		out = append(out[:i], append([]map[string]any{d}, out[i:]...)...)
 	}
 	return out
 }
@@ -378,6 +409,7 @@ func (sub *subscriber) mediaClosed() {
 	if alloc != nil {
 		alloc.Close()
 	}
+	sub.closeData()
 }
 
 // close ends the subscription.
@@ -421,6 +453,6 @@ func (sub *subscriber) query() map[string]any {
 			"keyframe_requests": st.KeyframeRequests, "fraction_lost": st.FractionLost,
 		})
 	}
-	q["streams"] = out
+	q["streams"] = append(out, sub.dataQuery()...)
 	return q
 }

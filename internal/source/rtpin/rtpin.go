@@ -5,7 +5,7 @@
 // what is malformed, and delivers the rest to its sinks. A stream may have an RTCP port: the
 // source's RTCP arrives there, and keyframe requests (PLI and FIR) go back to the address it came
 // from when a viewer needs a keyframe. Data streams relay each UDP datagram as one message to the
-// subscribers of their DataTrack.
+// sinks of their DataTrack's sfu.DataReceiver.
 package rtpin
 
 import (

@@ -109,13 +109,15 @@ func TestStreams(t *testing.T) {
 	tr[1].Recv.AddSink(video)
 	var msgs atomic.Int64
 	var lastText atomic.Bool
-	cancel := s.Data("d").Subscribe(func(msg []byte, text bool) {
+	sink := sfu.NewDataSink(funcChannel(func(msg []byte, binary bool) {
 		if string(msg) == "hello" {
 			msgs.Add(1)
-			lastText.Store(text)
+			lastText.Store(!binary)
 		}
-	})
-	defer cancel()
+	}), sfu.DefaultDataSinkConfig())
+	sink.Opened()
+	s.Data("d").Receiver().AddSink(sink)
+	defer s.Data("d").Receiver().RemoveSink(sink)
 	c := sender(t)
 	buf := make([]byte, 64)
 	for i := range 10 {
@@ -137,7 +139,9 @@ func TestStreams(t *testing.T) {
 	}
 	// buffermsg: a new subscriber gets the last message at once.
 	var late atomic.Int64
-	s.Data("d").Subscribe(func(msg []byte, _ bool) { late.Add(1) })()
+	lateSink := sfu.NewDataSink(funcChannel(func([]byte, bool) { late.Add(1) }), sfu.DefaultDataSinkConfig())
+	lateSink.Opened()
+	s.Data("d").Receiver().AddSink(lateSink)
 	if late.Load() != 1 {
 		t.Errorf("a late subscriber got %d buffered messages, want 1", late.Load())
 	}
@@ -308,3 +312,10 @@ func BenchmarkIngest(b *testing.B) {
 		}
 	}
 }
+
+// funcChannel is a data channel that hands each message to a function at once (always room).
+type funcChannel func(msg []byte, binary bool)
+
+func (f funcChannel) Send(msg []byte, binary bool) error { f(msg, binary); return nil }
+func (funcChannel) BufferedAmount() uint64               { return 0 }
+func (funcChannel) Close() error                         { return nil }

@@ -1,0 +1,51 @@
+package peer
+
+import (
+	"sync"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+)
+
+// dataCloseWait bounds how long Close waits for the remote peer to close the data channels.
+const dataCloseWait = 200 * time.Millisecond
+
+// dataChannels are the channels a plugin asked the Peer to close before the PeerConnection: Pion
+// ends the SCTP association with an ABORT, which browsers report as an error on every channel still
+// open ("User-Initiated Abort", which janus.js logs); Janus's usrsctp shuts the association down
+// instead. Closing each channel first (an SCTP stream reset, which the browser answers by closing
+// its side) lets the browser see plain closes, as with Janus.
+type dataChannels struct {
+	mu  sync.Mutex
+	dcs []*webrtc.DataChannel
+}
+
+// TrackDataChannel has Close close dc (created by the plugin or opened by the remote peer) before
+// the PeerConnection.
+func (p *Peer) TrackDataChannel(dc *webrtc.DataChannel) {
+	p.dcs.mu.Lock()
+	defer p.dcs.mu.Unlock()
+	p.dcs.dcs = append(p.dcs.dcs, dc)
+}
+
+// closeDataChannels closes the open tracked channels and waits, at most dataCloseWait, for the
+// remote peer to close them too.
+func (p *Peer) closeDataChannels() {
+	p.dcs.mu.Lock()
+	dcs := p.dcs.dcs
+	p.dcs.dcs = nil
+	p.dcs.mu.Unlock()
+	var open []*webrtc.DataChannel
+	for _, dc := range dcs {
+		if dc.ReadyState() == webrtc.DataChannelStateOpen {
+			_ = dc.Close()
+			open = append(open, dc)
+		}
+	}
+	deadline := time.Now().Add(dataCloseWait)
+	for _, dc := range open {
+		for dc.ReadyState() != webrtc.DataChannelStateClosed && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
