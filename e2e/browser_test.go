@@ -46,6 +46,9 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
+		// ICE candidates from the default route's interface only, as strata's in these tests
+		// (stableICE): other packages' tests add and remove interfaces while these run.
+		chromedp.Flag("force-webrtc-ip-handling-policy", "default_public_interface_only"),
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
 		// The pages attach the echoed stream to a <video> without a click of their own; allow it to

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ func startStrata(t *testing.T, mods ...func(*config.Config)) *server.Server {
 	cfg.Transports.WebSocket.Listen = "127.0.0.1:0"
 	cfg.Transports.Admin.Listen = "127.0.0.1:0"
 	cfg.Plugins.Streaming.FreePorts() // the streaming tests move the samples they feed to ports they chose
+	stableICE(cfg)
 	for _, m := range mods {
 		m(cfg)
 	}
@@ -118,4 +120,32 @@ func waitNoSessions(t *testing.T, srv *server.Server, timeout time.Duration) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// stableICE has strata gather candidates on the default route's interface only (loopback where there
+// is none). Tests of other packages that run beside these (the SIP lab, the network controller's)
+// add and remove veth interfaces; a PeerConnection whose selected pair sat on one of them would lose
+// its path when that test ends, and with it the rest of a test here.
+func stableICE(cfg *config.Config) {
+	if name := defaultRouteInterface(); name != "" {
+		cfg.Media.ICE.Interfaces = []string{name}
+		return
+	}
+	cfg.Media.ICE.Interfaces = []string{"lo"}
+	cfg.Media.ICE.Loopback = true
+}
+
+// defaultRouteInterface is the interface of the IPv4 default route in /proc/net/route, or "".
+func defaultRouteInterface() string {
+	b, err := os.ReadFile("/proc/net/route")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 2 && f[1] == "00000000" && f[0] != "lo" {
+			return f[0]
+		}
+	}
+	return ""
 }
