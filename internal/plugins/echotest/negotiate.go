@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
@@ -43,7 +42,7 @@ func (s *session) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSE
 	s.mu.Unlock()
 	rids := media.OfferRIDs(jsep.SDP)
 	prepare := peer.BeforeLocal(func(pc *webrtc.PeerConnection) error {
-		return s.prepareEcho(pc, prefs, rids, jsep.RIDOrder)
+		return s.prepareEcho(pc, p, prefs, rids, jsep.RIDOrder)
 	})
 	answer, err := p.Answer(ctx, webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: jsep.SDP}, prepare)
 	if err != nil {
@@ -55,7 +54,7 @@ func (s *session) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSE
 // prepareEcho runs between applying the offer and creating the answer: each new audio or video
 // transceiver gets one codec (the client's first, or the one the request asked for), a receiver
 // for what the browser sends on it, and a down-track that sends it back.
-func (s *session) prepareEcho(pc *webrtc.PeerConnection, prefs codecPrefs, rids map[string][]string, ridOrder string) error {
+func (s *session) prepareEcho(pc *webrtc.PeerConnection, p *peer.Peer, prefs codecPrefs, rids map[string][]string, ridOrder string) error {
 	for _, t := range pc.GetTransceivers() {
 		kind := t.Kind()
 		if (kind != webrtc.RTPCodecTypeAudio && kind != webrtc.RTPCodecTypeVideo) || t.Sender() != nil || t.Mid() == "" {
@@ -73,7 +72,7 @@ func (s *session) prepareEcho(pc *webrtc.PeerConnection, prefs codecPrefs, rids 
 		if err := t.SetCodecPreferences(media.WithRTX(chosen, offered.Codecs)); err != nil {
 			return fmt.Errorf("codec preferences for mid %s: %w", t.Mid(), err)
 		}
-		st := s.newStream(pc, t.Mid(), chosen, offered.HeaderExtensions, rids[t.Mid()], ridOrder)
+		st := s.newStream(p, t.Mid(), chosen, offered.HeaderExtensions, rids[t.Mid()], ridOrder)
 		sender, err := pc.AddTrack(st.down)
 		if err != nil {
 			return fmt.Errorf("echo track for mid %s: %w", t.Mid(), err)
@@ -97,24 +96,17 @@ func (s *session) prepareEcho(pc *webrtc.PeerConnection, prefs codecPrefs, rids 
 
 // newStream builds the receiver of one m-line (its keyframe requests go to the browser as PLI)
 // and the stream that echoes it.
-func (s *session) newStream(pc *webrtc.PeerConnection, mid string, chosen webrtc.RTPCodecParameters,
+func (s *session) newStream(p *peer.Peer, mid string, chosen webrtc.RTPCodecParameters,
 	exts []webrtc.RTPHeaderExtensionParameter, rids []string, ridOrder string,
 ) *echoStream {
 	uris := map[string]int{}
 	for _, e := range exts {
 		uris[e.URI] = e.ID
 	}
-	requestKeyframe := func(_ int, ssrc uint32) {
-		if ssrc != 0 {
-			if err := pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}}); err != nil {
-				s.log.Debug("writing PLI", "err", err)
-			}
-		}
-	}
 	recv := sfu.NewReceiver(sfu.ReceiverConfig{
 		ID: mid, Codec: media.CodecByName(chosen.MimeType), Simulcast: len(rids) > 1,
 		Extensions: sfu.ExtIDsFrom(uris), Batcher: s.batcher,
-	}, requestKeyframe)
+	}, p.RequestKeyframe)
 	return newEchoStream(s, mid, chosen.RTPCodecCapability, recv, media.SimulcastLayers(rids, ridOrder))
 }
 
@@ -204,10 +196,8 @@ func (s *session) sendREMB(bitrate uint32) {
 	p := s.peer
 	s.mu.Unlock()
 	for _, st := range s.videoStreams() {
-		if ssrcs := st.sourceSSRCs(); len(ssrcs) > 0 && p != nil {
-			if err := p.PC.WriteRTCP([]rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: float32(bitrate), SSRCs: ssrcs}}); err != nil {
-				s.log.Debug("writing REMB", "err", err)
-			}
+		if p != nil {
+			p.CapBitrate(bitrate, st.sourceSSRCs()...)
 		}
 	}
 }

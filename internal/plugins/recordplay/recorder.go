@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pion/rtcp"
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
@@ -213,14 +212,8 @@ func (r *recorder) addTrack(mid string, codec media.Codec, fmtp string, exts []w
 	}
 	mjr := track.MJR()
 	file := filepath.Base(mjr.Path())
-	pc := r.peer.PC
 	recv := sfu.NewReceiver(sfu.ReceiverConfig{ID: fmt.Sprintf("rec-%d/%s", r.rec.ID, kind), Codec: codec,
-		Extensions: sfu.ExtIDsFrom(uris), Batcher: r.peer.Batcher()},
-		func(_ int, ssrc uint32) {
-			if ssrc != 0 {
-				_ = pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
-			}
-		})
+		Extensions: sfu.ExtIDsFrom(uris), Batcher: r.peer.Batcher()}, r.peer.RequestKeyframe)
 	sink := &pausable{sink: track, mjr: mjr}
 	recv.AddSink(sink)
 	r.tracks[mid] = &recTrack{recv: recv, mjr: mjr, sink: sink, video: codec.IsVideo(), rid: r.topRID[mid]}
@@ -313,7 +306,7 @@ func (r *recorder) feedback() {
 func (r *recorder) sendREMB(bitrate uint32) {
 	for _, t := range r.videoTracks() {
 		if ssrc := t.recv.LayerSSRC(0); ssrc != 0 {
-			_ = r.peer.PC.WriteRTCP([]rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: float32(bitrate), SSRCs: []uint32{ssrc}}})
+			r.peer.CapBitrate(bitrate, ssrc)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
@@ -221,18 +220,10 @@ func (l *leg) newReceiver(mid string, chosen webrtc.RTPCodecParameters, exts []w
 	for _, e := range exts {
 		uris[e.URI] = e.ID
 	}
-	pc := l.peer.PC
-	requestKeyframe := func(_ int, ssrc uint32) {
-		if ssrc != 0 {
-			if err := pc.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}}); err != nil {
-				l.s.log.Debug("writing PLI", "err", err)
-			}
-		}
-	}
 	return sfu.NewReceiver(sfu.ReceiverConfig{
 		ID: l.s.username + "/" + mid, Codec: media.CodecByName(chosen.MimeType), Simulcast: simulcast,
 		Extensions: sfu.ExtIDsFrom(uris), Batcher: l.peer.Batcher(),
-	}, requestKeyframe)
+	}, l.peer.RequestKeyframe)
 }
 
 // newDown makes the DownTrack that sends this leg's user what the other user sends on src's

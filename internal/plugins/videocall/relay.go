@@ -3,7 +3,6 @@ package videocall
 import (
 	"time"
 
-	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/sfu"
@@ -185,12 +184,7 @@ func (l *leg) sendREMB() {
 				ssrcs = append(ssrcs, ssrc)
 			}
 		}
-		if len(ssrcs) == 0 {
-			continue
-		}
-		if err := l.peer.PC.WriteRTCP([]rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: float32(b), SSRCs: ssrcs}}); err != nil {
-			l.s.log.Debug("writing REMB", "err", err)
-		}
+		l.peer.CapBitrate(b, ssrcs...)
 	}
 }
 

@@ -3,10 +3,10 @@ package videoroom
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
-	"github.com/pion/rtcp"
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
@@ -168,15 +168,10 @@ func (pub *publisher) addStreams(p *peer.Peer, lines map[string]offeredLine, cho
 		pub.mu.Lock()
 		st.description = pub.descriptions[mid]
 		pub.mu.Unlock()
-		requester := func(_ int, ssrc uint32) {
-			if ssrc != 0 {
-				_ = p.PC.WriteRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}})
-			}
-		}
 		st.recv = sfu.NewReceiver(sfu.ReceiverConfig{
 			ID: fmt.Sprintf("%d/%s", pub.id, mid), Codec: c, Simulcast: st.simulcast, Extensions: sfu.ExtIDsFrom(uris),
 			AudioLevelPackets: pub.activePkts, Batcher: p.Batcher(),
-		}, requester)
+		}, p.RequestKeyframe)
 		if st.kind == "audio" && pub.room.options().audioLevelEvent {
 			st.recv.OnAudioLevel(func(avg float64) { pub.audioLevel(st, avg) })
 		}
@@ -332,8 +327,8 @@ func (pub *publisher) feedbackLoop(p *peer.Peer) {
 				}
 			}
 		}
-		if bitrate > 0 && len(ssrcs) > 0 {
-			_ = p.PC.WriteRTCP([]rtcp.Packet{&rtcp.ReceiverEstimatedMaximumBitrate{Bitrate: float32(bitrate), SSRCs: ssrcs}})
+		if bitrate > 0 {
+			p.CapBitrate(uint32(min(bitrate, math.MaxUint32)), ssrcs...)
 		}
 	}
 }
