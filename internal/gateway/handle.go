@@ -145,6 +145,9 @@ func (h *handle) Peer(opts ...peer.PeerOption) (*peer.Peer, error) {
 	h.slot = slot
 	h.mu.Unlock()
 
+	if po, ok := h.plug.(plugin.PeerOptioner); ok {
+		opts = append(po.PeerOptions(), opts...)
+	}
 	p, err := h.gw.peers.New(h.hooks(slot), opts...)
 	h.mu.Lock()
 	if err != nil || h.closing || h.slot != slot {

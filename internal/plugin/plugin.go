@@ -29,6 +29,13 @@ type AdminMessenger interface {
 	AdminMessage(ctx context.Context, request json.RawMessage) (response any)
 }
 
+// PeerOptioner is implemented by plugins whose handles' PeerConnections need options of their own
+// (the SIP and NoSIP bridges' audio formats). The gateway creates every handle's PeerConnection
+// with them, whoever asks first: a trickle can arrive before the message that carries the offer.
+type PeerOptioner interface {
+	PeerOptions() []peer.PeerOption
+}
+
 // Info is what `info` reports about a plugin.
 type Info struct {
 	Name          string `json:"name"`

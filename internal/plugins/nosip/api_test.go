@@ -167,3 +167,21 @@ func mjrFrames(t *testing.T, path string) (int, string) {
 		n++
 	}
 }
+
+// TestTrickleBeforeGenerate: janus.js over HTTP may trickle before its generate arrives, and the
+// trickle then creates the handle's PeerConnection. It must still have the bridge's formats, or
+// telephone-event (and G.722) drop out of the plain offer.
+func TestTrickleBeforeGenerate(t *testing.T) {
+	c := start(t, t.TempDir())
+	h := janustest.Attach(t, c, pkg)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.TrickleDone(ctx); err != nil {
+		t.Fatalf("trickle: %v", err)
+	}
+	res, _ := janustest.MustRequest(t, h, map[string]any{"request": "generate"}, jsepOf(bridgetest.NewBrowser(t, 440, false).Offer()))
+	offer, _ := res["result"].(map[string]any)["sdp"].(string)
+	if !strings.Contains(offer, "telephone-event/8000") {
+		t.Fatalf("the plain offer lacks telephone-event:\n%s", offer)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/rtpbridge"
@@ -83,6 +84,10 @@ func (p *Plugin) Info() plugin.Info {
 		Version:       1,
 	}
 }
+
+// PeerOptions gives every handle's PeerConnection the bridge's audio formats (G.722,
+// telephone-event), whatever creates it first (plugin.PeerOptioner).
+func (p *Plugin) PeerOptions() []peer.PeerOption { return []peer.PeerOption{peer.WithBridgeCodecs()} }
 
 // Attach creates the state of a newly attached handle.
 func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {

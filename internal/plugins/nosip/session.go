@@ -45,14 +45,7 @@ func newSession(p *Plugin, h plugin.Handle) *session {
 }
 
 // HandleMessage queues the request; its result follows as an event (all of NoSIP's are async).
-// A JSEP's PeerConnection is created here, before the queue, with the bridge's codecs: the
-// client's trickled candidates, which follow the message, would otherwise create it without.
 func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Result {
-	if m.JSEP != nil {
-		if _, err := s.h.Peer(peer.WithBridgeCodecs()); err != nil {
-			s.log.Debug("creating the PeerConnection", "err", err)
-		}
-	}
 	if err := s.q.Enqueue(m); err != nil {
 		return plugin.Sync(plugin.Error(short, ErrUnknown, err.Error()))
 	}
@@ -220,7 +213,7 @@ func (s *session) bridgeFor(body plugin.Body) (*rtpbridge.Session, rtpbridge.SRT
 	if profile != "" && profile != rtpbridge.ProfileAES80 && profile != rtpbridge.ProfileAES32 {
 		return nil, 0, plugin.Errorf(ErrInvalidElement, "Invalid element (unsupported SRTP profile)")
 	}
-	p, perr := s.h.Peer(peer.WithBridgeCodecs())
+	p, perr := s.h.Peer()
 	if perr != nil {
 		return nil, 0, plugin.Errorf(ErrUnknown, "No PeerConnection: %v", perr)
 	}

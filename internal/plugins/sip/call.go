@@ -10,7 +10,6 @@ import (
 	"github.com/emiago/sipgo/sip"
 	"github.com/pion/webrtc/v4"
 
-	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/rtpbridge"
 )
@@ -301,9 +300,9 @@ func (s *session) dropCall(c *call) bool {
 	return true
 }
 
-// newBridge gets the handle's PeerConnection (with the bridge's codecs) and joins a media bridge to it.
+// newBridge gets the handle's PeerConnection (with the bridge's codecs: PeerOptions) and joins a media bridge to it.
 func (s *session) newBridge(c *call) *plugin.RequestError {
-	p, err := s.h.Peer(peer.WithBridgeCodecs())
+	p, err := s.h.Peer()
 	if err != nil {
 		return plugin.Errorf(ErrUnknown, "PeerConnection: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/emiago/sipgo/sip"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 )
 
@@ -93,6 +94,10 @@ func (p *Plugin) Info() plugin.Info {
 		VersionString: "0.1.0", Version: 1,
 	}
 }
+
+// PeerOptions gives every handle's PeerConnection the bridge's audio formats (G.722,
+// telephone-event), whatever creates it first (plugin.PeerOptioner).
+func (p *Plugin) PeerOptions() []peer.PeerOption { return []peer.PeerOption{peer.WithBridgeCodecs()} }
 
 // Attach creates the state of a newly attached handle.
 func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {

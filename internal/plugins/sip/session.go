@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/rtpbridge"
@@ -77,15 +76,8 @@ func newSession(p *Plugin, h plugin.Handle) *session {
 	return s
 }
 
-// HandleMessage queues the request: every SIP request is asynchronous in Janus. A JSEP's
-// PeerConnection is created here, before the queue, with the bridge's codecs: the client's trickled
-// candidates, which follow the message, would otherwise create it without them.
+// HandleMessage queues the request: every SIP request is asynchronous in Janus.
 func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Result {
-	if m.JSEP != nil {
-		if _, err := s.h.Peer(peer.WithBridgeCodecs()); err != nil {
-			s.log.Debug("creating the PeerConnection", "err", err)
-		}
-	}
 	if err := s.q.Enqueue(m); err != nil {
 		return plugin.Sync(plugin.Error(short, ErrUnknown, err.Error()))
 	}
