@@ -398,6 +398,27 @@ func (s *testSubscriber) layerNow() int {
 	return -1
 }
 
+// layerShare is the share of the live frames that arrived between from and to that are on layer,
+// and how many live frames of a known layer arrived then.
+func (s *testSubscriber) layerShare(from, to time.Time, layer int) (share float64, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	on := 0
+	for _, f := range s.frames {
+		if !f.live || f.layer < 0 || f.at.Before(from) || f.at.After(to) {
+			continue
+		}
+		n++
+		if f.layer == layer {
+			on++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(on) / float64(n), n
+}
+
 // waitFrame waits for the first frame arriving after since whose layer satisfies ok; it returns
 // when it arrived (relative to since) or -1.
 func (s *testSubscriber) waitFrame(since time.Time, within time.Duration, ok func(layer int) bool) time.Duration {
