@@ -59,9 +59,11 @@ const sampleEvery = 100 * time.Millisecond
 //     connection, after out-of-order data), and otherwise after its delayed
 //     ACK timer (40–200 ms, adapted to the inter-arrival time). For
 //     delayed_ack: 1 the receiver sets TCP_QUICKACK after every read (Linux
-//     clears it again on its own), so nearly every segment is ACKed; unset,
-//     2 or more leave Linux's own behaviour. The simulator's default is one
-//     ACK per segment.
+//     clears it again on its own), so nearly every segment is ACKed (0.94
+//     ACKs per data segment measured, against 0.49 without); unset, 2 or
+//     more leave Linux's own behaviour. The simulator's default is one ACK
+//     per segment; Linux's cwnd growth counts segments ACKed, not ACKs, so
+//     the difference shows in ACK traffic more than in the window.
 //   - onoff: file sizes and idle periods from sim.OnOffSource, the
 //     simulator's generator with the same seed and flow name, drawn in the
 //     same order. A file ends when the kernel's send queue is empty

@@ -113,6 +113,15 @@ func TestTCPOptions(t *testing.T) {
 	if err != nil || rcvbuf != 200_000 {
 		t.Errorf("receiver SO_RCVBUF %d (%v), want 2 × rwnd (Linux doubles it)", rcvbuf, err)
 	}
+	// Linux ACKs every second segment on its own (0.49 ACKs per data
+	// segment measured); quick ACKs after every read make it nearly one.
+	ri, err := tcpInfo(f.rcv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := float64(ri.Segs_out) / float64(ri.Data_segs_in); ri.Data_segs_in < 100 || r < 0.8 {
+		t.Errorf("delayed_ack 1: the receiver sent %d segments for %d data segments", ri.Segs_out, ri.Data_segs_in)
+	}
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
 	}
