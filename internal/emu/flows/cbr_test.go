@@ -3,6 +3,7 @@ package flows
 import (
 	"context"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ func cbrEnv(src, dst *nsHost, rec *recorder, rate float64, size int) endpoint.En
 func TestCBRRate(t *testing.T) {
 	src, dst := newPair(t, "")
 	rec := newRecorder()
+	before := runtime.NumGoroutine()
 	fl, err := NewCBR(cbrEnv(src, dst, rec, 2e6, 1000))
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +36,7 @@ func TestCBRRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(began)
+	goroutinesBack(t, before)
 	got := float64(rec.total()) * 8 / elapsed.Seconds()
 	if math.Abs(got-2e6)/2e6 > 0.03 {
 		t.Errorf("received %.0f bit/s over %v, want 2 Mbit/s ± 3 %%", got, elapsed)

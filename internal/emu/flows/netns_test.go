@@ -181,3 +181,17 @@ func readSysctl(h endpoint.Host, name string) (string, error) {
 	})
 	return strings.TrimSpace(string(out)), err
 }
+
+// goroutinesBack fails the test unless the goroutine count falls back to
+// before within a second: a stopped flow leaves nothing running.
+func goroutinesBack(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			t.Errorf("%d goroutines after Stop, %d before Start", runtime.NumGoroutine(), before)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

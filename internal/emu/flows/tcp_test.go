@@ -2,6 +2,7 @@ package flows
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestTCPCongestionControls(t *testing.T) {
 	src, dst := newPair(t, "20mbit")
 	for _, c := range []struct{ cc, kernel string }{{"cubic", "cubic"}, {"reno", "reno"}, {"newreno", "reno"}, {"bbr", "bbr"}} {
 		rec := newRecorder()
+		before := runtime.NumGoroutine()
 		f := startTCP(t, tcpEnv(src, dst, rec, scenario.Flow{Name: "t-" + c.cc, CC: c.cc}))
 		time.Sleep(1500 * time.Millisecond)
 		got, err := congestion(f.snd)
@@ -76,6 +78,7 @@ func TestTCPCongestionControls(t *testing.T) {
 		if _, err := tcpInfo(f.snd); err == nil {
 			t.Errorf("%s: the sender's socket is still open after Stop", c.cc)
 		}
+		goroutinesBack(t, before)
 	}
 }
 
