@@ -27,3 +27,21 @@ func TestRunnableSkipsWhatTheEngineCannotRun(t *testing.T) {
 		t.Fatalf("a browser file alone under the simulator: %v", err)
 	}
 }
+
+// --only keeps the named entries and everything below a named directory.
+func TestOnly(t *testing.T) {
+	var files []scenarioFile
+	for _, n := range []string{"seed004/a", "seed004/b", "seed0040/c", "rfc8867/5.1", "rfc8867/5.2"} {
+		files = append(files, scenarioFile{name: n})
+	}
+	var got []string
+	for _, f := range only(files, []string{"seed004/", "rfc8867/5.2"}) {
+		got = append(got, f.name)
+	}
+	if strings.Join(got, " ") != "seed004/a seed004/b rfc8867/5.2" {
+		t.Fatalf("kept %v", got)
+	}
+	if len(only(files, nil)) != len(files) {
+		t.Fatal("no names must keep everything")
+	}
+}

@@ -23,13 +23,14 @@ import (
 const usage = `usage: strata lab <command> [arguments]
 
 commands:
-  run PATH... [--engine sim|emu] [--out DIR] [--seed N] [--jobs N] [--scale F] [--results FILE]
+  run PATH... [--engine sim|emu] [--out DIR] [--seed N] [--jobs N] [--scale F] [--results FILE] [--only NAMES]
         run scenario files (a directory runs every .yaml file in it as a suite)
         and write summary.json, CSV series, plots and report.md into DIR
         (default lab-out); --results refreshes the generated tables of a
         results document such as docs/RESULTS.md. --engine emu runs them on
         real network stacks on this machine (needs root; one run at a time
-        unless --jobs says otherwise)
+        unless --jobs says otherwise). --only runs the named files of a suite
+        (e.g. --only seed004,rfc8867/5.1)
   compare SIMDIR EMUDIR [--out FILE] [--results FILE]
         compare two runs of the same scenarios (e.g. sim and emu): per-flow
         throughput share and p95 queuing delay side by side, as markdown
@@ -94,6 +95,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opt.Jobs, "jobs", 0, "parallel runs (default: all cores; 1 with --engine emu)")
 	fs.Float64Var(&opt.Scale, "scale", 1, "scale every scenario's time axis (e.g. 0.2 for short runs)")
 	fs.StringVar(&opt.Results, "results", "", "refresh the generated tables of this results document")
+	onlyList := fs.String("only", "", "comma-separated entry names (or directories, e.g. seed004) of a suite to run")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
@@ -101,6 +103,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if len(paths) == 0 {
 		fmt.Fprint(stderr, "strata lab run: give a scenario file or directory\n")
 		return 2
+	}
+	if *onlyList != "" {
+		opt.Only = strings.Split(*onlyList, ",")
 	}
 	if *seed != "" {
 		v, err := strconv.ParseUint(*seed, 10, 64)

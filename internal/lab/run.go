@@ -23,11 +23,14 @@ import (
 type Options struct {
 	Out string
 	// Engine runs the scenarios: EngineSim (the default) or EngineEmu.
-	Engine   string
-	Seed     *uint64 // overrides every scenario's seed when set
-	Jobs     int     // parallel runs; 0 means all cores (one run at a time in emulation)
-	Scale    float64 // time-axis scale (1 = as written)
-	Results  string  // results document to refresh, if any
+	Engine  string
+	Seed    *uint64 // overrides every scenario's seed when set
+	Jobs    int     // parallel runs; 0 means all cores (one run at a time in emulation)
+	Scale   float64 // time-axis scale (1 = as written)
+	Results string  // results document to refresh, if any
+	// Only keeps the files whose entry name is one of these or lies below
+	// one ("seed004" keeps seed004/nada-vs-cubic); empty keeps all.
+	Only     []string
 	Progress io.Writer
 	Terminal bool // draw a progress bar rather than lines
 }
@@ -82,6 +85,23 @@ func collect(paths []string) ([]scenarioFile, error) {
 	return out, nil
 }
 
+// only keeps the files named by (or below) one of names; all without names.
+func only(files []scenarioFile, names []string) []scenarioFile {
+	if len(names) == 0 {
+		return files
+	}
+	var out []scenarioFile
+	for _, f := range files {
+		for _, n := range names {
+			if n = strings.Trim(n, "/"); f.name == n || strings.HasPrefix(f.name, n+"/") {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // job is one simulation: run r of file f.
 type job struct{ f, r int }
 
@@ -104,6 +124,7 @@ func RunContext(ctx context.Context, paths []string, opt Options) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
+	files = only(files, opt.Only)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no scenario files under %s", strings.Join(paths, ", "))
 	}
