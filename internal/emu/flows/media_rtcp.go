@@ -98,6 +98,7 @@ func (s *mediaSender) rtcpLoop(sender *webrtc.RTPSender) {
 				if rep, err := rtcpview.ParseReceiverReport(p); err == nil {
 					for i := range rep.Reports.Len() {
 						if lost, expected, ok := rr.update(rep.Reports.At(i)); ok {
+							s.lossReports++
 							s.est.With(func(now time.Duration, _ cc.RateController) { loss.OnLossReport(now, lost, expected) })
 						}
 					}
@@ -108,6 +109,7 @@ func (s *mediaSender) rtcpLoop(sender *webrtc.RTPSender) {
 }
 
 func (s *mediaSender) report(c sim.ReportConsumer, r sim.RxReport) {
+	s.rxReports++
 	s.est.With(func(now time.Duration, _ cc.RateController) { c.OnReport(now, r) })
 }
 

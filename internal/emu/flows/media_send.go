@@ -53,6 +53,9 @@ type mediaSender struct {
 	absID     uint8
 	absTime   [3]byte
 	writeErrs int
+
+	// Counted by rtcpLoop (read after Stop, in tests).
+	rxReports, lossReports int
 }
 
 // queued is one packet waiting in the pacer: its payload and wire sizes, the frame's RTP

@@ -80,7 +80,7 @@ func mediaSpec(name, ccName string, stop time.Duration) scenario.Flow {
 }
 
 // runMedia runs one media flow from a to b for the spec's duration and returns its recording.
-func runMedia(t *testing.T, net *vethPair, spec scenario.Flow) *testRecorder {
+func runMedia(t *testing.T, net *vethPair, spec scenario.Flow) (*testRecorder, *Media) {
 	t.Helper()
 	clock := runClock{time.Now()}
 	rec := &testRecorder{clock: clock}
@@ -98,7 +98,7 @@ func runMedia(t *testing.T, net *vethPair, spec scenario.Flow) *testRecorder {
 	if err := f.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
-	return rec
+	return rec, f.(*Media)
 }
 
 // A GCC flow through a 1 Mbit/s bottleneck uses most of it, and its target settles near it: the
@@ -106,7 +106,7 @@ func runMedia(t *testing.T, net *vethPair, spec scenario.Flow) *testRecorder {
 func TestMediaGCCFillsLink(t *testing.T) {
 	net := newVethPair(t, "1mbit")
 	const dur = 10 * time.Second
-	rec := runMedia(t, net, mediaSpec("gcc", "gcc", dur))
+	rec, _ := runMedia(t, net, mediaSpec("gcc", "gcc", dur))
 	good := rec.rate(5*time.Second, dur)
 	tgt, n := mean(rec, &rec.tgt, 5*time.Second, dur)
 	rtt, nrtt := mean(rec, &rec.rtt, 0, dur)
@@ -123,16 +123,29 @@ func TestMediaGCCFillsLink(t *testing.T) {
 	}
 }
 
-// A NADA flow (receiver-computed signal carried back in RTCP) runs and delivers media.
-func TestMediaNADARuns(t *testing.T) {
-	net := newVethPair(t, "1mbit")
-	const dur = 6 * time.Second
-	rec := runMedia(t, net, mediaSpec("nada", "nada", dur))
-	good := rec.rate(0, dur)
-	tgt, n := mean(rec, &rec.tgt, 3*time.Second, dur)
-	t.Logf("goodput %.0f kbit/s, mean target 3-6 s %.0f kbit/s (%d samples)", good/1e3, tgt/1e3, n)
-	if good < 100e3 || n == 0 {
-		t.Errorf("NADA flow delivered %.0f kbit/s with %d target samples", good/1e3, n)
+// The receive-side controllers run: NADA's receiver computes its signal and sends it back in an
+// STRX RTCP packet; GCC's draft receiver sends REMB and the sender's loss controller reads RTCP
+// receiver reports.
+func TestMediaReceiveSide(t *testing.T) {
+	for _, ccName := range []string{"nada", "gcc-draft"} {
+		t.Run(ccName, func(t *testing.T) {
+			net := newVethPair(t, "1mbit")
+			const dur = 5 * time.Second
+			rec, m := runMedia(t, net, mediaSpec(ccName, ccName, dur))
+			good := rec.rate(0, dur)
+			tgt, n := mean(rec, &rec.tgt, 3*time.Second, dur)
+			t.Logf("goodput %.0f kbit/s, mean target 3-5 s %.0f kbit/s (%d samples), %d receive-side reports, %d loss reports",
+				good/1e3, tgt/1e3, n, m.send.rxReports, m.send.lossReports)
+			if good < 100e3 || n == 0 {
+				t.Errorf("delivered %.0f kbit/s with %d target samples", good/1e3, n)
+			}
+			if m.send.rxReports == 0 {
+				t.Error("no receive-side report reached the sender's controller")
+			}
+			if ccName == "gcc-draft" && m.send.lossReports == 0 {
+				t.Error("no receiver report reached the draft's loss controller")
+			}
+		})
 	}
 }
 
