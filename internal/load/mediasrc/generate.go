@@ -61,8 +61,14 @@ func VideoFile(dir string, l Layer) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-vp8-%dx%d.ivf", clipVersion, l.Width, l.Height))
 }
 
-// RateFile is the clip of a layer encoded at its own rate (LoadRates) inside dir.
+// RateFile is the clip of a layer encoded at its own rate (LoadRates) inside dir: one of Layers
+// is its usual file.
 func RateFile(dir string, l Layer) string {
+	for _, d := range Layers {
+		if d.Width == l.Width && d.Height == l.Height && d.Kbps == l.Kbps {
+			return VideoFile(dir, l)
+		}
+	}
 	return filepath.Join(dir, fmt.Sprintf("%s-vp8-%dx%d-%dk.ivf", clipVersion, l.Width, l.Height, l.Kbps))
 }
 
