@@ -1,12 +1,18 @@
 package sfuflow
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/load/client"
@@ -43,6 +49,7 @@ func (s *Sessions) startServer(ctx context.Context) error {
 		}
 		s.procs = append(s.procs, p)
 		netctlURL = "http://" + listen
+		s.netctl = netctlURL
 		if err := p.waitHTTP(ctx, httpc, netctlURL+"/v1/health"); err != nil {
 			return err
 		}
@@ -132,6 +139,54 @@ func (s *Sessions) createRoom(ctx context.Context) error {
 		"layer_policy": s.env.SFU.Policy}, nil)
 	if err != nil {
 		return fmt.Errorf("sfuflow: create room: %w", err)
+	}
+	return nil
+}
+
+// meterInterval is how often the controller hears the links' loads (the simulator's default).
+const meterInterval = 500 * time.Millisecond
+
+// feedLoads sends the controller each link's measured load every meterInterval.
+func (s *Sessions) feedLoads(ctx context.Context) {
+	defer s.wg.Done()
+	httpc := hostHTTP(s.env.SFUHost)
+	t := time.NewTicker(meterInterval)
+	defer t.Stop()
+	warned := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, l := range s.env.Links {
+			bps, ok := s.env.LinkLoad(l.Name)
+			if !ok {
+				continue
+			}
+			if err := putLoad(ctx, httpc, s.netctl+"/v1/links/"+url.PathEscape(l.Name), int64(bps)); err != nil && !warned && ctx.Err() == nil {
+				warned = true // once: the controller's own log says more
+				fmt.Fprintf(s.env.Log, "sfuflow: netctl load report: %v\n", err)
+			}
+		}
+	}
+}
+
+func putLoad(ctx context.Context, c *http.Client, u string, bps int64) error {
+	body, _ := json.Marshal(map[string]int64{"load_bps": bps})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("PUT %s: HTTP %d", u, resp.StatusCode)
 	}
 	return nil
 }

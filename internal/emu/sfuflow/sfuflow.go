@@ -46,6 +46,10 @@ type Env struct {
 	Sessions []Session
 	// Links are the scenario's links: the network controller's topology.
 	Links []sim.LinkConfig
+	// LinkLoad, when set, is a link's load (bit/s) as the emulator measured it over the last
+	// meter interval: the network controller gets it every 500 ms, as the simulator feeds it its
+	// links' meters. Without it the controller assumes its links carry nothing else.
+	LinkLoad func(link string) (bps float64, ok bool)
 	// Binary is the strata executable; Dir takes its configuration and logs (a temporary
 	// directory when empty); MediaDir caches the encoded clips (mediasrc.DefaultDir when empty).
 	Binary, Dir, MediaDir string
@@ -59,6 +63,7 @@ type Sessions struct {
 	dir     string
 	tmpDir  bool
 	server  string // the Janus API's URL
+	netctl  string // the network controller's URL, "" without
 	room    uint64
 	runs    []*run
 	procs   []*process
@@ -122,6 +127,10 @@ func (s *Sessions) Start(ctx context.Context) error {
 	for _, r := range s.runs {
 		s.wg.Add(1)
 		go s.schedule(rctx, r)
+	}
+	if s.netctl != "" && s.env.LinkLoad != nil {
+		s.wg.Add(1)
+		go s.feedLoads(rctx)
 	}
 	return nil
 }
