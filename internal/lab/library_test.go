@@ -55,7 +55,7 @@ func runLibrary(t *testing.T) map[string]map[string]metrics.Summary {
 					t.Errorf("%s %s: %v", j.name, j.s.SweepValue, err)
 					continue
 				}
-				sum := metrics.Summarize(sm, metrics.Meta{Scenario: j.s.Name, Seed: j.s.Seed, SweepValue: j.s.SweepValue})
+				sum := metrics.Summarize(metrics.RecordingOf(sm), metrics.Meta{Scenario: j.s.Name, Seed: j.s.Seed, SweepValue: j.s.SweepValue})
 				mu.Lock()
 				if out[j.name] == nil {
 					out[j.name] = map[string]metrics.Summary{}
@@ -149,7 +149,7 @@ func TestSameSeedSameResults(t *testing.T) {
 		if err := sm.Run(); err != nil {
 			t.Fatal(err)
 		}
-		data, _ := json.Marshal(metrics.Summarize(sm, metrics.Meta{Seed: seed}))
+		data, _ := json.Marshal(metrics.Summarize(metrics.RecordingOf(sm), metrics.Meta{Seed: seed}))
 		return data
 	}
 	a, b, c := run(3), run(3), run(4)

@@ -219,10 +219,11 @@ func runOne(s *scenario.Scenario, seedOverride *uint64, dir string) (*report.Run
 	if err := sm.Run(); err != nil {
 		return nil, 0, err
 	}
-	summary := metrics.Summarize(sm, metrics.Meta{Scenario: s.Name, Seed: seed, SweepParam: s.SweepParam, SweepValue: s.SweepValue})
-	flows, links := metrics.Series(sm)
+	rec := metrics.RecordingOf(sm)
+	summary := metrics.Summarize(rec, metrics.Meta{Scenario: s.Name, Seed: seed, SweepParam: s.SweepParam, SweepValue: s.SweepValue})
+	flows, links := metrics.Series(rec)
 	r := &report.Run{Summary: summary, Flows: flows, Links: links, Description: s.Description, Reference: s.Reference,
-		Bottleneck: bottleneckOf(summary), Layers: metrics.LayerSeriesOf(sm)}
+		Bottleneck: bottleneckOf(summary), Layers: metrics.LayerSeriesOf(rec)}
 	if err := report.WriteRun(dir, r); err != nil {
 		return nil, 0, err
 	}
