@@ -21,8 +21,9 @@ type runInfo struct {
 // kinds maps a scenario flow kind onto the constructor of its real
 // endpoints: the one table of what the engine runs.
 var kinds = map[string]func(endpoint.Env, runInfo) (endpoint.Flow, error){
-	scenario.KindTCP: func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) { return flows.NewTCP(env) },
-	scenario.KindCBR: func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) { return flows.NewCBR(env) },
+	scenario.KindTCP:   func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) { return flows.NewTCP(env) },
+	scenario.KindCBR:   func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) { return flows.NewCBR(env) },
+	scenario.KindMedia: func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) { return flows.NewMedia(env) },
 	scenario.KindBrowser: func(env endpoint.Env, ri runInfo) (endpoint.Flow, error) {
 		return browser.New(env, browser.Options{Strata: ri.opt.Strata, Interval: ri.interval})
 	},
@@ -44,9 +45,6 @@ func CanRun(s *scenario.Scenario) error {
 			return fmt.Errorf("flow %s: kind %s cannot run in emulation: %s", f.Name, f.Kind, why)
 		}
 		return fmt.Errorf("flow %s: kind %s cannot run in emulation (it runs %s)", f.Name, f.Kind, strings.Join(Kinds(), ", "))
-	}
-	if s.SFU != nil {
-		return fmt.Errorf("sfu: SFU sessions cannot run in emulation in this build")
 	}
 	return nil
 }

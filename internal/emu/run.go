@@ -36,12 +36,15 @@ type Options struct {
 // over (rather than an error or an interrupt).
 var errEnd = errors.New("the run's duration is over")
 
-// flowRun is one scenario flow being run.
+// flowRun is one scheduled set of endpoints: a scenario flow, or an SFU
+// with its sessions.
 type flowRun struct {
-	spec  scenario.Flow
-	start time.Duration // Spec.Start plus the seeded start jitter
-	flow  endpoint.Flow
-	rec   *recorder
+	name        string
+	start, stop time.Duration // a flow's start includes its seeded start jitter
+	flow        endpoint.Flow
+	// spec and rec are a scenario flow's (nil for the SFU).
+	spec *scenario.Flow
+	rec  *recorder
 }
 
 // Run emulates s with the given seed on the real clock and returns its
@@ -79,19 +82,34 @@ func Run(ctx context.Context, s *scenario.Scenario, seed uint64, opt Options) (r
 	if err != nil {
 		return nil, err
 	}
+	var sfu *sfuRun
+	if s.SFU != nil {
+		if sfu, err = newSFU(s, spec, network, clk, opt); err != nil {
+			return nil, err
+		}
+		runs = append(runs, sfu.flowRun())
+	}
 	if err := schedule(ctx, s.Duration, clk, runs); err != nil {
 		return nil, err
 	}
-	return recording(s, seed, spec, network, runs), nil
+	rec = recording(s, seed, spec, network, runs)
+	if sfu != nil {
+		if err := sfu.sessions.Err(); err != nil {
+			return nil, fmt.Errorf("sfu: %w", err)
+		}
+		sfu.record(rec, spec, network)
+	}
+	return rec, nil
 }
 
 // newFlows builds every flow's endpoints (nothing runs yet).
 func newFlows(s *scenario.Scenario, seed uint64, network *topo.Network, clk clock, opt Options) ([]*flowRun, error) {
 	n := bins(s.Duration, s.Interval)
 	var runs []*flowRun
-	for _, f := range s.Flows {
-		r := &flowRun{spec: f, start: f.StartAt(seed), rec: newRecorder(clk, n, s.Interval)}
-		env := endpoint.Env{Spec: f, Src: network.Host(srcHost(f.Name)), Dst: network.Host(dstHost(f.Name)),
+	for i := range s.Flows {
+		f := &s.Flows[i]
+		r := &flowRun{name: "flow " + f.Name, start: f.StartAt(seed), stop: f.Stop, spec: f, rec: newRecorder(clk, n, s.Interval)}
+		env := endpoint.Env{Spec: *f, Src: network.Host(srcHost(f.Name)), Dst: network.Host(dstHost(f.Name)),
 			Rec: r.rec, Clock: clk, Seed: seed, Log: opt.Log}
 		fl, err := kinds[f.Kind](env, runInfo{opt: opt, interval: s.Interval})
 		if err != nil {
@@ -128,13 +146,13 @@ func schedule(ctx context.Context, duration time.Duration, clk clock, runs []*fl
 			}
 			if err := r.flow.Start(ctx); err != nil {
 				if context.Cause(ctx) != errEnd {
-					fail(fmt.Errorf("flow %s: start: %w", r.spec.Name, err))
+					fail(fmt.Errorf("%s: start: %w", r.name, err))
 				}
 				return
 			}
-			sleepUntil(ctx, clk, r.spec.Stop)
+			sleepUntil(ctx, clk, r.stop)
 			if err := r.flow.Stop(); err != nil {
-				fail(fmt.Errorf("flow %s: stop: %w", r.spec.Name, err))
+				fail(fmt.Errorf("%s: stop: %w", r.name, err))
 			}
 		}()
 	}
@@ -169,6 +187,9 @@ func recording(s *scenario.Scenario, seed uint64, spec topo.Spec, network *topo.
 	rec := &metrics.Recording{Engine: "emu", Config: sim.Config{Seed: seed, Duration: s.Duration, Interval: s.Interval},
 		Links: network.LinkStats()}
 	for _, r := range runs {
+		if r.spec == nil {
+			continue
+		}
 		st := network.FlowStats(r.spec.Name)
 		st.Name, st.Kind, st.CC, st.Start, st.Stop = r.spec.Name, r.spec.Kind, r.spec.CC, r.start, r.spec.Stop
 		r.rec.fill(st)
