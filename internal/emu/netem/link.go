@@ -29,8 +29,11 @@ type Observer interface {
 	// Admit is called as a packet enters the link, with its fate; the tag it
 	// returns rides with the packet to Deliver.
 	Admit(pkt []byte, now time.Duration, a sim.Admission) (tag uint64)
-	// Deliver is called as a packet leaves the far end of the link.
-	Deliver(pkt []byte, now time.Duration, tag uint64)
+	// Deliver is called as a packet leaves the far end of the link, just
+	// before it is written to the device (so before any next hop can see
+	// it); late is how far behind its arrival time the emulator is (the
+	// machine's scheduling, not the model: part of the packet's real delay).
+	Deliver(pkt []byte, now, late time.Duration, tag uint64)
 }
 
 // Config is one emulated link.
@@ -317,14 +320,15 @@ func (l *Link) writeLoop() {
 }
 
 func (l *Link) deliver(p pending) {
-	_, err := l.dev.Write(p.buf)
 	now := l.now()
-	if l.cfg.Observer != nil && err == nil {
-		l.cfg.Observer.Deliver(p.buf, now, p.tag)
+	late := max(now-p.at, 0)
+	if l.cfg.Observer != nil {
+		l.cfg.Observer.Deliver(p.buf, now, late, p.tag)
 	}
+	_, err := l.dev.Write(p.buf)
 	l.pop()
 	l.mu.Lock()
-	if late := now - p.at; late > LateThreshold {
+	if late > LateThreshold {
 		l.cnt.Late++
 		l.cnt.MaxLate = max(l.cnt.MaxLate, late)
 	}
