@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,4 +146,63 @@ func median(s []sample, from, to time.Duration) float64 {
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// buildStrata builds cmd/strata into a temporary directory.
+func buildStrata(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "strata")
+	out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/strata").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build ./cmd/strata: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestBrowserFlowToEchotest sends the noise y4m to `strata serve`'s echotest over the same
+// 1 Mbit/s link: strata answers, receives (the payload counted by its admin API) and echoes, and
+// Stop ends strata and the browser.
+func TestBrowserFlowToEchotest(t *testing.T) {
+	src, dst := pairFixture(t, "1mbit")
+	strata := buildStrata(t)
+	rec := newRecorder()
+	work := t.TempDir()
+	spec := browserSpec(scenario.ReceiverEchotest)
+	spec.Video.File = noiseY4M(t)
+	fl, err := New(endpoint.Env{Spec: spec, Src: src, Dst: dst, Rec: rec, Clock: rec, Log: logWriter{t}},
+		Options{WorkDir: work, Strata: strata})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := fl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := fl.(*flow)
+	strataPID := f.echo.cmd.Process.Pid
+	if got, want := netnsOf(t, fmt.Sprintf("/proc/%d/ns/net", strataPID)), fmt.Sprintf("net:[%d]", nsInode(t, dst.name)); got != want {
+		_ = fl.Stop()
+		t.Fatalf("strata runs in %s, want %s", got, want)
+	}
+	time.Sleep(8 * time.Second)
+	end := rec.Now()
+	if err := fl.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	from := end - 6*time.Second
+	rate := rec.bytesBetween(from, end) * 8 / (end - from).Seconds()
+	rec.mu.Lock()
+	est := median(rec.target, from, end)
+	rec.mu.Unlock()
+	t.Logf("echotest: goodput %.0f kbit/s over the last 6 s, GCC's estimate (median) %.0f kbit/s", rate/1e3, est/1e3)
+	if rate < 200e3 || rate > 1e6 {
+		t.Errorf("goodput %.0f kbit/s, want between 200 and 1000 (the link)", rate/1e3)
+	}
+	if err := syscall.Kill(strataPID, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("strata %d still exists after Stop (kill 0: %v)", strataPID, err)
+	}
+	if left, _ := os.ReadDir(work); len(left) > 0 {
+		t.Errorf("Stop left %d entries in the work directory (%s...)", len(left), left[0].Name())
+	}
 }
