@@ -3,7 +3,6 @@ package browser
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -150,27 +149,4 @@ func (r *recorder) bytesBetween(from, to time.Duration) float64 {
 		}
 	}
 	return n
-}
-
-// noiseY4M writes a second of 640x360, 30 fps video of random noise: content no encoder can
-// shrink, so libwebrtc's encoder fills whatever rate GCC gives it (Chromium's own fake camera is
-// so easy to encode that it stays far below a 1 Mbit/s link). Chromium loops the file.
-func noiseY4M(t *testing.T) string {
-	t.Helper()
-	const w, h, frames = 640, 360, 30
-	path := filepath.Join(t.TempDir(), "noise.y4m")
-	buf := []byte(fmt.Sprintf("YUV4MPEG2 W%d H%d F30:1 Ip A1:1 C420jpeg\n", w, h))
-	rng := rand.New(rand.NewPCG(1, 2))
-	frame := make([]byte, w*h*3/2)
-	for range frames {
-		for i := range frame {
-			frame[i] = byte(rng.Uint32())
-		}
-		buf = append(buf, "FRAME\n"...)
-		buf = append(buf, frame...)
-	}
-	if err := os.WriteFile(path, buf, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
