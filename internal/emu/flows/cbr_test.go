@@ -1,0 +1,69 @@
+package flows
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/emu/endpoint"
+	"github.com/strata-rtc/strata/internal/lab/scenario"
+)
+
+func cbrEnv(src, dst *nsHost, rec *recorder, rate float64, size int) endpoint.Env {
+	return endpoint.Env{Spec: scenario.Flow{Name: "c1", Kind: "cbr", Rate: rate, PacketSize: size},
+		Src: src, Dst: dst, Rec: rec, Clock: rec, Seed: 1}
+}
+
+// TestCBRRate sends 2 Mbit/s of 1000-byte packets for 3 s over a free veth:
+// the receiver gets the rate within 3 %, in packets of the asked size.
+func TestCBRRate(t *testing.T) {
+	src, dst := newPair(t, "")
+	rec := newRecorder()
+	before := runtime.NumGoroutine()
+	fl, err := NewCBR(cbrEnv(src, dst, rec, 2e6, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fl.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	time.Sleep(3 * time.Second)
+	if err := fl.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(began)
+	goroutinesBack(t, before)
+	got := float64(rec.total()) * 8 / elapsed.Seconds()
+	if math.Abs(got-2e6)/2e6 > 0.03 {
+		t.Errorf("received %.0f bit/s over %v, want 2 Mbit/s ± 3 %%", got, elapsed)
+	}
+	for _, s := range rec.goodput {
+		if s.bytes != 1000 {
+			t.Fatalf("a %d-byte packet, want 1000 (972 bytes of payload + 28 of IP/UDP)", s.bytes)
+		}
+	}
+	t.Logf("%d packets, %.4f Mbit/s over %v", len(rec.goodput), got/1e6, elapsed)
+}
+
+// TestCBRBadSpec checks a CBR flow with no rate or an impossible packet
+// size is refused.
+func TestCBRBadSpec(t *testing.T) {
+	h := &nsHost{name: "unused"}
+	for _, c := range []struct {
+		rate float64
+		size int
+		want string
+	}{
+		{0, 1000, "rate must be positive"},
+		{1e6, 28, "packet_size 28"},
+		{1e6, 70000, "packet_size 70000"},
+	} {
+		if _, err := NewCBR(cbrEnv(h, h, newRecorder(), c.rate, c.size)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("rate %v size %d: error %v, want one saying %s", c.rate, c.size, err, c.want)
+		}
+	}
+}
