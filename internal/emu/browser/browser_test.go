@@ -51,12 +51,13 @@ func nsInode(t *testing.T, name string) uint64 {
 
 // TestBrowserFlowOverOneMegabit sends generated noise as Chromium's camera (Chromium's own fake
 // camera is so easy to encode that it stays far below the link) to a second Chromium over a
-// 1 Mbit/s link (tbf) and checks what libwebrtc's GCC made of it, as the lab records it: an
+// 1 Mbit/s emulated link (25 ms, 50 packets) and checks what libwebrtc's GCC made of it, as the lab records it: an
 // estimate read from getStats, RTT samples, and payload delivered at a rate above a floor and
 // below the link. Both browsers must run in their hosts' namespaces, never in the root one, and
 // Stop must leave no process, profile or video file behind.
 func TestBrowserFlowOverOneMegabit(t *testing.T) {
-	src, dst := pairFixture(t, "1mbit")
+	network, src, dst := emulated(t, "1Mbps")
+	netStart := time.Now()
 	rec := newRecorder()
 	work := t.TempDir()
 	spec := browserSpec(scenario.ReceiverBrowser)
@@ -84,7 +85,7 @@ func TestBrowserFlowOverOneMegabit(t *testing.T) {
 	for _, c := range []struct {
 		b  *chromium
 		ns string
-	}{{f.sender, src.name}, {f.receiver, dst.name}} {
+	}{{f.sender, src.Name()}, {f.receiver, dst.Name()}} {
 		if c.b.pid <= 0 {
 			t.Fatalf("%s: no PID", c.b.who)
 		}
@@ -124,6 +125,17 @@ func TestBrowserFlowOverOneMegabit(t *testing.T) {
 		t.Errorf("GCC's estimate was %.0f kbit/s over the last 8 s on a 1 Mbit/s link", est/1e3)
 	}
 
+	// The emulator saw the flow's packets cross the link: at least the payload recorded (they
+	// carry headers too), never more than the link carries.
+	fs := network.FlowStats("chrome")
+	netRate := float64(fs.RecvBytes) * 8 / time.Since(netStart).Seconds()
+	good := rec.bytesBetween(0, end)
+	t.Logf("the emulator delivered %d packets, %d bytes (%.0f kbit/s since the link came up), dropped %d; payload recorded %.0f bytes",
+		fs.RecvPackets, fs.RecvBytes, netRate/1e3, fs.Dropped, good)
+	if good > float64(fs.RecvBytes) || netRate > 1.02e6 {
+		t.Errorf("payload %.0f bytes against %d bytes delivered by the link at %.0f kbit/s", good, fs.RecvBytes, netRate/1e3)
+	}
+
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("Chromium %d still exists after Stop (kill 0: %v)", pid, err)
@@ -161,10 +173,10 @@ func buildStrata(t *testing.T) string {
 }
 
 // TestBrowserFlowToEchotest sends the noise to `strata serve`'s echotest over the same
-// 1 Mbit/s link: strata answers, receives (the payload counted by its admin API) and echoes, and
+// 1 Mbit/s emulated link: strata answers, receives (the payload counted by its admin API) and echoes, and
 // Stop ends strata and the browser.
 func TestBrowserFlowToEchotest(t *testing.T) {
-	src, dst := pairFixture(t, "1mbit")
+	_, src, dst := emulated(t, "1Mbps")
 	strata := buildStrata(t)
 	rec := newRecorder()
 	work := t.TempDir()
@@ -182,7 +194,7 @@ func TestBrowserFlowToEchotest(t *testing.T) {
 	}
 	f := fl.(*flow)
 	strataPID := f.echo.cmd.Process.Pid
-	if got, want := netnsOf(t, fmt.Sprintf("/proc/%d/ns/net", strataPID)), fmt.Sprintf("net:[%d]", nsInode(t, dst.name)); got != want {
+	if got, want := netnsOf(t, fmt.Sprintf("/proc/%d/ns/net", strataPID)), fmt.Sprintf("net:[%d]", nsInode(t, dst.Name())); got != want {
 		_ = fl.Stop()
 		t.Fatalf("strata runs in %s, want %s", got, want)
 	}
