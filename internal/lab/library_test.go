@@ -34,6 +34,9 @@ func runLibrary(t *testing.T) map[string]map[string]metrics.Summary {
 			t.Fatalf("library file does not parse: %v", err)
 		}
 		for _, s := range parsed.Runs {
+			if canRun(EngineSim, s) != nil {
+				continue // browser flows: emulation only
+			}
 			s.ScaleTime(libraryScale)
 			jobs = append(jobs, job{f.name, s})
 		}
