@@ -33,10 +33,10 @@ func TestCBRRate(t *testing.T) {
 	}
 	began := time.Now()
 	time.Sleep(3 * time.Second)
+	elapsed := time.Since(began) // sending time; Stop then drains the receiver
 	if err := fl.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	elapsed := time.Since(began)
 	goroutinesBack(t, before)
 	// Packets the pacer gave up after a stall of the whole process (logged;
 	// seen at 365 ms with six busy loops on the two cores) count as sent: the
