@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/strata-rtc/strata/internal/emu/endpoint"
 )
 
 // A two-namespace fixture for the flow tests: src and dst joined by one
@@ -170,17 +168,6 @@ func (r *recorder) total() int {
 }
 
 func (r *recorder) Now() time.Duration { return time.Since(r.t0) }
-
-// readSysctl reads net.ipv4.NAME in h's namespace.
-func readSysctl(h endpoint.Host, name string) (string, error) {
-	var out []byte
-	err := h.Do(func() error {
-		var err error
-		out, err = os.ReadFile("/proc/sys/net/ipv4/" + name)
-		return err
-	})
-	return strings.TrimSpace(string(out)), err
-}
 
 // goroutinesBack fails the test unless the goroutine count falls back to
 // before within a second: a stopped flow leaves nothing running.

@@ -2,6 +2,7 @@ package flows
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -87,15 +88,23 @@ func TestTCPCongestionControls(t *testing.T) {
 // receive buffer, quick ACKs.
 func TestTCPOptions(t *testing.T) {
 	src, dst := newPair(t, "20mbit")
+	rootSysctls := map[string]string{"tcp_sack": rootSysctl(t, "tcp_sack"), "tcp_ecn": rootSysctl(t, "tcp_ecn")}
 	rec := newRecorder()
 	f := startTCP(t, tcpEnv(src, dst, rec, scenario.Flow{CC: "cubic", NoSACK: true, ECN: true, MSS: 1000,
 		RcvWindow: 100_000, DelayedAck: 1}))
 	time.Sleep(500 * time.Millisecond)
 	for _, h := range []*nsHost{src, dst} {
 		for name, want := range map[string]string{"tcp_sack": "0", "tcp_ecn": "1"} {
-			if got, err := readSysctl(h, name); err != nil || got != want {
+			// read through ip netns exec, not the flow's own path into the namespace
+			out, err := h.Command(context.Background(), "cat", "/proc/sys/net/ipv4/"+name).Output()
+			if got := strings.TrimSpace(string(out)); err != nil || got != want {
 				t.Errorf("%s: net.ipv4.%s = %q (%v), want %s", h.name, name, got, err, want)
 			}
+		}
+	}
+	for name, was := range rootSysctls {
+		if now := rootSysctl(t, name); now != was {
+			t.Errorf("the root namespace's net.ipv4.%s changed from %s to %s", name, was, now)
 		}
 	}
 	info, err := tcpInfo(f.snd)
@@ -195,4 +204,13 @@ func TestTCPBadSpec(t *testing.T) {
 	if _, err := NewTCP(env); err == nil {
 		t.Error("a ledbat flow was taken for kernel TCP")
 	}
+}
+
+func rootSysctl(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/net/ipv4/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }
