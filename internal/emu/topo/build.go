@@ -1,0 +1,273 @@
+package topo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/emu/netem"
+	"github.com/strata-rtc/strata/internal/sim"
+)
+
+// Addresses: host i's veth is 10.(100+i/250).(i%250).0/24 (.1 on the node,
+// .2 in the host); the veth of node pair p is 10.(200+p/250).(p%250).0/24
+// (.1 on the lower-numbered node). Every namespace is private to the run, so
+// runs side by side reuse the same addresses without clashing.
+func hostNet(i int) (gw, addr netip.Addr) {
+	a, b := byte(100+i/250), byte(i%250)
+	return netip.AddrFrom4([4]byte{10, a, b, 1}), netip.AddrFrom4([4]byte{10, a, b, 2})
+}
+
+func pairNet(p int) (lo, hi netip.Addr) {
+	a, b := byte(200+p/250), byte(p%250)
+	return netip.AddrFrom4([4]byte{10, a, b, 1}), netip.AddrFrom4([4]byte{10, a, b, 2})
+}
+
+// Routing tables and rule priorities in a node: a packet the emulator writes
+// back (iif tK) leaves towards the link's far node (table 1000+K); a flow's
+// packet that link K carries goes into its TUN (table 2000+K).
+const (
+	tableOut   = 1000
+	tableIn    = 2000
+	prefOut    = 100
+	prefFlow   = 200
+	maxLinks   = 999
+	maxHosts   = 250 * 50
+	maxPairs   = 250 * 50
+	tunTxQueue = 10000 // packets the kernel holds for the emulator's reader
+)
+
+type pair struct {
+	idx    int
+	lo, hi *node
+}
+
+func (n *Network) build(ctx context.Context) error {
+	if len(n.spec.Links) > maxLinks || len(n.spec.Hosts) > maxHosts {
+		return fmt.Errorf("topo: at most %d links and %d hosts", maxLinks, maxHosts)
+	}
+	pairs, linkPair := n.pairs()
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"create namespaces", n.createNamespaces},
+		{"set sysctls", n.setSysctls},
+		{"create veths", func() error { return n.createVeths(pairs) }},
+		{"create TUNs", n.createTUNs},
+		{"configure addresses and routes", func() error { return n.configure(pairs, linkPair) }},
+	}
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("topo: %s: %w", s.name, err)
+		}
+		if err := s.do(); err != nil {
+			return fmt.Errorf("topo: %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// pairs lists the node pairs some link joins, and each link's pair.
+func (n *Network) pairs() ([]*pair, []*pair) {
+	byKey := map[[2]int]*pair{}
+	var out []*pair
+	linkPair := make([]*pair, len(n.spec.Links))
+	for k, l := range n.spec.Links {
+		a, b := n.nodes[l.From], n.nodes[l.To]
+		if a.idx > b.idx {
+			a, b = b, a
+		}
+		key := [2]int{a.idx, b.idx}
+		p := byKey[key]
+		if p == nil {
+			p = &pair{idx: len(out), lo: a, hi: b}
+			byKey[key] = p
+			out = append(out, p)
+		}
+		linkPair[k] = p
+	}
+	return out, linkPair
+}
+
+func (n *Network) allNamespaces() []string {
+	var out []string
+	for _, name := range n.nodeOrder {
+		out = append(out, n.nodes[name].ns)
+	}
+	for _, h := range n.spec.Hosts {
+		out = append(out, n.hosts[h.Name].ns)
+	}
+	return out
+}
+
+func (n *Network) createNamespaces() error {
+	for _, ns := range n.allNamespaces() {
+		if err := ip("netns", "add", ns); err != nil {
+			return err
+		}
+		n.namespace = append(n.namespace, ns)
+	}
+	return nil
+}
+
+func (n *Network) setSysctls() error {
+	common := [][2]string{{"ipv6/conf/all/disable_ipv6", "1"}, {"ipv6/conf/default/disable_ipv6", "1"}}
+	router := append(common, [][2]string{{"ipv4/ip_forward", "1"},
+		{"ipv4/conf/all/rp_filter", "0"}, {"ipv4/conf/default/rp_filter", "0"},
+		{"ipv4/conf/all/send_redirects", "0"}, {"ipv4/conf/default/send_redirects", "0"}}...)
+	for _, name := range n.nodeOrder {
+		if err := sysctls(n.nodes[name].ns, router); err != nil {
+			return err
+		}
+	}
+	for _, h := range n.hosts {
+		if err := sysctls(h.ns, common); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createVeths makes every veth from inside a namespace of the run, its peer
+// moved straight into the other: no interface ever appears in the root
+// namespace, not even for an instant.
+func (n *Network) createVeths(pairs []*pair) error {
+	cmds := map[string][]string{}
+	for _, h := range n.hosts {
+		nd := n.nodes[h.node]
+		cmds[nd.ns] = append(cmds[nd.ns], fmt.Sprintf("link add h%d type veth peer name eth0 netns %s", h.idx, h.ns))
+	}
+	for _, p := range pairs {
+		cmds[p.lo.ns] = append(cmds[p.lo.ns], fmt.Sprintf("link add p%d type veth peer name p%d netns %s", p.idx, p.idx, p.hi.ns))
+	}
+	for _, name := range n.nodeOrder {
+		if err := ipBatch(n.nodes[name].ns, cmds[n.nodes[name].ns]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *Network) createTUNs() error {
+	n.links = make([]*netem.Link, len(n.spec.Links))
+	n.obs = make([]*linkObserver, len(n.spec.Links))
+	for k, cfg := range n.spec.Links {
+		var f *os.File
+		err := inNamespace(n.nodes[cfg.From].ns, func() (err error) {
+			f, err = netem.OpenTUN(fmt.Sprintf("t%d", k))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("link %s: %w", cfg.Name, err)
+		}
+		n.obs[k] = &linkObserver{net: n, link: k}
+		n.links[k] = netem.New(f, netem.Config{Link: cfg, Seed: n.spec.Seed, Duration: n.spec.Duration,
+			Interval: n.spec.Interval, Observer: n.obs[k]})
+	}
+	return nil
+}
+
+// configure addresses every interface, routes each host through its node and
+// each link's packets through its TUN, then on to the link's far node.
+func (n *Network) configure(pairs []*pair, linkPair []*pair) error {
+	cmds := map[string][]string{}
+	add := func(ns string, f string, a ...any) { cmds[ns] = append(cmds[ns], fmt.Sprintf(f, a...)) }
+	for _, name := range n.nodeOrder {
+		add(n.nodes[name].ns, "link set lo up")
+	}
+	for _, h := range n.hosts {
+		nd := n.nodes[h.node]
+		add(nd.ns, "addr add %s/24 dev h%d", h.gw, h.idx)
+		add(nd.ns, "link set h%d up", h.idx)
+		add(h.ns, "link set lo up")
+		add(h.ns, "addr add %s/24 dev eth0", h.addr)
+		add(h.ns, "link set eth0 up")
+		add(h.ns, "route add default via %s dev eth0", h.gw)
+	}
+	for _, p := range pairs {
+		lo, hi := pairNet(p.idx)
+		add(p.lo.ns, "addr add %s/24 dev p%d", lo, p.idx)
+		add(p.lo.ns, "link set p%d up", p.idx)
+		add(p.hi.ns, "addr add %s/24 dev p%d", hi, p.idx)
+		add(p.hi.ns, "link set p%d up", p.idx)
+	}
+	for k, cfg := range n.spec.Links {
+		from, p := n.nodes[cfg.From], linkPair[k]
+		lo, hi := pairNet(p.idx)
+		next := hi
+		if p.hi == from {
+			next = lo
+		}
+		add(from.ns, "link set t%d txqueuelen %d", k, tunTxQueue)
+		add(from.ns, "link set t%d up", k)
+		add(from.ns, "route add default via %s dev p%d onlink table %d", next, p.idx, tableOut+k)
+		add(from.ns, "route add default dev t%d table %d", k, tableIn+k)
+		add(from.ns, "rule add iif t%d lookup %d pref %d", k, tableOut+k, prefOut)
+	}
+	for _, f := range n.flowOrder() {
+		for dir, r := range f.dirs {
+			src, dst := f.src, f.dst
+			if dir == 1 {
+				src, dst = dst, src
+			}
+			for _, k := range r.links {
+				add(n.nodes[n.spec.Links[k].From].ns, "rule add from %s to %s lookup %d pref %d", src.addr, dst.addr, tableIn+k, prefFlow)
+			}
+		}
+	}
+	for _, ns := range n.allNamespaces() {
+		if err := ipBatch(ns, cmds[ns]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Start begins emulating: the links' schedules and the statistics' bins
+// count from t0.
+func (n *Network) Start(t0 time.Time) {
+	for _, l := range n.links {
+		l.Start(t0)
+	}
+}
+
+// LinkStats returns each link's statistics (a copy), in Spec.Links order.
+func (n *Network) LinkStats() []*sim.LinkStats {
+	out := make([]*sim.LinkStats, len(n.links))
+	for i, l := range n.links {
+		s := l.Stats()
+		out[i] = &s
+	}
+	return out
+}
+
+// Counters returns each link emulator's own counters, in Spec.Links order.
+func (n *Network) Counters() []netem.Counters {
+	out := make([]netem.Counters, len(n.links))
+	for i, l := range n.links {
+		out[i] = l.Counters()
+	}
+	return out
+}
+
+// Close stops the links and removes every namespace of the network with
+// whatever still runs in it. It may be called more than once.
+func (n *Network) Close() error {
+	n.closeOnce.Do(func() {
+		var errs []error
+		for _, l := range n.links {
+			if l != nil {
+				errs = append(errs, l.Close())
+			}
+		}
+		for i := len(n.namespace) - 1; i >= 0; i-- {
+			errs = append(errs, deleteNamespace(n.namespace[i]))
+		}
+		n.closeErr = errors.Join(errs...)
+	})
+	return n.closeErr
+}
