@@ -13,15 +13,15 @@ import (
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 )
 
-func cbrEnv(src, dst *nsHost, rec *recorder, rate float64, size int) endpoint.Env {
+func cbrEnv(src, dst endpoint.Host, rec *recorder, rate float64, size int) endpoint.Env {
 	return endpoint.Env{Spec: scenario.Flow{Name: "c1", Kind: "cbr", Rate: rate, PacketSize: size},
 		Src: src, Dst: dst, Rec: rec, Clock: rec, Seed: 1, Log: os.Stderr}
 }
 
-// TestCBRRate sends 2 Mbit/s of 1000-byte packets for 3 s over a free veth:
+// TestCBRRate sends 2 Mbit/s of 1000-byte packets for 3 s over a free 100 Mbit/s path:
 // the receiver gets the rate within 3 %, in packets of the asked size.
 func TestCBRRate(t *testing.T) {
-	src, dst := newPair(t, "")
+	src, dst := newPair(t, 100e6, 2*time.Millisecond)
 	rec := newRecorder()
 	before := runtime.NumGoroutine()
 	fl, err := NewCBR(cbrEnv(src, dst, rec, 2e6, 1000))
@@ -44,7 +44,7 @@ func TestCBRRate(t *testing.T) {
 	f := fl.(*cbrFlow)
 	sent, skipped := f.sent.Load(), f.skipped.Load()
 	if n := int64(len(rec.goodput)); n != sent {
-		t.Errorf("%d datagrams received of %d sent over a free veth", n, sent)
+		t.Errorf("%d datagrams received of %d sent over a free 100 Mbit/s path", n, sent)
 	}
 	got := float64(rec.total()+int(skipped)*1000) * 8 / elapsed.Seconds()
 	if math.Abs(got-2e6)/2e6 > 0.03 {
@@ -61,7 +61,7 @@ func TestCBRRate(t *testing.T) {
 // TestCBRBadSpec checks a CBR flow with no rate or an impossible packet
 // size is refused.
 func TestCBRBadSpec(t *testing.T) {
-	h := &nsHost{name: "unused"}
+	h := unbuilt{}
 	for _, c := range []struct {
 		rate float64
 		size int
