@@ -21,7 +21,7 @@ func cbrEnv(src, dst endpoint.Host, rec *recorder, rate float64, size int) endpo
 // TestCBRRate sends 2 Mbit/s of 1000-byte packets for 3 s over a free 100 Mbit/s path:
 // the receiver gets the rate within 3 %, in packets of the asked size.
 func TestCBRRate(t *testing.T) {
-	src, dst := newPair(t, 100e6, 2*time.Millisecond)
+	src, dst := newPair(t, 100e6, 2*time.Millisecond, 5000)
 	rec := newRecorder()
 	before := runtime.NumGoroutine()
 	fl, err := NewCBR(cbrEnv(src, dst, rec, 2e6, 1000))

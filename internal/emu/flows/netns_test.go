@@ -31,14 +31,14 @@ func needRoot(t *testing.T) {
 }
 
 // newPair builds the two hosts over a link of rate bit/s each way with a
-// one-way delay and a 100-packet drop-tail queue, and returns them; the
-// network is removed when the test ends.
-func newPair(t *testing.T, rate float64, delay time.Duration) (src, dst endpoint.Host) {
+// one-way delay and a drop-tail queue of queue packets, and returns them;
+// the network is removed when the test ends.
+func newPair(t *testing.T, rate float64, delay time.Duration, queue int) (src, dst endpoint.Host) {
 	t.Helper()
 	needRoot(t)
 	link := func(name, from, to string) sim.LinkConfig {
 		return sim.LinkConfig{Name: name, From: from, To: to, Rate: sim.ConstantRate(rate), Delay: delay,
-			Queue: sim.Limit{Unit: sim.LimitPackets, Value: 100}}
+			Queue: sim.Limit{Unit: sim.LimitPackets, Value: float64(queue)}}
 	}
 	n, err := topo.Build(context.Background(), topo.Spec{
 		Links:    []sim.LinkConfig{link("ab", "a", "b"), link("ba", "b", "a")},

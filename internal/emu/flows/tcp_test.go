@@ -49,7 +49,7 @@ func startTCP(t *testing.T, env endpoint.Env) *tcpFlow {
 // Linux module asked for (read back with TCP_CONGESTION), data arrives, and
 // TCP_INFO's cwnd and RTT are recorded.
 func TestTCPCongestionControls(t *testing.T) {
-	src, dst := newPair(t, 20e6, 10*time.Millisecond)
+	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
 	for _, c := range []struct{ cc, kernel string }{{"cubic", "cubic"}, {"reno", "reno"}, {"newreno", "reno"}, {"bbr", "bbr"}} {
 		rec := newRecorder()
 		before := runtime.NumGoroutine()
@@ -88,7 +88,7 @@ func TestTCPCongestionControls(t *testing.T) {
 // and ecn on in both namespaces and negotiated so, the segment size, the
 // receive buffer, quick ACKs.
 func TestTCPOptions(t *testing.T) {
-	src, dst := newPair(t, 20e6, 10*time.Millisecond)
+	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
 	rootSysctls := map[string]string{"tcp_sack": rootSysctl(t, "tcp_sack"), "tcp_ecn": rootSysctl(t, "tcp_ecn")}
 	rec := newRecorder()
 	f := startTCP(t, tcpEnv(src, dst, rec, scenario.Flow{CC: "cubic", NoSACK: true, ECN: true, MSS: 1000,
@@ -147,7 +147,7 @@ func TestTCPOptions(t *testing.T) {
 // data arrives after the simulator's first idle draw, and what arrives is
 // the simulator's files in order.
 func TestTCPOnOff(t *testing.T) {
-	src, dst := newPair(t, 20e6, 10*time.Millisecond)
+	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
 	oo := sim.OnOffConfig{SizeMin: 50_000, SizeMax: 150_000, OffMean: 300 * time.Millisecond}
 	rec := newRecorder()
 	env := tcpEnv(src, dst, rec, scenario.Flow{Name: "onoff", CC: "reno", OnOff: &oo})
