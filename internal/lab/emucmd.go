@@ -1,11 +1,14 @@
 package lab
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/strata-rtc/strata/internal/emu/topo"
 	"github.com/strata-rtc/strata/internal/lab/metrics"
@@ -34,8 +37,14 @@ func selftestCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "strata lab selftest: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stderr, "strata lab selftest: the emulator's self-test is not in this build yet")
-	return 1
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := topo.SelfTest(ctx, stdout); err != nil {
+		fmt.Fprintf(stderr, "strata lab selftest: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "strata lab selftest: ok")
+	return 0
 }
 
 // compareCmd compares two result directories (typically a simulator and an
