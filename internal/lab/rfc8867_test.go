@@ -40,7 +40,7 @@ func TestRFC8867VariableCapacity(t *testing.T) {
 		if err := sm.Run(); err != nil {
 			t.Fatal(err)
 		}
-		sum := metrics.Summarize(sm, metrics.Meta{Scenario: s.Name, Seed: s.Seed, SweepValue: s.SweepValue})
+		sum := metrics.Summarize(metrics.RecordingOf(sm), metrics.Meta{Scenario: s.Name, Seed: s.Seed, SweepValue: s.SweepValue})
 		util := lookupOr(t, sum, "links.bottleneck.utilization")
 		p95 := lookupOr(t, sum, "flows.media.queue_delay_ms.p95")
 		media := sm.Flows()[0].Stats()
