@@ -84,7 +84,7 @@ func emulatorCPU(b *testing.B, bps float64, proto string) (float64, float64) {
 	if proto == "udp" {
 		got = res.End.Sum.BitsPerSecond * (1 - res.End.Sum.LostPercent/100)
 	}
-	cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano())
+	cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 	return cpu.Seconds() / wall.Seconds(), got
 }
 
