@@ -1,3 +1,8 @@
+//go:build !race
+
+// The race detector's instrumentation allocates, so allocation counts are
+// only meaningful without it.
+
 package topo
 
 import (
