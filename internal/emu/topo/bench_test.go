@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -103,4 +104,74 @@ func schedRuntime() time.Duration {
 		sum += time.Duration(ns)
 	}
 	return sum
+}
+
+// BenchmarkDumbbellCPU is the emulator's cost in the shape the lab runs
+// most: six TCP flows (iperf3, cubic) through a → l → r → b, a 10 Mbit/s,
+// 20 ms bottleneck between 100 Mbit/s access links, so every data packet
+// crosses three emulated links and every ACK three more.
+//
+//	go test -run '^$' -bench DumbbellCPU -benchtime 1x ./internal/emu/topo
+func BenchmarkDumbbellCPU(b *testing.B) {
+	const flows, secs = 6, 5
+	needRoot(b)
+	fast, rate := sim.ConstantRate(100e6), sim.ConstantRate(10e6)
+	spec := Spec{Links: []sim.LinkConfig{
+		{Name: "al", From: "a", To: "l", Rate: fast, Delay: 5 * time.Millisecond},
+		{Name: "lr", From: "l", To: "r", Rate: rate, Delay: 20 * time.Millisecond, Queue: sim.Limit{Unit: sim.LimitPackets, Value: 100}},
+		{Name: "rb", From: "r", To: "b", Rate: fast, Delay: 5 * time.Millisecond},
+		{Name: "br", From: "b", To: "r", Rate: fast, Delay: 5 * time.Millisecond},
+		{Name: "rl", From: "r", To: "l", Rate: fast, Delay: 20 * time.Millisecond},
+		{Name: "la", From: "l", To: "a", Rate: fast, Delay: 5 * time.Millisecond},
+	}, Duration: 20 * time.Second, Interval: 100 * time.Millisecond}
+	for i := range flows {
+		s, d := fmt.Sprintf("s%d", i), fmt.Sprintf("d%d", i)
+		spec.Hosts = append(spec.Hosts, HostSpec{s, "a"}, HostSpec{d, "b"})
+		spec.Flows = append(spec.Flows, FlowSpec{Name: fmt.Sprint("f", i), Src: s, Dst: d, Path: []string{"a", "l", "r", "b"}})
+	}
+	for range b.N {
+		n, err := Build(context.Background(), spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n.Start(time.Now())
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var servers []*exec.Cmd
+		for i := range flows {
+			srv := n.Host(fmt.Sprint("d", i)).Command(ctx, "iperf3", "-s", "-1")
+			if err := srv.Start(); err != nil {
+				b.Fatal(err)
+			}
+			servers = append(servers, srv)
+		}
+		time.Sleep(300 * time.Millisecond)
+		var before, after unix.Rusage
+		_ = unix.Getrusage(unix.RUSAGE_SELF, &before)
+		start := time.Now()
+		var clients []*exec.Cmd
+		for i := range flows {
+			c := n.Host(fmt.Sprint("s", i)).Command(ctx, "iperf3", "-c", n.Host(fmt.Sprint("d", i)).Addr().String(),
+				"-t", fmt.Sprint(secs), "-C", "cubic")
+			if err := c.Start(); err != nil {
+				b.Fatal(err)
+			}
+			clients = append(clients, c)
+		}
+		for _, c := range append(clients, servers...) {
+			_ = c.Wait()
+		}
+		wall := time.Since(start)
+		_ = unix.Getrusage(unix.RUSAGE_SELF, &after)
+		cancel()
+		var delivered int64
+		for i := range flows {
+			delivered += n.FlowStats(fmt.Sprint("f", i)).RecvBytes
+		}
+		cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+		b.ReportMetric(100*cpu.Seconds()/wall.Seconds(), "%cpu")
+		b.ReportMetric(float64(delivered)*8/wall.Seconds()/1e6, "Mbit/s")
+		if err := n.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
