@@ -46,8 +46,11 @@ func TestObserverAllocatesNothingPerPacket(t *testing.T) {
 	if allocs := testing.AllocsPerRun(1000, cycle); allocs != 0 {
 		t.Fatalf("%v allocations per packet", allocs)
 	}
-	st := n.FlowStats("f")
-	if st.SentPackets != 1002 || st.RecvPackets != 1002 || st.QueueDelays[0] != 0.002 || f.unmatched != 0 {
-		t.Fatalf("sent %d, delivered %d, first queueing %v s, %d unmatched", st.SentPackets, st.RecvPackets, st.QueueDelays[0], f.unmatched)
+	st, err := n.localFlow("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.SentPackets != 1002 || st.RecvPackets != 1002 || st.QueueDelays[0] != 0.002 || st.Unmatched != 0 {
+		t.Fatalf("sent %d, delivered %d, first queueing %v s, %d unmatched", st.SentPackets, st.RecvPackets, st.QueueDelays[0], st.Unmatched)
 	}
 }
