@@ -64,7 +64,7 @@ func (n *Network) build(ctx context.Context) error {
 		{"create namespaces", n.createNamespaces},
 		{"set sysctls", n.setSysctls},
 		{"create veths", func() error { return n.createVeths(pairs) }},
-		{"create TUNs", n.createTUNs},
+		{"start the link process", n.startLinkProcess},
 		{"configure addresses and routes", func() error { return n.configure(pairs, linkPair) }},
 	}
 	for _, s := range steps {
@@ -247,16 +247,19 @@ func (n *Network) configure(pairs []*pair, linkPair []*pair) error {
 // Start begins emulating: the links' schedules and the statistics' bins
 // count from t0.
 func (n *Network) Start(t0 time.Time) {
-	for _, l := range n.links {
-		l.Start(t0)
-	}
+	_, _ = n.proc.call(request{Op: "start", T0Mono: monoNow() - int64(time.Since(t0))})
 }
 
-// LinkStats returns each link's statistics (a copy), in Spec.Links order.
+// LinkStats returns each link's statistics so far, in Spec.Links order
+// (zeroed if the link process is gone, which Err then says).
 func (n *Network) LinkStats() []*sim.LinkStats {
-	out := make([]*sim.LinkStats, len(n.links))
-	for i, l := range n.links {
-		s := l.Stats()
+	r, err := n.proc.call(request{Op: "links"})
+	out := make([]*sim.LinkStats, len(n.spec.Links))
+	for i, cfg := range n.spec.Links {
+		s := sim.NewLinkStats(cfg, n.bins())
+		if err == nil && i < len(r.Links) {
+			s = r.Links[i]
+		}
 		out[i] = &s
 	}
 	return out
@@ -264,6 +267,39 @@ func (n *Network) LinkStats() []*sim.LinkStats {
 
 // Counters returns each link emulator's own counters, in Spec.Links order.
 func (n *Network) Counters() []netem.Counters {
+	r, _ := n.proc.call(request{Op: "counters"})
+	return r.Counters
+}
+
+// Err reports whether the link process has failed (nil while it serves).
+func (n *Network) Err() error {
+	if n.proc == nil {
+		return errors.New("topo: no link process")
+	}
+	n.proc.mu.Lock()
+	defer n.proc.mu.Unlock()
+	return n.proc.dead
+}
+
+func (n *Network) bins() int { return int(n.spec.Duration/n.spec.Interval) + 1 }
+
+// In the link process: the links themselves.
+
+func (n *Network) startLinks(t0 time.Time) {
+	for _, l := range n.links {
+		l.Start(t0)
+	}
+}
+
+func (n *Network) localLinkStats() []sim.LinkStats {
+	out := make([]sim.LinkStats, len(n.links))
+	for i, l := range n.links {
+		out[i] = l.Stats()
+	}
+	return out
+}
+
+func (n *Network) localCounters() []netem.Counters {
 	out := make([]netem.Counters, len(n.links))
 	for i, l := range n.links {
 		out[i] = l.Counters()
@@ -271,15 +307,23 @@ func (n *Network) Counters() []netem.Counters {
 	return out
 }
 
+func (n *Network) closeLinks() error {
+	var errs []error
+	for _, l := range n.links {
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Close stops the links and removes every namespace of the network with
 // whatever still runs in it. It may be called more than once.
 func (n *Network) Close() error {
 	n.closeOnce.Do(func() {
 		var errs []error
-		for _, l := range n.links {
-			if l != nil {
-				errs = append(errs, l.Close())
-			}
+		if n.proc != nil {
+			errs = append(errs, n.proc.stop())
 		}
 		for i := len(n.namespace) - 1; i >= 0; i-- {
 			errs = append(errs, deleteNamespace(n.namespace[i]))

@@ -107,22 +107,45 @@ func (n *Network) resolve(path []string, from, to string) ([]int, error) {
 	return out, nil
 }
 
-// FlowStats returns a copy of the named flow's network-side statistics so
-// far (sent at its first link, delivered by its last, lost anywhere, queueing
-// summed over its hops), or nil for an unknown flow.
+// FlowStats returns the named flow's network-side statistics so far (sent
+// at its first link, delivered by its last, lost anywhere, queueing summed
+// over its hops), or nil for an unknown flow (or, with Err set, a link
+// process that is gone).
 func (n *Network) FlowStats(name string) *sim.FlowStats {
 	f := n.flows[name]
 	if f == nil {
 		return nil
 	}
+	r, err := n.proc.call(request{Op: "flow", Flow: name})
+	if err != nil {
+		return nil
+	}
+	w := r.Flow
+	st := sim.NewFlowStats(name, f.spec.Kind, f.spec.CC, n.bins(), n.spec.Interval)
+	st.SentPackets, st.SentBytes, st.RecvPackets, st.RecvBytes = w.SentPackets, w.SentBytes, w.RecvPackets, w.RecvBytes
+	st.Dropped, st.ControlDropped, st.Marked = w.Dropped, w.ControlDropped, w.Marked
+	st.QueueDelays = w.QueueDelays
+	copy(st.BinSent, w.BinSent)
+	copy(st.BinRecv, w.BinRecv)
+	copy(st.BinQDelay, w.BinQDelay)
+	copy(st.BinQN, w.BinQN)
+	copy(st.BinLost, w.BinLost)
+	return st
+}
+
+// localFlow is FlowStats in the link process.
+func (n *Network) localFlow(name string) (flowWire, error) {
+	f := n.flows[name]
+	if f == nil {
+		return flowWire{}, fmt.Errorf("no flow %q", name)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := *f.stats
-	s.QueueDelays = slices.Clone(s.QueueDelays)
-	s.BinSent, s.BinRecv, s.BinGood = slices.Clone(s.BinSent), slices.Clone(s.BinRecv), slices.Clone(s.BinGood)
-	s.BinQDelay, s.BinQN, s.BinLost = slices.Clone(s.BinQDelay), slices.Clone(s.BinQN), slices.Clone(s.BinLost)
-	s.BinTarget, s.BinCwnd, s.BinRTT = slices.Clone(s.BinTarget), slices.Clone(s.BinCwnd), slices.Clone(s.BinRTT)
-	return &s
+	s := f.stats
+	return flowWire{SentPackets: s.SentPackets, SentBytes: s.SentBytes, RecvPackets: s.RecvPackets, RecvBytes: s.RecvBytes,
+		Dropped: s.Dropped, ControlDropped: s.ControlDropped, Marked: s.Marked, Unmatched: f.unmatched,
+		QueueDelays: slices.Clone(s.QueueDelays), BinSent: slices.Clone(s.BinSent), BinRecv: slices.Clone(s.BinRecv),
+		BinQDelay: slices.Clone(s.BinQDelay), BinQN: slices.Clone(s.BinQN), BinLost: slices.Clone(s.BinLost)}, nil
 }
 
 // linkObserver classifies the packets crossing one link and keeps their
