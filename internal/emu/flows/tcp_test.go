@@ -184,7 +184,7 @@ func TestTCPOnOff(t *testing.T) {
 
 // TestTCPBadSpec checks what kernel TCP cannot run is refused up front.
 func TestTCPBadSpec(t *testing.T) {
-	h := unbuilt{}
+	h := &nsHost{}
 	for _, c := range []struct {
 		spec scenario.Flow
 		want string
