@@ -31,6 +31,14 @@ var kernelCC = map[string]string{
 	"bbr":     "bbr",
 }
 
+// The scenario's mss range in emulation: Linux takes TCP_MAXSEG from 88
+// (TCP_MIN_MSS), which is mss+12 with timestamps; the links' 1500-byte MTU
+// holds 1448 bytes of payload after 52 of IP, TCP and timestamp headers.
+const (
+	minMSS = 88 - tsOption
+	maxMSS = 1500 - 52
+)
+
 // sampleEvery is how often the sender's TCP_INFO is read for cwnd and RTT.
 const sampleEvery = 100 * time.Millisecond
 
@@ -100,8 +108,9 @@ func NewTCP(env endpoint.Env) (endpoint.Flow, error) {
 		return nil, fmt.Errorf("flow %s: kernel TCP takes no controller params (the %s module has no per-socket settings)",
 			s.Name, cc)
 	}
-	if s.MSS != 0 && (s.MSS < 88 || s.MSS > 65483) {
-		return nil, fmt.Errorf("flow %s: mss %d is outside what Linux accepts (88..65483 payload bytes)", s.Name, s.MSS)
+	if s.MSS != 0 && (s.MSS < minMSS || s.MSS > maxMSS) {
+		return nil, fmt.Errorf("flow %s: mss %d: kernel TCP over the emulator's 1500-byte MTU carries %d..%d payload bytes per segment",
+			s.Name, s.MSS, minMSS, maxMSS)
 	}
 	if s.RcvWindow < 0 || s.RcvWindow > 1<<30 {
 		return nil, fmt.Errorf("flow %s: rwnd %d out of range", s.Name, s.RcvWindow)

@@ -193,6 +193,7 @@ func TestTCPBadSpec(t *testing.T) {
 		{scenario.Flow{CC: "ledbat"}, `"ledbat" has no Linux equivalent`},
 		{scenario.Flow{CC: "cubic", Params: sim.Params{"beta": {F: 0.5}}}, "no controller params"},
 		{scenario.Flow{CC: "cubic", MSS: 40}, "mss 40"},
+		{scenario.Flow{CC: "cubic", MSS: 9000}, "mss 9000"},
 		{scenario.Flow{CC: "reno", OnOff: &sim.OnOffConfig{SizeMin: 10, SizeMax: 5, OffMean: time.Second}}, "on/off"},
 	} {
 		env := tcpEnv(h, h, newRecorder(), c.spec)
