@@ -67,7 +67,7 @@ const sampleEvery = 100 * time.Millisecond
 //     connection, after out-of-order data), and otherwise after its delayed
 //     ACK timer (40–200 ms, adapted to the inter-arrival time). For
 //     delayed_ack: 1 the receiver sets TCP_QUICKACK after every read (Linux
-//     clears it again on its own), so nearly every segment is ACKed (0.94
+//     clears it again on its own), so most segments are ACKed (0.78–0.94
 //     ACKs per data segment measured, against 0.49 without); unset, 2 or
 //     more leave Linux's own behaviour. The simulator's default is one ACK
 //     per segment; Linux's cwnd growth counts segments ACKed, not ACKs, so

@@ -127,13 +127,17 @@ func TestTCPOptions(t *testing.T) {
 		t.Errorf("receiver SO_RCVBUF %d (%v), want 2 × rwnd (Linux doubles it)", rcvbuf, err)
 	}
 	// Linux ACKs every second segment on its own (0.49 ACKs per data
-	// segment measured); quick ACKs after every read make it nearly one.
+	// segment measured); quick ACKs after every read make it most segments
+	// (0.94 measured; 0.78 under the race detector, whose slower reader
+	// sets the flag less often).
 	ri, err := tcpInfo(f.rcv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := float64(ri.Segs_out) / float64(ri.Data_segs_in); ri.Data_segs_in < 100 || r < 0.8 {
+	if r := float64(ri.Segs_out) / float64(ri.Data_segs_in); ri.Data_segs_in < 100 || r < 0.65 {
 		t.Errorf("delayed_ack 1: the receiver sent %d segments for %d data segments", ri.Segs_out, ri.Data_segs_in)
+	} else {
+		t.Logf("delayed_ack 1: %.2f ACKs per data segment", r)
 	}
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
