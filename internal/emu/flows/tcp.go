@@ -119,6 +119,10 @@ func NewTCP(env endpoint.Env) (endpoint.Flow, error) {
 		return nil, err
 	}
 	f := &tcpFlow{env: env, cc: cc}
+	if s.DelayedAck > 2 && env.Log != nil {
+		fmt.Fprintf(env.Log, "flow %s: delayed_ack %d: Linux ACKs every second full-sized segment (or on its delayed-ACK timer); it has no setting for %d\n",
+			s.Name, s.DelayedAck, s.DelayedAck)
+	}
 	if o := s.OnOff; o != nil {
 		if o.SizeMin <= 0 || o.SizeMax < o.SizeMin || o.OffMean <= 0 {
 			return nil, fmt.Errorf("flow %s: bad on/off parameters", s.Name)
@@ -163,9 +167,12 @@ func (f *tcpFlow) Start(ctx context.Context) error {
 	return nil
 }
 
-// setSysctls applies sack and ecn in both hosts' namespaces.
+// setSysctls applies sack and ecn in both hosts' namespaces, and keeps
+// Linux from seeding a connection's ssthresh and RTT from an earlier one to
+// the same peer (tcp_no_metrics_save), so every flow starts fresh as in the
+// simulator even where a host is used again (the tests do).
 func (f *tcpFlow) setSysctls() error {
-	var set [][2]string
+	set := [][2]string{{"tcp_no_metrics_save", "1"}}
 	if f.env.Spec.NoSACK {
 		set = append(set, [2]string{"tcp_sack", "0"})
 	}

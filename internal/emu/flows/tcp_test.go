@@ -95,7 +95,7 @@ func TestTCPOptions(t *testing.T) {
 		RcvWindow: 100_000, DelayedAck: 1}))
 	time.Sleep(500 * time.Millisecond)
 	for _, h := range []endpoint.Host{src, dst} {
-		for name, want := range map[string]string{"tcp_sack": "0", "tcp_ecn": "1"} {
+		for name, want := range map[string]string{"tcp_sack": "0", "tcp_ecn": "1", "tcp_no_metrics_save": "1"} {
 			// read through ip netns exec, not the flow's own path into the namespace
 			out, err := h.Command(context.Background(), "cat", "/proc/sys/net/ipv4/"+name).Output()
 			if got := strings.TrimSpace(string(out)); err != nil || got != want {
