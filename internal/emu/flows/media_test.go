@@ -2,14 +2,15 @@ package flows
 
 import (
 	"context"
-	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
+	"github.com/strata-rtc/strata/internal/emu/topo"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 	"github.com/strata-rtc/strata/internal/sim"
 )
@@ -19,47 +20,48 @@ type runClock struct{ t0 time.Time }
 
 func (c runClock) Now() time.Duration { return time.Since(c.t0) }
 
-// sample is one recorder call.
-type sample struct {
+// timed is one recorder call.
+type timed struct {
 	at time.Duration
 	v  float64
 }
 
-// testRecorder keeps every sample the flow records.
-type testRecorder struct {
+// mediaRecorder keeps every sample a media flow records.
+type mediaRecorder struct {
 	clock endpoint.Clock
 	mu    sync.Mutex
-	good  []sample
-	tgt   []sample
-	rtt   []sample
+	good  []timed
+	tgt   []timed
+	rtt   []timed
 }
 
-func (r *testRecorder) add(s *[]sample, v float64) {
+func (r *mediaRecorder) add(s *[]timed, v float64) {
 	r.mu.Lock()
-	*s = append(*s, sample{r.clock.Now(), v})
+	*s = append(*s, timed{r.clock.Now(), v})
 	r.mu.Unlock()
 }
 
-func (r *testRecorder) Goodput(bytes int)     { r.add(&r.good, float64(bytes)) }
-func (r *testRecorder) Target(bps float64)    { r.add(&r.tgt, bps) }
-func (r *testRecorder) Cwnd(float64)          {}
-func (r *testRecorder) RTT(rtt time.Duration) { r.add(&r.rtt, rtt.Seconds()) }
+func (r *mediaRecorder) Goodput(bytes int)     { r.add(&r.good, float64(bytes)) }
+func (r *mediaRecorder) Target(bps float64)    { r.add(&r.tgt, bps) }
+func (r *mediaRecorder) Cwnd(float64)          {}
+func (r *mediaRecorder) RTT(rtt time.Duration) { r.add(&r.rtt, rtt.Seconds()) }
 
 // rate is the goodput in bit/s over [from, to).
-func (r *testRecorder) rate(from, to time.Duration) float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	sum := 0.0
-	for _, s := range r.good {
-		if s.at >= from && s.at < to {
-			sum += s.v
-		}
-	}
+func (r *mediaRecorder) rate(from, to time.Duration) float64 {
+	sum, _ := r.sum(&r.good, from, to)
 	return sum * 8 / (to - from).Seconds()
 }
 
-// mean is the mean of the samples in [from, to).
-func mean(r *testRecorder, ss *[]sample, from, to time.Duration) (float64, int) {
+// mean is the mean of the samples in [from, to) and their number.
+func (r *mediaRecorder) mean(ss *[]timed, from, to time.Duration) (float64, int) {
+	sum, n := r.sum(ss, from, to)
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
+}
+
+func (r *mediaRecorder) sum(ss *[]timed, from, to time.Duration) (float64, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sum, n := 0.0, 0
@@ -68,10 +70,7 @@ func mean(r *testRecorder, ss *[]sample, from, to time.Duration) (float64, int) 
 			sum, n = sum+s.v, n+1
 		}
 	}
-	if n == 0 {
-		return 0, 0
-	}
-	return sum / float64(n), n
+	return sum, n
 }
 
 func mediaSpec(name, ccName string, stop time.Duration) scenario.Flow {
@@ -79,13 +78,43 @@ func mediaSpec(name, ccName string, stop time.Duration) scenario.Flow {
 		PacketSize: 1200, Path: []string{"a", "b"}, ReversePath: []string{"b", "a"}}
 }
 
-// runMedia runs one media flow from a to b for the spec's duration and returns its recording.
-func runMedia(t *testing.T, net *vethPair, spec scenario.Flow) (*testRecorder, *Media) {
+// mediaNet is an emulated path for one flow: a→b at rate with 20 ms delay and a 100 ms drop-tail
+// queue, b→a at 10 Mbit/s with 20 ms, through the emulator's links (topo, netem).
+func mediaNet(t *testing.T, spec scenario.Flow, rate float64) *topo.Network {
 	t.Helper()
-	clock := runClock{time.Now()}
-	rec := &testRecorder{clock: clock}
-	var log io.Writer = os.Stderr
-	f, err := NewMedia(endpoint.Env{Spec: spec, Src: net.a, Dst: net.b, Rec: rec, Clock: clock, Seed: 1, Log: log})
+	needRoot(t)
+	link := func(name, from, to string, rate float64) sim.LinkConfig {
+		return sim.LinkConfig{Name: name, From: from, To: to, Rate: sim.ConstantRate(rate), Delay: 20 * time.Millisecond,
+			Queue: sim.Limit{Unit: sim.LimitTime, Value: 0.1}}
+	}
+	n, err := topo.Build(context.Background(), topo.Spec{
+		Links: []sim.LinkConfig{link("ab", "a", "b", rate), link("ba", "b", "a", 10e6)},
+		Hosts: []topo.HostSpec{{Name: "src", Node: "a"}, {Name: "dst", Node: "b"}},
+		Flows: []topo.FlowSpec{{Name: spec.Name, Src: "src", Dst: "dst", Kind: spec.Kind, CC: spec.CC,
+			Path: spec.Path, ReversePath: spec.ReversePath}},
+		Interval: 100 * time.Millisecond, Duration: spec.Stop, Seed: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Close(); err != nil {
+			t.Errorf("closing the network: %v", err)
+		}
+	})
+	return n
+}
+
+// runMedia runs one media flow from src to dst for the spec's duration and returns its recording.
+func runMedia(t *testing.T, n *topo.Network, spec scenario.Flow) (*mediaRecorder, *Media) {
+	t.Helper()
+	t0 := time.Now()
+	n.Start(t0)
+	before := runtime.NumGoroutine()
+	clock := runClock{t0}
+	rec := &mediaRecorder{clock: clock}
+	f, err := NewMedia(endpoint.Env{Spec: spec, Src: n.Host("src"), Dst: n.Host("dst"), Rec: rec, Clock: clock, Seed: 1,
+		Log: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,32 +123,44 @@ func runMedia(t *testing.T, net *vethPair, spec scenario.Flow) (*testRecorder, *
 	if err := f.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(clock.t0.Add(spec.Stop)))
+	time.Sleep(time.Until(t0.Add(spec.Stop)))
 	if err := f.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
+	goroutinesBack(t, before)
 	return rec, f.(*Media)
 }
 
 // A GCC flow through a 1 Mbit/s bottleneck uses most of it, and its target settles near it: the
 // real Pion stack (SRTP, TWCC from Pion's receiver) driving the simulator's controller.
 func TestMediaGCCFillsLink(t *testing.T) {
-	net := newVethPair(t, "1mbit")
 	const dur = 10 * time.Second
-	rec, _ := runMedia(t, net, mediaSpec("gcc", "gcc", dur))
+	spec := mediaSpec("gcc", "gcc", dur)
+	n := mediaNet(t, spec, 1e6)
+	rec, _ := runMedia(t, n, spec)
+	fs := n.FlowStats(spec.Name)
+	var wire int64
+	for _, b := range fs.BinRecv[50:] {
+		wire += b
+	}
+	thr := float64(wire) * 8 / 5
 	good := rec.rate(5*time.Second, dur)
-	tgt, n := mean(rec, &rec.tgt, 5*time.Second, dur)
-	rtt, nrtt := mean(rec, &rec.rtt, 0, dur)
-	t.Logf("goodput 5-10 s %.0f kbit/s, mean target %.0f kbit/s (%d samples), mean RTT %.1f ms (%d samples), 0-10 s goodput %.0f kbit/s",
-		good/1e3, tgt/1e3, n, rtt*1e3, nrtt, rec.rate(0, dur)/1e3)
-	if good < 0.7e6 {
-		t.Errorf("goodput over the last 5 s is %.0f kbit/s, want at least 70%% of the 1 Mbit/s link", good/1e3)
+	tgt, nt := rec.mean(&rec.tgt, 5*time.Second, dur)
+	rtt, nrtt := rec.mean(&rec.rtt, 0, dur)
+	t.Logf("5–10 s: link throughput %.0f kbit/s, goodput %.0f kbit/s, mean target %.0f kbit/s (%d samples); "+
+		"mean RTT %.1f ms (%d samples); 0–10 s goodput %.0f kbit/s, %d packets lost",
+		thr/1e3, good/1e3, tgt/1e3, nt, rtt*1e3, nrtt, rec.rate(0, dur)/1e3, fs.Dropped)
+	if thr < 0.7e6 {
+		t.Errorf("throughput over the last 5 s is %.0f kbit/s, want at least 70%% of the 1 Mbit/s link", thr/1e3)
+	}
+	if good < 0.6e6 {
+		t.Errorf("goodput over the last 5 s is %.0f kbit/s, want most of the throughput", good/1e3)
 	}
 	if tgt < 0.6e6 || tgt > 1.3e6 {
 		t.Errorf("mean target over the last 5 s is %.0f kbit/s, want it to follow the 1 Mbit/s link (0.6–1.3 Mbit/s)", tgt/1e3)
 	}
-	if nrtt == 0 {
-		t.Error("no RTT sample recorded")
+	if nrtt == 0 || rtt < 0.04 {
+		t.Errorf("RTT: %d samples, mean %.1f ms; want samples of at least the 40 ms path", nrtt, rtt*1e3)
 	}
 }
 
@@ -129,11 +170,11 @@ func TestMediaGCCFillsLink(t *testing.T) {
 func TestMediaReceiveSide(t *testing.T) {
 	for _, ccName := range []string{"nada", "gcc-draft"} {
 		t.Run(ccName, func(t *testing.T) {
-			net := newVethPair(t, "1mbit")
 			const dur = 5 * time.Second
-			rec, m := runMedia(t, net, mediaSpec(ccName, ccName, dur))
+			spec := mediaSpec(ccName, ccName, dur)
+			rec, m := runMedia(t, mediaNet(t, spec, 1e6), spec)
 			good := rec.rate(0, dur)
-			tgt, n := mean(rec, &rec.tgt, 3*time.Second, dur)
+			tgt, n := rec.mean(&rec.tgt, 3*time.Second, dur)
 			t.Logf("goodput %.0f kbit/s, mean target 3-5 s %.0f kbit/s (%d samples), %d receive-side reports, %d loss reports",
 				good/1e3, tgt/1e3, n, m.send.rxReports, m.send.lossReports)
 			if good < 100e3 || n == 0 {
@@ -154,7 +195,7 @@ func TestMediaBadController(t *testing.T) {
 	h := &nsHost{}
 	for _, name := range []string{"nope", "cubic"} {
 		_, err := NewMedia(endpoint.Env{Spec: mediaSpec("x", name, time.Second), Src: h, Dst: h,
-			Rec: &testRecorder{clock: clock}, Clock: clock})
+			Rec: &mediaRecorder{clock: clock}, Clock: clock})
 		if err == nil || !strings.Contains(err.Error(), "unknown media controller") {
 			t.Errorf("controller %q: error %v, want unknown media controller", name, err)
 		}
