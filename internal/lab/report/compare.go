@@ -32,7 +32,8 @@ type Comparison struct {
 }
 
 // LoadSummaries reads every run's summary.json under dir, keyed by its
-// directory relative to dir ("." for dir itself). A suite's combined
+// directory relative to dir (by the scenario's name for dir itself, the
+// output of a single file's run). A suite's combined
 // summary.json (a list of the runs' summaries) is left out.
 func LoadSummaries(dir string) (map[string]metrics.Summary, error) {
 	out := map[string]metrics.Summary{}
@@ -52,6 +53,9 @@ func LoadSummaries(dir string) (map[string]metrics.Summary, error) {
 			return fmt.Errorf("%s: %v", path, err)
 		}
 		rel, _ := filepath.Rel(dir, filepath.Dir(path))
+		if rel == "." {
+			rel = s.Scenario
+		}
 		out[filepath.ToSlash(rel)] = s
 		return nil
 	})
