@@ -139,3 +139,32 @@ func TestMediaSenderLayersAndPauses(t *testing.T) {
 		t.Error("resumed flow queued nothing")
 	}
 }
+
+// The receiver's per-packet work (goodput, duplicate check, the receive-side estimator) allocates
+// nothing either.
+func TestMediaReceiverAllocs(t *testing.T) {
+	s, sink := newBenchSender(t, "nada")
+	r := newMediaReceiver(s.m, s.est)
+	in := incoming{absID: 3}
+	now := time.Now()
+	var pkts [][]byte
+	for range 50 { // the sender's packets, abs-send-time included
+		now = now.Add(33 * time.Millisecond)
+		s.benchFrame(now)
+		pkts = append(pkts, append([]byte(nil), sink.buf[:s.pkt.MarshalSize()]...))
+	}
+	for _, b := range pkts[:10] {
+		r.onPacket(b, in)
+	}
+	i := 10
+	allocs := testing.AllocsPerRun(30, func() {
+		r.onPacket(pkts[i], in)
+		i++
+	})
+	if allocs > 0 {
+		t.Errorf("%.1f allocations per received packet, want 0", allocs)
+	}
+	if r.arrived != i {
+		t.Errorf("the receive-side estimator saw %d packets, want %d", r.arrived, i)
+	}
+}

@@ -170,12 +170,12 @@ func TestMediaGCCFillsLink(t *testing.T) {
 func TestMediaReceiveSide(t *testing.T) {
 	for _, ccName := range []string{"nada", "gcc-draft"} {
 		t.Run(ccName, func(t *testing.T) {
-			const dur = 5 * time.Second
+			const dur = 4 * time.Second
 			spec := mediaSpec(ccName, ccName, dur)
 			rec, m := runMedia(t, mediaNet(t, spec, 1e6), spec)
 			good := rec.rate(0, dur)
-			tgt, n := rec.mean(&rec.tgt, 3*time.Second, dur)
-			t.Logf("goodput %.0f kbit/s, mean target 3-5 s %.0f kbit/s (%d samples), %d receive-side reports, %d loss reports",
+			tgt, n := rec.mean(&rec.tgt, 2*time.Second, dur)
+			t.Logf("goodput %.0f kbit/s, mean target 2-4 s %.0f kbit/s (%d samples), %d receive-side reports, %d loss reports",
 				good/1e3, tgt/1e3, n, m.send.rxReports, m.send.lossReports)
 			if good < 100e3 || n == 0 {
 				t.Errorf("delivered %.0f kbit/s with %d target samples", good/1e3, n)
