@@ -190,14 +190,26 @@ func TestMediaReceiveSide(t *testing.T) {
 	}
 }
 
-func TestMediaBadController(t *testing.T) {
+func TestMediaBadSpec(t *testing.T) {
 	clock := runClock{time.Now()}
 	h := &nsHost{}
-	for _, name := range []string{"nope", "cubic"} {
-		_, err := NewMedia(endpoint.Env{Spec: mediaSpec("x", name, time.Second), Src: h, Dst: h,
-			Rec: &mediaRecorder{clock: clock}, Clock: clock})
-		if err == nil || !strings.Contains(err.Error(), "unknown media controller") {
-			t.Errorf("controller %q: error %v, want unknown media controller", name, err)
+	for _, c := range []struct {
+		name string
+		edit func(*scenario.Flow)
+		want string
+	}{
+		{"unknown controller", func(f *scenario.Flow) { f.CC = "nope" }, "unknown media controller"},
+		{"tcp controller", func(f *scenario.Flow) { f.CC = "cubic" }, "unknown media controller"},
+		{"bad parameter", func(f *scenario.Flow) { f.Params = sim.Params{"nope": {}} }, "unknown parameter"},
+		{"ecn", func(f *scenario.Flow) { f.ECN = true }, "ecn is not emulated"},
+		{"tiny packets", func(f *scenario.Flow) { f.PacketSize = 60 }, "leaves no room"},
+		{"jumbo packets", func(f *scenario.Flow) { f.PacketSize = 9000 }, "MTU"},
+	} {
+		spec := mediaSpec("x", "gcc", time.Second)
+		c.edit(&spec)
+		_, err := NewMedia(endpoint.Env{Spec: spec, Src: h, Dst: h, Rec: &mediaRecorder{clock: clock}, Clock: clock})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
 }
