@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -42,6 +43,8 @@ type flow struct {
 
 	sender, receiver *chromium
 	echo             *echotest
+	y4m              string // the camera's file: the scenario's, or generated noise
+	videoDir         string // where generated video lives while the flow runs
 
 	stopSampling context.CancelFunc
 	sampling     sync.WaitGroup
@@ -91,9 +94,29 @@ func New(env endpoint.Env, opts Options) (endpoint.Flow, error) {
 }
 
 func (f *flow) chromiumConfig(who string, host endpoint.Host) chromiumConfig {
-	v := f.env.Spec.Video
 	return chromiumConfig{who: f.env.Spec.Name + "/" + who, path: f.opts.Chromium, host: host,
-		workDir: f.opts.WorkDir, videoFPS: v.FPS, y4m: v.File, log: f.env.Log}
+		workDir: f.opts.WorkDir, videoFPS: f.env.Spec.Video.FPS, y4m: f.y4m, log: f.env.Log}
+}
+
+// prepareVideo picks the camera's content: the scenario's file, generated noise (a 2 s loop at
+// the scenario's size and rate), or Chromium's own fake camera.
+func (f *flow) prepareVideo() error {
+	v := f.env.Spec.Video
+	switch {
+	case v.File != "":
+		f.y4m = v.File
+	case v.Content == scenario.ContentNoise:
+		dir, err := os.MkdirTemp(f.opts.WorkDir, "strata-emu-video-")
+		if err != nil {
+			return err
+		}
+		f.videoDir = dir
+		f.y4m = filepath.Join(dir, "noise.y4m")
+		if err := writeNoiseY4M(f.y4m, v.Width, v.Height, v.FPS, 2, f.env.Seed); err != nil {
+			return fmt.Errorf("generating the noise video: %w", err)
+		}
+	}
+	return nil
 }
 
 // Start launches the sender (and the receiving Chromium or strata), connects them and returns
@@ -106,6 +129,9 @@ func (f *flow) Start(ctx context.Context) (err error) {
 	}()
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	if err := f.prepareVideo(); err != nil {
+		return err
+	}
 	launched := make(chan error, 1)
 	go func() {
 		var err error
@@ -172,6 +198,9 @@ func (f *flow) release() error {
 	}
 	if f.echo != nil {
 		errs = append(errs, f.echo.close())
+	}
+	if f.videoDir != "" {
+		errs = append(errs, removeAllRetry(f.videoDir))
 	}
 	return errors.Join(errs...)
 }

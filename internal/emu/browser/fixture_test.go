@@ -3,101 +3,53 @@ package browser
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net/netip"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/strata-rtc/strata/internal/emu/endpoint"
+	"github.com/strata-rtc/strata/internal/emu/topo"
+	"github.com/strata-rtc/strata/internal/lab/scenario"
 )
 
-// nsHost is a leaf namespace of the test's own two-namespace fixture (endpoint.Host).
-type nsHost struct {
-	name string
-	addr netip.Addr
-}
-
-func (h *nsHost) Name() string     { return h.name }
-func (h *nsHost) Node() string     { return h.name }
-func (h *nsHost) Addr() netip.Addr { return h.addr }
-
-func (h *nsHost) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", h.name, name}, args...)...)
-}
-
-// Do runs f on a locked thread switched into the namespace; a thread that cannot switch back is
-// never reused (its goroutine ends still locked to it).
-func (h *nsHost) Do(f func() error) error {
-	ch := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- err
-			return
-		}
-		defer orig.Close()
-		target, err := os.Open(filepath.Join("/var/run/netns", h.name))
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- err
-			return
-		}
-		defer target.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			ch <- err
-			return
-		}
-		ferr := f()
-		if unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		ch <- ferr
-	}()
-	return <-ch
-}
-
-// pairFixture makes two namespaces joined by a veth, with a tbf of rate on a's side (a → b),
-// all created with `ip -n`/`tc -n`: nothing is ever added to the root namespace, where other
-// tests' browsers would see a network change. Removed when the test ends.
-func pairFixture(t *testing.T, rate string) (a, b *nsHost) {
+// emulated builds, with the emulation engine's topology, a path a → b whose forward link has
+// rate (bit/s), 25 ms one-way delay and a 50-packet drop-tail queue, its reverse 10 Mbit/s, and
+// one host at each end for the flow "chrome". Namespaces, veths and TUNs are made from inside the
+// run's namespaces only (other tests' browsers would see a root network change) and removed
+// when the test ends.
+func emulated(t *testing.T, rate string) (*topo.Network, endpoint.Host, endpoint.Host) {
 	t.Helper()
 	requireRoot(t)
-	id := os.Getpid() % 100000
-	a = &nsHost{name: fmt.Sprintf("sbr%da", id), addr: netip.MustParseAddr("10.231.0.1")}
-	b = &nsHost{name: fmt.Sprintf("sbr%db", id), addr: netip.MustParseAddr("10.231.0.2")}
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
-		}
+	doc := fmt.Sprintf(`duration: 60s
+links:
+  - {name: ab, from: a, to: b, rate: %s, delay: 25ms, queue: 50pkt, duplex: true, reverse: {rate: 10Mbps}}
+flows:
+  - {name: chrome, kind: browser, path: [a, b]}
+`, rate)
+	f, err := scenario.Parse("fixture.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Runs[0]
+	spec := topo.Spec{Hosts: []topo.HostSpec{{Name: "src", Node: "a"}, {Name: "dst", Node: "b"}},
+		Flows: []topo.FlowSpec{{Name: "chrome", Src: "src", Dst: "dst", Kind: scenario.KindBrowser,
+			Path: s.Flows[0].Path, ReversePath: s.Flows[0].ReversePath}},
+		Interval: s.Interval, Duration: s.Duration, Seed: s.Seed}
+	for _, l := range s.Links {
+		spec.Links = append(spec.Links, l.LinkConfig)
+	}
+	n, err := topo.Build(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, h := range []*nsHost{a, b} {
-			_ = exec.Command("ip", "netns", "del", h.name).Run()
+		if err := n.Close(); err != nil {
+			t.Errorf("closing the network: %v", err)
 		}
 	})
-	run("ip", "netns", "add", a.name)
-	run("ip", "netns", "add", b.name)
-	run("ip", "-n", a.name, "link", "add", "v0", "type", "veth", "peer", "name", "v1", "netns", b.name)
-	for _, h := range []struct {
-		h   *nsHost
-		dev string
-	}{{a, "v0"}, {b, "v1"}} {
-		run("ip", "-n", h.h.name, "addr", "add", h.h.addr.String()+"/24", "dev", h.dev)
-		run("ip", "-n", h.h.name, "link", "set", h.dev, "up")
-		run("ip", "-n", h.h.name, "link", "set", "lo", "up")
-	}
-	run("tc", "-n", a.name, "qdisc", "add", "dev", "v0", "root", "tbf", "rate", rate, "burst", "6kb", "latency", "200ms")
-	return a, b
+	n.Start(time.Now())
+	return n, n.Host("src"), n.Host("dst")
 }
 
 func requireRoot(t *testing.T) {
@@ -150,27 +102,4 @@ func (r *recorder) bytesBetween(from, to time.Duration) float64 {
 		}
 	}
 	return n
-}
-
-// noiseY4M writes a second of 640x360, 30 fps video of random noise: content no encoder can
-// shrink, so libwebrtc's encoder fills whatever rate GCC gives it (Chromium's own fake camera is
-// so easy to encode that it stays far below a 1 Mbit/s link). Chromium loops the file.
-func noiseY4M(t *testing.T) string {
-	t.Helper()
-	const w, h, frames = 640, 360, 30
-	path := filepath.Join(t.TempDir(), "noise.y4m")
-	buf := []byte(fmt.Sprintf("YUV4MPEG2 W%d H%d F30:1 Ip A1:1 C420jpeg\n", w, h))
-	rng := rand.New(rand.NewPCG(1, 2))
-	frame := make([]byte, w*h*3/2)
-	for range frames {
-		for i := range frame {
-			frame[i] = byte(rng.Uint32())
-		}
-		buf = append(buf, "FRAME\n"...)
-		buf = append(buf, frame...)
-	}
-	if err := os.WriteFile(path, buf, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -19,6 +19,12 @@ const (
 	ReceiverEchotest = "echotest" // strata serve's echotest in the destination host
 )
 
+// Contents of a browser flow's camera.
+const (
+	ContentCamera = "camera" // Chromium's synthetic fake camera: easy to encode, so it may not fill the target
+	ContentNoise  = "noise"  // generated noise that no encoder shrinks: the encoder fills any target
+)
+
 // ErrBrowserNeedsEmulation is what the simulator says about a browser flow.
 var ErrBrowserNeedsEmulation = errors.New("browser flows run only in emulation: strata lab run --engine emu")
 
@@ -26,6 +32,8 @@ var ErrBrowserNeedsEmulation = errors.New("browser flows run only in emulation: 
 type BrowserVideo struct {
 	Width, Height int
 	FPS           float64
+	// Content is ContentCamera or ContentNoise (at Width x Height, FPS).
+	Content string
 	// File is a .y4m played as the camera (realistic content; its own size and
 	// frame rate win over Width, Height and FPS), absolute or resolved against
 	// the scenario file's directory. Empty: Chromium's synthetic fake camera.
@@ -36,7 +44,9 @@ type BrowserVideo struct {
 }
 
 // DefaultBrowserVideo is 720p at 30 fps, libwebrtc's usual call size.
-func DefaultBrowserVideo() BrowserVideo { return BrowserVideo{Width: 1280, Height: 720, FPS: 30} }
+func DefaultBrowserVideo() BrowserVideo {
+	return BrowserVideo{Width: 1280, Height: 720, FPS: 30, Content: ContentCamera}
+}
 
 func (d *decoder) receiver(v *yaml.Node, field string, dst *string) {
 	d.Str(v, field, dst)
@@ -47,9 +57,17 @@ func (d *decoder) receiver(v *yaml.Node, field string, dst *string) {
 	}
 }
 
-// browserVideo decodes `video: {width, height, fps, file, max_rate}`.
+// browserVideo decodes `video: {width, height, fps, content, file, max_rate}`.
 func (d *decoder) browserVideo(n *yaml.Node, field string, dst *BrowserVideo) {
+	content := false
 	d.Mapping(n, field, map[string]fieldFn{
+		"content": func(v *yaml.Node, f string) {
+			content = true
+			d.Str(v, f, &dst.Content)
+			if dst.Content != ContentCamera && dst.Content != ContentNoise {
+				d.Failf(v, f, "unknown content %q (camera or noise; a y4m goes in file)", dst.Content)
+			}
+		},
 		"width":    func(v *yaml.Node, f string) { d.Integer(v, f, 16, 7680, &dst.Width) },
 		"height":   func(v *yaml.Node, f string) { d.Integer(v, f, 16, 4320, &dst.Height) },
 		"max_rate": func(v *yaml.Node, f string) { d.Rate(v, f, &dst.MaxRate) },
@@ -73,4 +91,7 @@ func (d *decoder) browserVideo(n *yaml.Node, field string, dst *BrowserVideo) {
 			}
 		},
 	})
+	if content && dst.File != "" {
+		d.Failf(n, field, "give content or file, not both")
+	}
 }

@@ -224,12 +224,12 @@ func TestBrowserFlow(t *testing.T) {
 	if fl.Kind != KindBrowser || fl.Receiver != ReceiverBrowser || fl.Video != DefaultBrowserVideo() || fl.CC != "" {
 		t.Fatalf("defaults %+v", fl)
 	}
-	doc := browserDoc + "    receiver: echotest\n    video: {width: 640, height: 360, fps: 15, max_rate: 1.2Mbps}\n"
+	doc := browserDoc + "    receiver: echotest\n    video: {width: 640, height: 360, fps: 15, content: noise, max_rate: 1.2Mbps}\n"
 	if f, err = Parse("b.yaml", []byte(doc)); err != nil {
 		t.Fatal(err)
 	}
 	fl = f.Runs[0].Flows[0]
-	if fl.Receiver != ReceiverEchotest || fl.Video != (BrowserVideo{Width: 640, Height: 360, FPS: 15, MaxRate: 1.2e6}) {
+	if fl.Receiver != ReceiverEchotest || fl.Video != (BrowserVideo{Width: 640, Height: 360, FPS: 15, Content: ContentNoise, MaxRate: 1.2e6}) {
 		t.Fatalf("fields %+v", fl)
 	}
 	// The simulator has no browser: it says where browser flows run.
@@ -258,6 +258,8 @@ func TestBrowserFlowErrors(t *testing.T) {
 		{"    video: {max_rate: 2}", `b.yaml:9: flows[chrome].video.max_rate: missing unit`},
 		{"    video: {file: clip.mp4}", `b.yaml:9: flows[chrome].video.file: "clip.mp4" is not a .y4m file`},
 		{"    video: {file: /nonexistent/clip.y4m}", `b.yaml:9: flows[chrome].video.file: no such file /nonexistent/clip.y4m`},
+		{"    video: {content: movie}", `b.yaml:9: flows[chrome].video.content: unknown content "movie" (camera or noise`},
+		{"    video: {content: noise, file: /nonexistent/clip.y4m}", `flows[chrome].video: give content or file, not both`},
 		{"    video: {colour: red}", `b.yaml:9: flows[chrome].video.colour: unknown field "colour"`},
 		{"    cc: gcc", `b.yaml:9: flows[chrome].cc: only media and tcp and ledbat flows take cc`},
 		{"    codec: {model: perfect}", `b.yaml:9: flows[chrome].codec: only media flows take codec`},
