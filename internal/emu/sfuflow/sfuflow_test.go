@@ -21,7 +21,7 @@ import (
 
 type wallClock struct{ t0 time.Time }
 
-func (c wallClock) Now() time.Duration { return time.Since(c.t0) }
+func (c *wallClock) Now() time.Duration { return time.Since(c.t0) }
 
 type goodput struct{ bytes atomic.Int64 }
 
@@ -82,7 +82,7 @@ func TestSessionTopLayerThenCut(t *testing.T) {
 	rec := &goodput{}
 	t0 := time.Now()
 	net.Start(t0)
-	clock := wallClock{t0}
+	clock := &wallClock{t0}
 	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: clock, Log: testLog{t},
 		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub"), Rec: rec}}})
 	if err != nil {
