@@ -119,8 +119,16 @@ func New(env Env) (*Sessions, error) {
 
 // Start runs strata (and the network controller) in the SFU's host, creates the room and starts
 // the sessions due by now; later ones start (and every one stops) at its time on the run's
-// clock. It returns once the sessions due have media flowing, or with an error.
+// clock. It returns once the sessions due have media flowing, or with an error after undoing
+// what it started.
 func (s *Sessions) Start(ctx context.Context) error {
+	if err := s.start(ctx); err != nil {
+		return errors.Join(err, s.Stop())
+	}
+	return nil
+}
+
+func (s *Sessions) start(ctx context.Context) error {
 	if err := s.startServer(ctx); err != nil {
 		return err
 	}
@@ -267,13 +275,4 @@ func simulcastLayers(rates []float64) []mediasrc.Layer {
 
 func apiURL(a netip.Addr) string {
 	return fmt.Sprintf("http://%s/janus", netip.AddrPortFrom(a, apiPort))
-}
-
-// pids are the PIDs of strata's processes.
-func (s *Sessions) pids() []int {
-	var out []int
-	for _, p := range s.procs {
-		out = append(out, p.cmd.Process.Pid)
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,6 @@ func TestSessionTopLayerThenCut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := ss.Start(ctx); err != nil {
-		_ = ss.Stop()
 		t.Fatal(err)
 	}
 	pids := ss.pids()
@@ -162,4 +162,54 @@ func waitFor(limit time.Duration, ok func() bool) bool {
 		}
 	}
 	return ok()
+}
+
+// pids are the PIDs of strata's processes.
+func (s *Sessions) pids() []int {
+	var out []int
+	for _, p := range s.procs {
+		out = append(out, p.cmd.Process.Pid)
+	}
+	return out
+}
+
+func TestNewNeedsEveryHost(t *testing.T) {
+	u := &scenario.SFU{Node: "sfu", Policy: "bwe", Sessions: []scenario.SFUSession{{Name: "s",
+		Layers: []float64{150e3}, Path: []string{"pub", "sfu", "sub"}, Stop: time.Second}}}
+	_, err := New(Env{SFU: u, SFUHost: nil, Binary: "strata", Clock: &wallClock{}})
+	if err == nil || !strings.Contains(err.Error(), "host") {
+		t.Errorf("no SFU host: %v", err)
+	}
+	_, err = New(Env{SFU: u, SFUHost: &topo.Host{}, Binary: "strata", Clock: &wallClock{}})
+	if err == nil || !strings.Contains(err.Error(), "session s has no publisher or subscriber host") {
+		t.Errorf("no session hosts: %v", err)
+	}
+}
+
+// A server that cannot start fails Start with its reason, and leaves no process behind.
+func TestStartFailsCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds network namespaces (root)")
+	}
+	net := network(t, time.Hour)
+	bin := filepath.Join(t.TempDir(), "strata")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho no such server >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u := &scenario.SFU{Node: "sfu", Policy: "bwe", Sessions: []scenario.SFUSession{{Name: "s",
+		Layers: []float64{150e3, 250e3, 800e3}, Path: []string{"pub", "sfu", "sub"}, Stop: 30 * time.Second}}}
+	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: &wallClock{time.Now()},
+		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ss.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no such server") {
+		t.Fatalf("Start: %v, want the server's own words", err)
+	}
+	for _, pid := range ss.pids() {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d still there", pid)
+		}
+	}
 }
