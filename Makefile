@@ -8,7 +8,7 @@ RACE_PKGS   := ./internal/audio/... ./internal/record/... ./internal/sfu/... ./i
 RACE_PKGS   += ./internal/source/mjrplay/...
 RACE_PKGS   += ./internal/rtpbridge/...
 
-.PHONY: all build run deps-run deps-test test lint unit bench chaos microbench lab fuzz clean
+.PHONY: all build run deps-run deps-test test lint unit bench chaos microbench lab lab-emu fuzz clean
 .PHONY: e2e-janus-streaming
 .PHONY: e2e-janus-sip
 
@@ -74,6 +74,18 @@ microbench:
 lab: deps-test build
 	./$(BIN) lab run scenarios --out lab-out --results docs/RESULTS.md
 
+## lab-emu: the scenarios both engines run (TCP dumbbells, seed 004, RFC 8867, seed 003, the Chromium
+## files) in emulation on real network stacks (root; real time: the files' durations add up to hours
+## at --scale 1), the same files in the simulator, the sim-versus-emu comparison (lab-emu-out/compare.md)
+## and both refreshed in docs/RESULTS.md. LAB_EMU_FLAGS passes flags to both runs (e.g. --scale 0.2).
+LAB_EMU_ONLY  ?= examples/dumbbell-6tcp,seed004,rfc8867,seed003
+LAB_EMU_FLAGS ?=
+lab-emu: deps-test build
+	rm -rf lab-emu-out
+	./$(BIN) lab run scenarios --engine emu --only $(LAB_EMU_ONLY) --out lab-emu-out/emu --results docs/RESULTS.md $(LAB_EMU_FLAGS)
+	./$(BIN) lab run scenarios --only $(LAB_EMU_ONLY) --out lab-emu-out/sim $(LAB_EMU_FLAGS)
+	./$(BIN) lab compare lab-emu-out/sim lab-emu-out/emu --out lab-emu-out/compare.md --results docs/RESULTS.md
+
 ## fuzz: run every fuzzer for FUZZTIME each.
 FUZZTIME ?= 20s
 fuzz:
@@ -84,7 +96,7 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin lab-out bench-out chaos-out
+	rm -rf bin lab-out lab-emu-out bench-out chaos-out
 
 ## e2e-janus-streaming: the streaming browser tests (janus.js, Janus's streaming demo, strata's demo)
 ## against Debian's Janus 1.1.2 instead of strata (janus, ffmpeg, chromium; ~1 min): what they expect

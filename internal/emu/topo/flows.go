@@ -145,25 +145,20 @@ func (o *linkObserver) lookup(pkt []byte) (*flowState, int, int, bool) {
 	return r.flow, r.dir, hop, hop >= 0
 }
 
-// Admit counts a packet entering the link and carries its queueing so far
-// (this hop's wait added) to the next hop or, at the last, to Deliver.
+// Admit counts a packet entering the link; the queueing it has met so far
+// (from the previous hop), plus this hop's wait, rides with it to Deliver.
 func (o *linkObserver) Admit(pkt []byte, now time.Duration, a sim.Admission) uint64 {
 	f, dir, hop, ok := o.lookup(pkt)
 	if !ok {
 		return 0
 	}
 	d := &f.dirs[dir]
-	last := hop == len(d.links)-1
-	var sum uint64
-	if hop > 0 || !last {
-		sum = netem.Hash(pkt)
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var queued time.Duration
 	if hop > 0 {
 		var found bool
-		if queued, found = d.pending[hop].take(sum); !found {
+		if queued, found = d.pending[hop].take(netem.Hash(pkt)); !found {
 			f.unmatched++
 		}
 	}
@@ -183,21 +178,31 @@ func (o *linkObserver) Admit(pkt []byte, now time.Duration, a sim.Admission) uin
 		}
 		return 0
 	}
-	queued += a.Wait
-	if !last {
-		d.pending[hop+1].put(sum, queued)
-	}
-	return uint64(queued)
+	return uint64(queued + a.Wait)
 }
 
-// Deliver counts a data packet leaving the last link of its flow's path.
-func (o *linkObserver) Deliver(pkt []byte, now time.Duration, tag uint64) {
+// Deliver adds how late the emulator let the packet leave to its queueing
+// (a busy machine's delay is delay the packet really met, and the end-to-end
+// measurement sees it), then hands the sum to the next hop or, leaving the
+// flow's last link, counts the data packet as delivered.
+func (o *linkObserver) Deliver(pkt []byte, now, late time.Duration, tag uint64) {
 	f, dir, hop, ok := o.lookup(pkt)
-	if !ok || dir != 0 || hop != len(f.dirs[0].links)-1 {
+	if !ok {
+		return
+	}
+	d := &f.dirs[dir]
+	q := time.Duration(tag) + late
+	if hop < len(d.links)-1 {
+		sum := netem.Hash(pkt)
+		f.mu.Lock()
+		d.pending[hop+1].put(sum, q)
+		f.mu.Unlock()
+		return
+	}
+	if dir != 0 {
 		return
 	}
 	h, _ := netem.ParseIPv4(pkt)
-	q := time.Duration(tag)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.stats

@@ -19,6 +19,12 @@ type Recording struct {
 	Flows  []RecordedFlow
 	// Links are the scenario's links in file order.
 	Links []*sim.LinkStats
+	// Sessions and Policy are an SFU run's per-layer session figures when
+	// the engine counts them itself (the emulator's subscribers count what
+	// they receive per simulcast layer); nil means they come from the
+	// flows' Session stats.
+	Sessions []SessionSummary
+	Policy   string
 }
 
 // RecordedFlow is one flow's statistics and what the fair-share computation

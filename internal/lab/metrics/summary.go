@@ -105,7 +105,10 @@ func Summarize(rec *Recording, meta Meta) Summary {
 		out.Links = append(out.Links, linkSummary(ls, end))
 	}
 	out.JainIndex, out.JainIndexAll, out.Bottleneck = jainByBottleneck(out.Flows)
-	out.Sessions, out.Policy = sessionSummaries(rec)
+	out.Sessions, out.Policy = rec.Sessions, rec.Policy
+	if rec.Sessions == nil {
+		out.Sessions, out.Policy = sessionSummaries(rec)
+	}
 	return out
 }
 

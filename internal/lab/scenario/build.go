@@ -30,6 +30,9 @@ func (s *Scenario) Build(seed uint64) (*sim.Sim, error) {
 }
 
 func addFlow(sm *sim.Sim, seed uint64, f Flow) error {
+	if f.Kind == KindBrowser {
+		return ErrBrowserNeedsEmulation
+	}
 	fwd, err := sm.Path(f.Path)
 	if err != nil {
 		return err
