@@ -71,7 +71,7 @@ func (t *TUN) Read(b []byte) (int, error) {
 		if !errors.Is(err, unix.EAGAIN) && !errors.Is(err, unix.EINTR) {
 			return 0, err
 		}
-		if _, err := unix.Poll(fds, -1); err != nil && !errors.Is(err, unix.EINTR) {
+		if _, err := unix.Ppoll(fds, nil, nil); err != nil && !errors.Is(err, unix.EINTR) {
 			return 0, err
 		}
 	}

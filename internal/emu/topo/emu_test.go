@@ -152,3 +152,39 @@ func TestRateScheduleAndOutage(t *testing.T) {
 		t.Fatal("a time-limited queue at rate zero should drop what arrives during the outage")
 	}
 }
+
+// TestLinkLayerOverhead: the overhead counts in serialisation, so 800-byte
+// packets with 200 bytes of framing each cross an 8 Mbit/s link at
+// 6.4 Mbit/s of IP.
+func TestLinkLayerOverhead(t *testing.T) {
+	n := twoNodes(t, sim.LinkConfig{Rate: sim.ConstantRate(8e6), Delay: 5 * time.Millisecond, Overhead: 200,
+		Queue: sim.Limit{Unit: sim.LimitPackets, Value: 50}}, 3*time.Second)
+	n.Start(time.Now())
+	recs := probe(t, n, 800, 8e6, 0, 1200*time.Millisecond, 0)
+	got := spacingRate(recs[len(recs)/4:])
+	t.Logf("%.4g bit/s of IP", got)
+	if math.Abs(got/6.4e6-1) > 0.02 {
+		t.Fatalf("%.4g bit/s of IP through 8 Mbit/s with 200 of every 1000 bytes framing; want 6.4e6", got)
+	}
+}
+
+// TestJitter: with 20 ms of jitter every probe takes between the delay and
+// the delay plus the jitter (plus serialisation and the machine's own
+// microseconds), the spread is used, and probes arrive in order.
+func TestJitter(t *testing.T) {
+	const delay, jitter = 10 * time.Millisecond, 20 * time.Millisecond
+	n := twoNodes(t, sim.LinkConfig{Rate: sim.ConstantRate(100e6), Delay: delay, Jitter: jitter}, 3*time.Second)
+	n.Start(time.Now())
+	recs := probe(t, n, 200, 200*8*200, 200, 0, 0) // 200 a second
+	lo, hi := time.Hour, time.Duration(0)
+	for i, r := range recs {
+		lo, hi = min(lo, r.owd()), max(hi, r.owd())
+		if i > 0 && r.seq < recs[i-1].seq {
+			t.Fatalf("probe %d arrived after %d", recs[i-1].seq, r.seq)
+		}
+	}
+	t.Logf("%d probes, one-way delay %v … %v", len(recs), lo, hi)
+	if len(recs) != 200 || lo < delay || hi > delay+jitter+2*time.Millisecond || hi-lo < jitter/2 {
+		t.Fatalf("%d probes, one-way delay %v … %v; configured %v + [0, %v)", len(recs), lo, hi, delay, jitter)
+	}
+}

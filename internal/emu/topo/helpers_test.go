@@ -10,7 +10,7 @@ import (
 
 // twoNodes builds a → b over ab and back over a plain 100 Mbit/s link, with
 // hosts ha and hb and the flow f from ha to hb, closing it with the test.
-func twoNodes(t *testing.T, ab sim.LinkConfig, dur time.Duration) *Network {
+func twoNodes(t testing.TB, ab sim.LinkConfig, dur time.Duration) *Network {
 	t.Helper()
 	needRoot(t)
 	ab.Name, ab.From, ab.To = "ab", "a", "b"

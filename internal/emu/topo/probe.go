@@ -107,7 +107,6 @@ func (r *probeReceiver) stop() []probeRec {
 // probeSender sends probes from a host.
 type probeSender struct {
 	conn *net.UDPConn
-	dst  *net.UDPAddr
 	seq  uint32
 	buf  []byte
 }

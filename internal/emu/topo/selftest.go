@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,7 +50,24 @@ func selfTestSpec() Spec {
 // loss (within its 99 % confidence interval), and each probe's queueing delay
 // as the emulator reports it for the metrics against the one measured end to
 // end (within 1 ms for 99 % of the probes). It needs root and takes about 5 s.
+//
+// On a busy machine the kernel can hold a packet for milliseconds where the
+// emulator cannot see it (this kernel does not preempt a task running kernel
+// code), so a failed measurement is repeated once, saying so; the test fails
+// when both attempts do.
 func SelfTest(ctx context.Context, w io.Writer) error {
+	var err error
+	for attempt := 1; attempt <= 2; attempt++ {
+		load, _ := os.ReadFile("/proc/loadavg")
+		fmt.Fprintf(w, "attempt %d (load average %s)\n", attempt, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+		if err = selfTest(ctx, w); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func selfTest(ctx context.Context, w io.Writer) error {
 	n, err := Build(ctx, selfTestSpec())
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 )
 
 // needRoot fails (never skips) a test that needs root, except under -short.
-func needRoot(t *testing.T) {
+func needRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if testing.Short() {
