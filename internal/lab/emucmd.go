@@ -19,7 +19,7 @@ import (
 // earlier emulations left behind.
 func prepareEmu() error {
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("--engine emu needs root (it creates network namespaces and TUN devices); run it as root (euid %d)", os.Geteuid())
+		return fmt.Errorf("the emulator needs root (it creates network namespaces and TUN devices); run this as root (euid %d)", os.Geteuid())
 	}
 	if err := topo.Reap(); err != nil {
 		return fmt.Errorf("removing the remains of dead emulations: %w", err)

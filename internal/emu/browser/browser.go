@@ -43,9 +43,10 @@ type flow struct {
 
 	sender, receiver *chromium
 	echo             *echotest
-	y4m              string // the camera's file: the scenario's, or generated noise
+	y4m              string // the camera's file: the scenario's, or generated
 	videoDir         string // where generated video lives while the flow runs
 
+	sampler      *sampler
 	stopSampling context.CancelFunc
 	sampling     sync.WaitGroup
 	stopOnce     sync.Once
@@ -113,7 +114,7 @@ func (f *flow) prepareVideo() error {
 		f.videoDir = dir
 		f.y4m = filepath.Join(dir, "noise.y4m")
 		if err := writeNoiseY4M(f.y4m, v.Width, v.Height, v.FPS, 2, f.env.Seed); err != nil {
-			return fmt.Errorf("generating the noise video: %w", err)
+			return fmt.Errorf("generating the video: %w", err)
 		}
 	}
 	return nil
@@ -166,6 +167,7 @@ func (f *flow) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("sender accepting the answer: %w", err)
 	}
 	s := &sampler{rec: f.env.Rec, log: f.env.Log, who: f.env.Spec.Name, sender: f.sender, receiver: f.receiver, echo: f.echo}
+	f.sampler = s
 	if err := s.waitMedia(ctx); err != nil {
 		return err
 	}
@@ -189,6 +191,9 @@ func (f *flow) release() error {
 	if f.stopSampling != nil {
 		f.stopSampling()
 		f.sampling.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		fmt.Fprintln(f.env.Log, f.sampler.summary(ctx))
+		cancel()
 	}
 	var errs []error
 	for _, c := range []*chromium{f.sender, f.receiver} {

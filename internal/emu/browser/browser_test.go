@@ -49,8 +49,8 @@ func nsInode(t *testing.T, name string) uint64 {
 	return st.Ino
 }
 
-// TestBrowserFlowOverOneMegabit sends generated noise as Chromium's camera (Chromium's own fake
-// camera is so easy to encode that it stays far below the link) to a second Chromium over a
+// TestBrowserFlowOverOneMegabit sends generated video (a moving gradient under noise) as
+// Chromium's camera (its own fake camera is so easy to encode that it stays below the link) to a second Chromium over a
 // 1 Mbit/s emulated link (25 ms, 50 packets) and checks what libwebrtc's GCC made of it, as the lab records it: an
 // estimate read from getStats, RTT samples, and payload delivered at a rate above a floor and
 // below the link. Both browsers must run in their hosts' namespaces, never in the root one, and
@@ -172,7 +172,7 @@ func buildStrata(t *testing.T) string {
 	return bin
 }
 
-// TestBrowserFlowToEchotest sends the noise to `strata serve`'s echotest over the same
+// TestBrowserFlowToEchotest sends the generated video to `strata serve`'s echotest over the same
 // 1 Mbit/s emulated link: strata answers, receives (the payload counted by its admin API) and echoes, and
 // Stop ends strata and the browser.
 func TestBrowserFlowToEchotest(t *testing.T) {

@@ -23,6 +23,23 @@ type pageStats struct {
 	Avail    float64 `json:"avail"` // candidate-pair availableOutgoingBitrate: GCC's estimate
 	RTT      float64 `json:"rtt"`   // candidate-pair currentRoundTripTime, seconds
 	RTTN     float64 `json:"rttN"`  // candidate-pair responsesReceived: a new RTT sample when it grows
+	// What limited the encoder (none, bandwidth, cpu), for how long (s), and what it made.
+	QL     string             `json:"ql"`
+	QLD    map[string]float64 `json:"qld"`
+	Width  float64            `json:"w"`
+	Height float64            `json:"h"`
+	Frames float64            `json:"frames"`
+}
+
+// summary is the sender's last state in one line for the run's log: a flow whose encoder was
+// limited by the CPU measured the machine, not the network.
+func (s *sampler) summary(ctx context.Context) string {
+	snd, err := evalJS[pageStats](ctx, s.sender, `flow.stats()`)
+	if err != nil {
+		return fmt.Sprintf("%s: final getStats: %v", s.who, err)
+	}
+	return fmt.Sprintf("%s: sent %.0f bytes of video in %.0f packets, %.0f frames, last %.0fx%.0f; encoder limited by %q, durations %v s",
+		s.who, snd.Sent, snd.PktsSent, snd.Frames, snd.Width, snd.Height, snd.QL, snd.QLD)
 }
 
 // sampler reads both ends every interval and feeds the recorder.

@@ -63,7 +63,7 @@ func TestCBRRate(t *testing.T) {
 // TestCBRBadSpec checks a CBR flow with no rate or an impossible packet
 // size is refused.
 func TestCBRBadSpec(t *testing.T) {
-	h := unbuilt{}
+	h := &nsHost{}
 	for _, c := range []struct {
 		rate float64
 		size int

@@ -2,8 +2,10 @@ package flows
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"os"
+	"os/exec"
 	"runtime"
 	"sync"
 	"testing"
@@ -106,11 +108,19 @@ func (r *recorder) total() int {
 
 func (r *recorder) Now() time.Duration { return time.Since(r.t0) }
 
-// unbuilt is a host for constructor checks that fail before any network
-// is needed.
-type unbuilt struct{ endpoint.Host }
+// nsHost is a host in no network, for constructor checks and benchmarks
+// that never send: it cannot enter a namespace or run anything.
+type nsHost struct{}
 
-func (unbuilt) Addr() netip.Addr { return netip.MustParseAddr("10.0.0.1") }
+var _ endpoint.Host = (*nsHost)(nil)
+
+func (*nsHost) Name() string          { return "none" }
+func (*nsHost) Node() string          { return "none" }
+func (*nsHost) Addr() netip.Addr      { return netip.MustParseAddr("10.0.0.1") }
+func (*nsHost) Do(func() error) error { return errors.New("a host in no network") }
+func (*nsHost) Command(ctx context.Context, _ string, _ ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "false")
+}
 
 // goroutinesBack fails the test unless the goroutine count falls back to
 // before within a second: a stopped flow leaves nothing running.

@@ -95,7 +95,7 @@ func TestTCPOptions(t *testing.T) {
 		RcvWindow: 100_000, DelayedAck: 1}))
 	time.Sleep(500 * time.Millisecond)
 	for _, h := range []endpoint.Host{src, dst} {
-		for name, want := range map[string]string{"tcp_sack": "0", "tcp_ecn": "1"} {
+		for name, want := range map[string]string{"tcp_sack": "0", "tcp_ecn": "1", "tcp_no_metrics_save": "1"} {
 			// read through ip netns exec, not the flow's own path into the namespace
 			out, err := h.Command(context.Background(), "cat", "/proc/sys/net/ipv4/"+name).Output()
 			if got := strings.TrimSpace(string(out)); err != nil || got != want {
@@ -127,13 +127,17 @@ func TestTCPOptions(t *testing.T) {
 		t.Errorf("receiver SO_RCVBUF %d (%v), want 2 × rwnd (Linux doubles it)", rcvbuf, err)
 	}
 	// Linux ACKs every second segment on its own (0.49 ACKs per data
-	// segment measured); quick ACKs after every read make it nearly one.
+	// segment measured); quick ACKs after every read make it most segments
+	// (0.94 measured; 0.78 under the race detector, whose slower reader
+	// sets the flag less often).
 	ri, err := tcpInfo(f.rcv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := float64(ri.Segs_out) / float64(ri.Data_segs_in); ri.Data_segs_in < 100 || r < 0.8 {
+	if r := float64(ri.Segs_out) / float64(ri.Data_segs_in); ri.Data_segs_in < 100 || r < 0.65 {
 		t.Errorf("delayed_ack 1: the receiver sent %d segments for %d data segments", ri.Segs_out, ri.Data_segs_in)
+	} else {
+		t.Logf("delayed_ack 1: %.2f ACKs per data segment", r)
 	}
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
@@ -184,7 +188,7 @@ func TestTCPOnOff(t *testing.T) {
 
 // TestTCPBadSpec checks what kernel TCP cannot run is refused up front.
 func TestTCPBadSpec(t *testing.T) {
-	h := unbuilt{}
+	h := &nsHost{}
 	for _, c := range []struct {
 		spec scenario.Flow
 		want string
@@ -193,6 +197,7 @@ func TestTCPBadSpec(t *testing.T) {
 		{scenario.Flow{CC: "ledbat"}, `"ledbat" has no Linux equivalent`},
 		{scenario.Flow{CC: "cubic", Params: sim.Params{"beta": {F: 0.5}}}, "no controller params"},
 		{scenario.Flow{CC: "cubic", MSS: 40}, "mss 40"},
+		{scenario.Flow{CC: "cubic", MSS: 9000}, "mss 9000"},
 		{scenario.Flow{CC: "reno", OnOff: &sim.OnOffConfig{SizeMin: 10, SizeMax: 5, OffMean: time.Second}}, "on/off"},
 	} {
 		env := tcpEnv(h, h, newRecorder(), c.spec)

@@ -22,7 +22,7 @@ const (
 // Contents of a browser flow's camera.
 const (
 	ContentCamera = "camera" // Chromium's synthetic fake camera: easy to encode, so it may not fill the target
-	ContentNoise  = "noise"  // generated noise that no encoder shrinks: the encoder fills any target
+	ContentNoise  = "noise"  // generated: a moving gradient under fresh noise; the encoder meets any target
 )
 
 // ErrBrowserNeedsEmulation is what the simulator says about a browser flow.
