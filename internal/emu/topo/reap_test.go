@@ -103,7 +103,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 	if os.Getenv("TOPO_HELPER_RUN") == "1" {
 		n := twoNodes(t, sim.LinkConfig{Rate: sim.ConstantRate(1e6)}, time.Minute)
 		n.Start(time.Now())
-		fmt.Printf("%d %s\n", n.proc.cmd.Process.Pid, n.Host("ha").Name())
+		fmt.Printf("%d\n", n.proc.cmd.Process.Pid)
 		time.Sleep(time.Minute)
 		return
 	}
@@ -118,8 +118,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var linkPid int
-	var hostNS string
-	if _, err := fmt.Fscan(out, &linkPid, &hostNS); err != nil {
+	if _, err := fmt.Fscan(out, &linkPid); err != nil {
 		_ = cmd.Process.Kill()
 		t.Fatal("helper run:", err)
 	}
@@ -133,9 +132,8 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 		_ = unix.Kill(linkPid, unix.SIGKILL)
 		t.Fatalf("the link process %d outlived its killed parent", linkPid)
 	}
-	if !strings.Contains(namespaces(t), hostNS) {
-		t.Fatalf("expected the killed run's namespace %s to be left for Reap", hostNS)
-	}
+	// The killed run's namespaces are left for Reap (another run starting
+	// beside this test may reap them first).
 	if err := Reap(); err != nil {
 		t.Fatal(err)
 	}
