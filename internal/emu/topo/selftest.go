@@ -58,13 +58,19 @@ func selfTestSpec() Spec {
 func SelfTest(ctx context.Context, w io.Writer) error {
 	var err error
 	for attempt := 1; attempt <= 2; attempt++ {
-		load, _ := os.ReadFile("/proc/loadavg")
-		fmt.Fprintf(w, "attempt %d (load average %s)\n", attempt, strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " "))
+		fmt.Fprintf(w, "attempt %d (load average %s)\n", attempt, loadAverage())
 		if err = selfTest(ctx, w); err == nil || ctx.Err() != nil {
 			return err
 		}
 	}
 	return err
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages.
+func loadAverage() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 func selfTest(ctx context.Context, w io.Writer) error {
@@ -90,8 +96,10 @@ func selfTest(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st := n.FlowStats("probe")
-	links := n.LinkStats()
+	st, links := n.FlowStats("probe"), n.LinkStats()
+	if st == nil {
+		return fmt.Errorf("self-test: %w", n.Err())
+	}
 	var fails []error
 	check := func(ok bool, format string, a ...any) {
 		line := fmt.Sprintf(format, a...)
