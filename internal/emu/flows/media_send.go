@@ -53,6 +53,8 @@ type mediaSender struct {
 	absID     uint8
 	absTime   [3]byte
 	writeErrs int
+	late      int           // wake-ups later than lateWake
+	maxLate   time.Duration // the latest
 
 	// Counted by rtcpLoop (read after Stop, in tests).
 	rxReports, lossReports int
@@ -89,6 +91,7 @@ func (s *mediaSender) loop(ctx context.Context) {
 	s.nextFrame, s.nextSend = s.start, s.start
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	defer s.reportLate()
 	for {
 		now := time.Now()
 		if !now.Before(s.nextFrame) {
@@ -107,6 +110,22 @@ func (s *mediaSender) loop(ctx context.Context) {
 			return
 		case <-timer.C:
 		}
+		if late := time.Since(wake); late > lateWake {
+			s.late++
+			s.maxLate = max(s.maxLate, late)
+		}
+	}
+}
+
+// lateWake is how late a wake-up must be to count as the machine starving the sender.
+const lateWake = 50 * time.Millisecond
+
+// reportLate says how often the sender woke late: on a busy machine the pacer's schedule, and
+// with it the flow's figures, are not what the controller asked for.
+func (s *mediaSender) reportLate() {
+	if s.late > 0 && s.m.env.Log != nil {
+		fmt.Fprintf(s.m.env.Log, "media flow %s: the sender woke more than %v late %d times (worst %v): the machine was busy\n",
+			s.m.spec.Name, lateWake, s.late, s.maxLate.Round(time.Millisecond))
 	}
 }
 

@@ -2,71 +2,23 @@ package flows
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"net/netip"
 	"os"
 	"os/exec"
 	"runtime"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
+	"github.com/strata-rtc/strata/internal/emu/topo"
+	"github.com/strata-rtc/strata/internal/sim"
 )
 
-// A two-namespace fixture for the flow tests: src and dst joined by one
-// veth pair, created with `ip -n` so nothing touches the root namespace
-// (browser tests running beside would see a network change), named after
-// the pid so parallel runs never clash, removed when the test ends.
-
-var fixtures atomic.Int32
-
-// nsHost is one end of the fixture, an endpoint.Host.
-type nsHost struct {
-	name, node string
-	addr       netip.Addr
-}
-
-func (h *nsHost) Name() string     { return h.name }
-func (h *nsHost) Node() string     { return h.node }
-func (h *nsHost) Addr() netip.Addr { return h.addr }
-
-func (h *nsHost) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", h.name, name}, args...)...)
-}
-
-// Do runs f on a locked thread switched into the namespace and switches
-// back; if switching back fails the thread stays locked, so Go discards it
-// rather than reuse a thread in the wrong namespace.
-func (h *nsHost) Do(f func() error) error {
-	runtime.LockOSThread()
-	self, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer self.Close()
-	target, err := os.Open("/var/run/netns/" + h.name)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer target.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("setns %s: %w", h.name, err)
-	}
-	ferr := f()
-	if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("back from %s: %w", h.name, err)
-	}
-	runtime.UnlockOSThread()
-	return ferr
-}
+// The flow tests run over the emulator's own network (topo): a source host
+// on node a and a destination host on node b, joined by an emulated link each
+// way through the user-space link emulator.
 
 // needRoot fails (or, under -short, skips) a test that needs namespaces.
 func needRoot(t *testing.T) {
@@ -77,50 +29,35 @@ func needRoot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs root for network namespaces; not run under -short")
 	}
-	t.Fatal("this test needs root: it creates network namespaces and veth pairs (run as root, or with -short)")
+	t.Fatal("this test needs root: it builds an emulated network of namespaces (run as root, or with -short)")
 }
 
-// newPair builds src and dst namespaces joined by a veth pair; rate, when
-// set, is a tbf limit (e.g. "20mbit") on src's end, so a bulk flow has a
-// bottleneck (a queue, a growing RTT) and does not spin a core at veth speed.
-func newPair(t *testing.T, rate string) (src, dst *nsHost) {
+// newPair builds the two hosts over a link of rate bit/s each way with a
+// one-way delay and a drop-tail queue of queue packets, and returns them;
+// the network is removed when the test ends.
+func newPair(t *testing.T, rate float64, delay time.Duration, queue int) (src, dst endpoint.Host) {
 	t.Helper()
 	needRoot(t)
-	n := fixtures.Add(1)
-	pfx := fmt.Sprintf("stf%d-%d", os.Getpid(), n)
-	ifs := fmt.Sprintf("stf%d%c", os.Getpid()%1000000, 'a'+rune(n%26))
-	sub := 1 + int(n)%250
-	src = &nsHost{name: pfx + "-s", node: "a", addr: netip.MustParseAddr(fmt.Sprintf("10.251.%d.1", sub))}
-	dst = &nsHost{name: pfx + "-d", node: "b", addr: netip.MustParseAddr(fmt.Sprintf("10.251.%d.2", sub))}
+	link := func(name, from, to string) sim.LinkConfig {
+		return sim.LinkConfig{Name: name, From: from, To: to, Rate: sim.ConstantRate(rate), Delay: delay,
+			Queue: sim.Limit{Unit: sim.LimitPackets, Value: float64(queue)}}
+	}
+	n, err := topo.Build(context.Background(), topo.Spec{
+		Links:    []sim.LinkConfig{link("ab", "a", "b"), link("ba", "b", "a")},
+		Hosts:    []topo.HostSpec{{Name: "src", Node: "a"}, {Name: "dst", Node: "b"}},
+		Flows:    []topo.FlowSpec{{Name: "f", Src: "src", Dst: "dst", Path: []string{"a", "b"}}},
+		Duration: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		for _, h := range []*nsHost{src, dst} {
-			_ = exec.Command("ip", "netns", "del", h.name).Run()
+		if err := n.Close(); err != nil {
+			t.Error(err)
 		}
 	})
-	steps := [][]string{
-		{"netns", "add", src.name},
-		{"netns", "add", dst.name},
-		{"-n", src.name, "link", "add", ifs + "s", "type", "veth", "peer", "name", ifs + "d", "netns", dst.name},
-		{"-n", src.name, "addr", "add", src.addr.String() + "/24", "dev", ifs + "s"},
-		{"-n", dst.name, "addr", "add", dst.addr.String() + "/24", "dev", ifs + "d"},
-		{"-n", src.name, "link", "set", ifs + "s", "up"},
-		{"-n", dst.name, "link", "set", ifs + "d", "up"},
-	}
-	for _, args := range steps {
-		run(t, "ip", args...)
-	}
-	if rate != "" {
-		run(t, "tc", "-n", src.name, "qdisc", "add", "dev", ifs+"s", "root", "tbf", "rate", rate,
-			"burst", "32kb", "latency", "50ms")
-	}
-	return src, dst
-}
-
-func run(t *testing.T, name string, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
-	}
+	n.Start(time.Now())
+	return n.Host("src"), n.Host("dst")
 }
 
 // recorder keeps what a flow records, stamped with the time since it was made.
@@ -171,15 +108,18 @@ func (r *recorder) total() int {
 
 func (r *recorder) Now() time.Duration { return time.Since(r.t0) }
 
-// readSysctl reads net.ipv4.NAME in h's namespace.
-func readSysctl(h endpoint.Host, name string) (string, error) {
-	var out []byte
-	err := h.Do(func() error {
-		var err error
-		out, err = os.ReadFile("/proc/sys/net/ipv4/" + name)
-		return err
-	})
-	return strings.TrimSpace(string(out)), err
+// nsHost is a host in no network, for constructor checks and benchmarks
+// that never send: it cannot enter a namespace or run anything.
+type nsHost struct{}
+
+var _ endpoint.Host = (*nsHost)(nil)
+
+func (*nsHost) Name() string          { return "none" }
+func (*nsHost) Node() string          { return "none" }
+func (*nsHost) Addr() netip.Addr      { return netip.MustParseAddr("10.0.0.1") }
+func (*nsHost) Do(func() error) error { return errors.New("a host in no network") }
+func (*nsHost) Command(ctx context.Context, _ string, _ ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "false")
 }
 
 // goroutinesBack fails the test unless the goroutine count falls back to

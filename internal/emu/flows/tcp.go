@@ -31,6 +31,14 @@ var kernelCC = map[string]string{
 	"bbr":     "bbr",
 }
 
+// The scenario's mss range in emulation: Linux takes TCP_MAXSEG from 88
+// (TCP_MIN_MSS), which is mss+12 with timestamps; the links' 1500-byte MTU
+// holds 1448 bytes of payload after 52 of IP, TCP and timestamp headers.
+const (
+	minMSS = 88 - tsOption
+	maxMSS = 1500 - 52
+)
+
 // sampleEvery is how often the sender's TCP_INFO is read for cwnd and RTT.
 const sampleEvery = 100 * time.Millisecond
 
@@ -59,7 +67,7 @@ const sampleEvery = 100 * time.Millisecond
 //     connection, after out-of-order data), and otherwise after its delayed
 //     ACK timer (40–200 ms, adapted to the inter-arrival time). For
 //     delayed_ack: 1 the receiver sets TCP_QUICKACK after every read (Linux
-//     clears it again on its own), so nearly every segment is ACKed (0.94
+//     clears it again on its own), so most segments are ACKed (0.78–0.94
 //     ACKs per data segment measured, against 0.49 without); unset, 2 or
 //     more leave Linux's own behaviour. The simulator's default is one ACK
 //     per segment; Linux's cwnd growth counts segments ACKed, not ACKs, so
@@ -100,8 +108,9 @@ func NewTCP(env endpoint.Env) (endpoint.Flow, error) {
 		return nil, fmt.Errorf("flow %s: kernel TCP takes no controller params (the %s module has no per-socket settings)",
 			s.Name, cc)
 	}
-	if s.MSS != 0 && (s.MSS < 88 || s.MSS > 65483) {
-		return nil, fmt.Errorf("flow %s: mss %d is outside what Linux accepts (88..65483 payload bytes)", s.Name, s.MSS)
+	if s.MSS != 0 && (s.MSS < minMSS || s.MSS > maxMSS) {
+		return nil, fmt.Errorf("flow %s: mss %d: kernel TCP over the emulator's 1500-byte MTU carries %d..%d payload bytes per segment",
+			s.Name, s.MSS, minMSS, maxMSS)
 	}
 	if s.RcvWindow < 0 || s.RcvWindow > 1<<30 {
 		return nil, fmt.Errorf("flow %s: rwnd %d out of range", s.Name, s.RcvWindow)
@@ -110,6 +119,10 @@ func NewTCP(env endpoint.Env) (endpoint.Flow, error) {
 		return nil, err
 	}
 	f := &tcpFlow{env: env, cc: cc}
+	if s.DelayedAck > 2 && env.Log != nil {
+		fmt.Fprintf(env.Log, "flow %s: delayed_ack %d: Linux ACKs every second full-sized segment (or on its delayed-ACK timer); it has no setting for %d\n",
+			s.Name, s.DelayedAck, s.DelayedAck)
+	}
 	if o := s.OnOff; o != nil {
 		if o.SizeMin <= 0 || o.SizeMax < o.SizeMin || o.OffMean <= 0 {
 			return nil, fmt.Errorf("flow %s: bad on/off parameters", s.Name)
@@ -154,9 +167,12 @@ func (f *tcpFlow) Start(ctx context.Context) error {
 	return nil
 }
 
-// setSysctls applies sack and ecn in both hosts' namespaces.
+// setSysctls applies sack and ecn in both hosts' namespaces, and keeps
+// Linux from seeding a connection's ssthresh and RTT from an earlier one to
+// the same peer (tcp_no_metrics_save), so every flow starts fresh as in the
+// simulator even where a host is used again (the tests do).
 func (f *tcpFlow) setSysctls() error {
-	var set [][2]string
+	set := [][2]string{{"tcp_no_metrics_save", "1"}}
 	if f.env.Spec.NoSACK {
 		set = append(set, [2]string{"tcp_sack", "0"})
 	}

@@ -2,6 +2,7 @@ package flows
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ const (
 	tcpiOptECN  = 8
 )
 
-func tcpEnv(src, dst *nsHost, rec *recorder, spec scenario.Flow) endpoint.Env {
+func tcpEnv(src, dst endpoint.Host, rec *recorder, spec scenario.Flow) endpoint.Env {
 	if spec.Name == "" {
 		spec.Name = "t1"
 	}
@@ -43,11 +44,12 @@ func startTCP(t *testing.T, env endpoint.Env) *tcpFlow {
 	return fl.(*tcpFlow)
 }
 
-// TestTCPCongestionControls runs a bulk flow per controller over a
-// 20 Mbit/s veth: the socket runs the Linux module asked for (read back with
-// TCP_CONGESTION), data arrives, and TCP_INFO's cwnd and RTT are recorded.
+// TestTCPCongestionControls runs a bulk flow per controller over a 20 Mbit/s
+// emulated link (10 ms each way, 100-packet queue): the socket runs the
+// Linux module asked for (read back with TCP_CONGESTION), data arrives, and
+// TCP_INFO's cwnd and RTT are recorded.
 func TestTCPCongestionControls(t *testing.T) {
-	src, dst := newPair(t, "20mbit")
+	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
 	for _, c := range []struct{ cc, kernel string }{{"cubic", "cubic"}, {"reno", "reno"}, {"newreno", "reno"}, {"bbr", "bbr"}} {
 		rec := newRecorder()
 		before := runtime.NumGoroutine()
@@ -86,16 +88,24 @@ func TestTCPCongestionControls(t *testing.T) {
 // and ecn on in both namespaces and negotiated so, the segment size, the
 // receive buffer, quick ACKs.
 func TestTCPOptions(t *testing.T) {
-	src, dst := newPair(t, "20mbit")
+	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
+	rootSysctls := map[string]string{"tcp_sack": rootSysctl(t, "tcp_sack"), "tcp_ecn": rootSysctl(t, "tcp_ecn")}
 	rec := newRecorder()
 	f := startTCP(t, tcpEnv(src, dst, rec, scenario.Flow{CC: "cubic", NoSACK: true, ECN: true, MSS: 1000,
 		RcvWindow: 100_000, DelayedAck: 1}))
 	time.Sleep(500 * time.Millisecond)
-	for _, h := range []*nsHost{src, dst} {
-		for name, want := range map[string]string{"tcp_sack": "0", "tcp_ecn": "1"} {
-			if got, err := readSysctl(h, name); err != nil || got != want {
-				t.Errorf("%s: net.ipv4.%s = %q (%v), want %s", h.name, name, got, err, want)
+	for _, h := range []endpoint.Host{src, dst} {
+		for name, want := range map[string]string{"tcp_sack": "0", "tcp_ecn": "1", "tcp_no_metrics_save": "1"} {
+			// read through ip netns exec, not the flow's own path into the namespace
+			out, err := h.Command(context.Background(), "cat", "/proc/sys/net/ipv4/"+name).Output()
+			if got := strings.TrimSpace(string(out)); err != nil || got != want {
+				t.Errorf("%s: net.ipv4.%s = %q (%v), want %s", h.Name(), name, got, err, want)
 			}
+		}
+	}
+	for name, was := range rootSysctls {
+		if now := rootSysctl(t, name); now != was {
+			t.Errorf("the root namespace's net.ipv4.%s changed from %s to %s", name, was, now)
 		}
 	}
 	info, err := tcpInfo(f.snd)
@@ -117,13 +127,17 @@ func TestTCPOptions(t *testing.T) {
 		t.Errorf("receiver SO_RCVBUF %d (%v), want 2 × rwnd (Linux doubles it)", rcvbuf, err)
 	}
 	// Linux ACKs every second segment on its own (0.49 ACKs per data
-	// segment measured); quick ACKs after every read make it nearly one.
+	// segment measured); quick ACKs after every read make it most segments
+	// (0.94 measured; 0.78 under the race detector, whose slower reader
+	// sets the flag less often).
 	ri, err := tcpInfo(f.rcv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := float64(ri.Segs_out) / float64(ri.Data_segs_in); ri.Data_segs_in < 100 || r < 0.8 {
+	if r := float64(ri.Segs_out) / float64(ri.Data_segs_in); ri.Data_segs_in < 100 || r < 0.65 {
 		t.Errorf("delayed_ack 1: the receiver sent %d segments for %d data segments", ri.Segs_out, ri.Data_segs_in)
+	} else {
+		t.Logf("delayed_ack 1: %.2f ACKs per data segment", r)
 	}
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
@@ -137,7 +151,7 @@ func TestTCPOptions(t *testing.T) {
 // data arrives after the simulator's first idle draw, and what arrives is
 // the simulator's files in order.
 func TestTCPOnOff(t *testing.T) {
-	src, dst := newPair(t, "20mbit")
+	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
 	oo := sim.OnOffConfig{SizeMin: 50_000, SizeMax: 150_000, OffMean: 300 * time.Millisecond}
 	rec := newRecorder()
 	env := tcpEnv(src, dst, rec, scenario.Flow{Name: "onoff", CC: "reno", OnOff: &oo})
@@ -174,7 +188,7 @@ func TestTCPOnOff(t *testing.T) {
 
 // TestTCPBadSpec checks what kernel TCP cannot run is refused up front.
 func TestTCPBadSpec(t *testing.T) {
-	h := &nsHost{name: "unused"}
+	h := &nsHost{}
 	for _, c := range []struct {
 		spec scenario.Flow
 		want string
@@ -183,6 +197,7 @@ func TestTCPBadSpec(t *testing.T) {
 		{scenario.Flow{CC: "ledbat"}, `"ledbat" has no Linux equivalent`},
 		{scenario.Flow{CC: "cubic", Params: sim.Params{"beta": {F: 0.5}}}, "no controller params"},
 		{scenario.Flow{CC: "cubic", MSS: 40}, "mss 40"},
+		{scenario.Flow{CC: "cubic", MSS: 9000}, "mss 9000"},
 		{scenario.Flow{CC: "reno", OnOff: &sim.OnOffConfig{SizeMin: 10, SizeMax: 5, OffMean: time.Second}}, "on/off"},
 	} {
 		env := tcpEnv(h, h, newRecorder(), c.spec)
@@ -195,4 +210,13 @@ func TestTCPBadSpec(t *testing.T) {
 	if _, err := NewTCP(env); err == nil {
 		t.Error("a ledbat flow was taken for kernel TCP")
 	}
+}
+
+func rootSysctl(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/net/ipv4/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -9,7 +9,9 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -27,8 +29,11 @@ type Observer interface {
 	// Admit is called as a packet enters the link, with its fate; the tag it
 	// returns rides with the packet to Deliver.
 	Admit(pkt []byte, now time.Duration, a sim.Admission) (tag uint64)
-	// Deliver is called as a packet leaves the far end of the link.
-	Deliver(pkt []byte, now time.Duration, tag uint64)
+	// Deliver is called as a packet leaves the far end of the link, just
+	// before it is written to the device (so before any next hop can see
+	// it); late is how far behind its arrival time the emulator is (the
+	// machine's scheduling, not the model: part of the packet's real delay).
+	Deliver(pkt []byte, now, late time.Duration, tag uint64)
 }
 
 // Config is one emulated link.
@@ -47,7 +52,15 @@ type Counters struct {
 	Oversize      int64 // packets longer than the MTU (segmentation offload left on)
 	MaxSize       int   // the longest packet read
 	WriteErrors   int64
+	Realtime      int // threads (of 2) running under SCHED_FIFO
+	// Late counts packets written more than LateThreshold after their
+	// arrival time; MaxLate is the largest lateness seen.
+	Late    int64
+	MaxLate time.Duration
 }
+
+// LateThreshold is the lateness Counters.Late counts.
+const LateThreshold = 500 * time.Microsecond
 
 // Link is an emulated one-way link over a device.
 type Link struct {
@@ -63,8 +76,9 @@ type Link struct {
 	free [][]byte
 	cnt  Counters
 
-	wake      chan struct{}
-	done      chan struct{}
+	wk        *waker // the reader wakes the writer when the link stops being empty
+	started   atomic.Bool
+	closed    atomic.Bool
 	wg        sync.WaitGroup
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -82,15 +96,19 @@ type pending struct {
 const maxRead = 65536
 
 // New returns a link over dev; it reads nothing until Start.
-func New(dev Device, cfg Config) *Link {
+func New(dev Device, cfg Config) (*Link, error) {
 	if cfg.MTU == 0 {
 		cfg.MTU = 1500
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = 100 * time.Millisecond
 	}
+	wk, err := newWaker()
+	if err != nil {
+		return nil, err
+	}
 	return &Link{cfg: cfg, dev: dev, core: sim.NewLinkCore(cfg.Link, cfg.Seed, cfg.Duration, cfg.Interval),
-		pend: make([]pending, 256), wake: make(chan struct{}, 1), done: make(chan struct{})}
+		pend: make([]pending, 256), wk: wk}, nil
 }
 
 // Name is the link's name.
@@ -100,6 +118,8 @@ func (l *Link) Name() string { return l.cfg.Link.Name }
 func (l *Link) Start(t0 time.Time) {
 	l.startOnce.Do(func() {
 		l.t0 = t0
+		l.started.Store(true)
+		reserveProcs(2)
 		l.wg.Add(2)
 		go l.readLoop()
 		go l.writeLoop()
@@ -113,9 +133,14 @@ func (l *Link) now() time.Duration { return max(time.Since(l.t0), 0) }
 func (l *Link) Close() error {
 	var err error
 	l.closeOnce.Do(func() {
-		close(l.done)
+		l.closed.Store(true)
+		l.wk.signal()
 		err = l.dev.Close()
 		l.wg.Wait()
+		if l.started.Load() {
+			releaseProcs(2)
+		}
+		err = errors.Join(err, l.wk.close())
 	})
 	return err
 }
@@ -140,15 +165,50 @@ func (l *Link) Counters() Counters {
 	return l.cnt
 }
 
+// realtime puts the link's goroutine on a real-time thread (see Realtime).
+func (l *Link) realtime() {
+	ok := Realtime()
+	l.mu.Lock()
+	if ok {
+		l.cnt.Realtime++
+	}
+	l.mu.Unlock()
+}
+
+// Realtime locks the calling goroutine to its OS thread and puts the thread
+// under SCHED_FIFO with a minimal timer slack, so it reads, sleeps and
+// delivers on time on a busy machine (compilers and browsers beside the
+// emulation would otherwise delay it by milliseconds). The goroutine must
+// exit without unlocking: the thread then ends with it, so the policy never
+// reaches other goroutines. It reports false without the privilege, when
+// the thread stays an ordinary one.
+func Realtime() bool {
+	runtime.LockOSThread()
+	var p struct{ prio int32 }
+	p.prio = rtPriority
+	_, _, errno := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, uintptr(unix.SCHED_FIFO), uintptr(unsafe.Pointer(&p)))
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
+	return errno == 0
+}
+
+// Sleep sleeps d with nanosleep, on the calling thread: Go's timers wake up
+// to a millisecond late, nanosleep about 60 µs.
+func Sleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	_ = unix.Nanosleep(&ts, nil)
+}
+
+// rtPriority is low among real-time priorities: above every ordinary
+// process, below the kernel's own real-time threads.
+const rtPriority = 10
+
 func (l *Link) readLoop() {
 	defer l.wg.Done()
+	l.realtime()
 	rbuf := make([]byte, maxRead)
 	for {
 		n, err := l.dev.Read(rbuf)
 		if err != nil {
-			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
-				continue
-			}
 			return // closed
 		}
 		if n > 0 {
@@ -187,10 +247,13 @@ func (l *Link) admit(pkt []byte) {
 	buf := l.getBuf(len(pkt))
 	copy(buf, pkt)
 	l.push(pending{buf: buf, at: a.Arrive, tag: tag})
+	first := l.pn == 1
 	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default:
+	if first {
+		// The writer waits for this packet without a deadline; behind a
+		// first one, it already sleeps until the head's time, which a new
+		// packet never moves.
+		l.wk.signal()
 	}
 }
 
@@ -235,50 +298,40 @@ func (l *Link) pop() {
 	l.mu.Unlock()
 }
 
-// maxSleep bounds one sleep, so Close is noticed during a long outage.
-const maxSleep = 20 * time.Millisecond
-
-// writeLoop delivers packets at their arrival times. It sleeps with
-// nanosleep on a thread of its own with a minimal timer slack: Go's timers
-// wake up to a millisecond late, nanosleep about 60 µs.
+// writeLoop delivers packets at their arrival times, sleeping on its
+// real-time thread in the kernel (ppoll on the waker) rather than on Go's
+// timers and channels: waking a goroutine takes another of the process's
+// threads, which a busy machine delays by milliseconds.
 func (l *Link) writeLoop() {
 	defer l.wg.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
-	for {
-		select {
-		case <-l.wake:
-		case <-l.done:
-			return
+	l.realtime()
+	for !l.closed.Load() {
+		p, ok := l.head()
+		if !ok {
+			l.wk.wait(-1)
+			continue
 		}
-		for {
-			p, ok := l.head()
-			if !ok {
-				break
-			}
-			if wait := p.at - l.now(); wait > 0 {
-				ts := unix.NsecToTimespec(int64(min(wait, maxSleep)))
-				_ = unix.Nanosleep(&ts, nil)
-				select {
-				case <-l.done:
-					return
-				default:
-				}
-				continue
-			}
-			l.deliver(p)
+		if wait := p.at - l.now(); wait > 0 {
+			l.wk.wait(wait)
+			continue
 		}
+		l.deliver(p)
 	}
 }
 
 func (l *Link) deliver(p pending) {
-	_, err := l.dev.Write(p.buf)
-	if l.cfg.Observer != nil && err == nil {
-		l.cfg.Observer.Deliver(p.buf, l.now(), p.tag)
+	now := l.now()
+	late := max(now-p.at, 0)
+	if l.cfg.Observer != nil {
+		l.cfg.Observer.Deliver(p.buf, now, late, p.tag)
 	}
+	_, err := l.dev.Write(p.buf)
 	l.pop()
 	l.mu.Lock()
+	if late > LateThreshold {
+		l.cnt.Late++
+		l.cnt.MaxLate = max(l.cnt.MaxLate, late)
+	}
 	if err != nil {
 		l.cnt.WriteErrors++
 	} else {

@@ -7,13 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/lab/metrics"
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/sim"
 )
-
-// inFlightMargin: packets that reach the receiver this close to the session's end are left out
-// of sent and lost, as the simulator leaves out packets sent in the last 500 ms of the run.
-const inFlightMargin = 500 * time.Millisecond
 
 // Per sequence number, what arrived: nothing, padding, or media of size-1 payload bytes.
 const (
@@ -38,18 +34,17 @@ type layerCounter struct {
 	layerOf map[[2]int]int // resolution → layer (0 = base)
 	layers  int
 
-	mu      sync.Mutex
-	started bool
-	base    int64    // extended sequence number of slots[0]
-	slots   []uint16 // per sequence number from base
-	bounds  []boundary
-	cut     time.Duration // arrivals after this are in flight at the end
-	cutSeq  int64         // highest sequence number received by cut
-	unknown int           // keyframes of a resolution no layer has
+	mu       sync.Mutex
+	started  bool
+	base     int64           // extended sequence number of slots[0]
+	slots    []uint16        // per sequence number from base
+	arrivals []time.Duration // per sequence number from base (0 when missing)
+	bounds   []boundary
+	unknown  int // keyframes of a resolution no layer has
 }
 
-func newLayerCounter(resolutions [][2]int, cut time.Duration) *layerCounter {
-	c := &layerCounter{layerOf: map[[2]int]int{}, layers: len(resolutions), cut: cut, cutSeq: -1}
+func newLayerCounter(resolutions [][2]int) *layerCounter {
+	c := &layerCounter{layerOf: map[[2]int]int{}, layers: len(resolutions)}
 	for i, r := range resolutions {
 		c.layerOf[r] = i
 	}
@@ -69,6 +64,7 @@ func (c *layerCounter) observe(pkt []byte, now time.Duration) int {
 	if !c.started {
 		c.started, c.base = true, int64(h.Seq)+1<<16 // room below for late packets
 		c.slots = make([]uint16, 0, 1<<14)
+		c.arrivals = make([]time.Duration, 0, 1<<14)
 	}
 	last := c.base + int64(len(c.slots)) - 1
 	ext := last + int64(int16(h.Seq-uint16(last)))
@@ -78,10 +74,9 @@ func (c *layerCounter) observe(pkt []byte, now time.Duration) int {
 	}
 	for int64(len(c.slots)) <= i {
 		c.slots = append(c.slots, slotMissing)
+		c.arrivals = append(c.arrivals, 0)
 	}
-	if now <= c.cut {
-		c.cutSeq = max(c.cutSeq, ext)
-	}
+	c.arrivals[i] = now
 	if len(payload) == 0 {
 		c.slots[i] = slotPadding
 		return 0
@@ -97,50 +92,37 @@ func (c *layerCounter) observe(pkt []byte, now time.Duration) int {
 	return len(payload)
 }
 
-// summary is the session's metrics.SessionSummary: per layer, packets sent by the SFU and lost
-// (up to the in-flight margin), PER, and goodput (media payload over the session's active time).
-func (c *layerCounter) summary(name string, active time.Duration) metrics.SessionSummary {
+// stats fills the simulator's per-layer counters (sim.SessionStats) with what arrived, so that
+// metrics summarises both engines' sessions with the same code. The receiver does not know when
+// the SFU sent a packet: a packet counts as sent when it arrived, a lost one when the packet
+// before it arrived (the path's one-way delay earlier than the simulator counts it).
+func (c *layerCounter) stats(name, policy string, bins int, interval time.Duration) *sim.SessionStats {
+	st := sim.NewSessionStats(name, policy, c.layers, bins, interval)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	sent := make([]int64, c.layers)
-	recv := make([]int64, c.layers)
-	good := make([]int64, c.layers)
 	bounds := slices.Clone(c.bounds)
 	slices.SortStableFunc(bounds, func(a, b boundary) int { return int(a.seq - b.seq) })
 	b, layer := 0, -1
+	var at time.Duration
 	for i, s := range c.slots {
 		seq := c.base + int64(i)
 		for b < len(bounds) && bounds[b].seq <= seq {
 			layer = bounds[b].layer
 			b++
 		}
+		if s != slotMissing {
+			at = c.arrivals[i]
+		}
 		if layer < 0 || s == slotPadding {
 			continue // before the first keyframe, or a probe
 		}
+		st.SetForwarded(at, layer+1) // the last packet of each interval says what it forwards
+		st.CountSent(at, layer)
 		if s != slotMissing {
-			good[layer] += int64(s - 1)
-		}
-		if seq > c.cutSeq {
-			continue
-		}
-		sent[layer]++
-		if s != slotMissing {
-			recv[layer]++
+			st.CountReceived(at, at, layer, int(s-1))
 		}
 	}
-	out := metrics.SessionSummary{Name: name}
-	for l := range c.layers {
-		ls := metrics.LayerSummary{Layer: l + 1, Sent: sent[l], Lost: sent[l] - recv[l]}
-		if sent[l] > 0 {
-			per := math.Round(float64(ls.Lost)/float64(sent[l])*1e6) / 1e6
-			ls.PER = &per
-		}
-		if active > 0 {
-			ls.GoodputBps = math.Round(float64(good[l]) * 8 / active.Seconds())
-		}
-		out.Layers = append(out.Layers, ls)
-	}
-	return out
+	return st
 }
 
 // vp8KeyframeSize reads the width and height of a VP8 keyframe from the first packet of a frame

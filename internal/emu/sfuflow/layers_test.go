@@ -27,7 +27,7 @@ func vp8Packet(seq uint16, key bool, w, h int) []byte {
 }
 
 func TestLayerCounterAttributesGapsToTheirLayer(t *testing.T) {
-	c := newLayerCounter([][2]int{{320, 180}, {640, 360}}, 10*time.Second)
+	c := newLayerCounter([][2]int{{320, 180}, {640, 360}})
 	at := time.Second
 	seq := uint16(65530) // wraps
 	send := func(n int, key bool, w, h int, drop map[int]bool) {
@@ -36,29 +36,29 @@ func TestLayerCounterAttributesGapsToTheirLayer(t *testing.T) {
 				c.observe(vp8Packet(seq, key && i == 0, w, h), at)
 			}
 			seq++
+			at += 10 * time.Millisecond
 		}
 	}
 	send(10, true, 320, 180, map[int]bool{3: true})          // base: 10 sent, 1 lost
 	send(20, true, 640, 360, map[int]bool{5: true, 6: true}) // top: 20 sent, 2 lost
 	c.observe(vp8Packet(seq, false, -1, 0), at)              // a probe: not media
 	seq++
-	send(5, true, 320, 180, nil) // base again: 5 sent
-	at = 10*time.Second + time.Millisecond
-	send(4, false, 0, 0, map[int]bool{1: true}) // in flight at the end: not counted
-	s := c.summary("s", 10*time.Second)
-	got := [][2]int64{{s.Layers[0].Sent, s.Layers[0].Lost}, {s.Layers[1].Sent, s.Layers[1].Lost}}
-	want := [][2]int64{{15, 1}, {20, 2}}
+	send(5, true, 320, 180, map[int]bool{1: true}) // base again: 5 sent, 1 lost
+	st := c.stats("s", "bwe", 100, 100*time.Millisecond)
+	got := [][2]int64{{st.Layers[0].Sent, st.Layers[0].Received}, {st.Layers[1].Sent, st.Layers[1].Received}}
+	want := [][2]int64{{15, 13}, {20, 18}}
 	if got[0] != want[0] || got[1] != want[1] {
-		t.Fatalf("sent/lost per layer %v, want %v", got, want)
+		t.Fatalf("sent/received per layer %v, want %v", got, want)
 	}
-	if per := *s.Layers[1].PER; per != 0.1 {
-		t.Errorf("top layer PER %v, want 0.1", per)
+	// The top layer ran from 1.1 s to 1.3 s: its packets are in those bins.
+	if st.Layers[1].BinSent[11] == 0 || st.Layers[1].BinSent[10] != 0 || st.Layers[1].GoodputBytes == 0 {
+		t.Errorf("top layer bins %v, goodput %d", st.Layers[1].BinSent[9:14], st.Layers[1].GoodputBytes)
+	}
+	if st.BinForwarded[10] != 1 || st.BinForwarded[12] != 2 || st.BinForwarded[13] != 1 {
+		t.Errorf("forwarded per bin %v", st.BinForwarded[9:15])
 	}
 	if c.current() != 1 {
 		t.Errorf("current layer %d, want 1", c.current())
-	}
-	if s.Layers[0].GoodputBps == 0 || s.Layers[1].GoodputBps == 0 {
-		t.Errorf("goodput missing: %+v", s.Layers)
 	}
 }
 
@@ -92,13 +92,13 @@ func FuzzLayerCounter(f *testing.F) {
 	f.Add(vp8Packet(8, false, -1, 0))
 	f.Add([]byte{0x80, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, pkt []byte) {
-		c := newLayerCounter([][2]int{{320, 180}}, time.Second)
+		c := newLayerCounter([][2]int{{320, 180}})
 		c.observe(vp8Packet(1, true, 320, 180), 0)
 		c.observe(pkt, 0)
 		c.observe(vp8Packet(3, false, 0, 0), 0)
-		for _, l := range c.summary("s", time.Second).Layers {
-			if l.Lost < 0 || l.Lost > l.Sent {
-				t.Fatalf("lost %d of %d", l.Lost, l.Sent)
+		for _, l := range c.stats("s", "bwe", 10, 100*time.Millisecond).Layers {
+			if l.Received < 0 || l.Received > l.Sent {
+				t.Fatalf("received %d of %d", l.Received, l.Sent)
 			}
 		}
 	})

@@ -25,6 +25,7 @@ type run struct {
 	spec  scenario.SFUSession
 	hosts Session
 	count *layerCounter
+	media *mediasrc.Media
 
 	mu      sync.Mutex
 	started bool
@@ -32,14 +33,26 @@ type run struct {
 	sub     *subscriber
 }
 
-func newRun(s *Sessions, index int, spec scenario.SFUSession, hosts Session) (*run, error) {
+// newRun prepares a session; its clips come from media (shared by sessions with the same layers).
+func newRun(s *Sessions, index int, spec scenario.SFUSession, hosts Session, media map[string]*mediasrc.Media) (*run, error) {
 	var sizes [][2]int
 	layers := simulcastLayers(spec.Layers)
+	key := fmt.Sprint(layers)
+	if media[key] == nil {
+		dir := s.env.MediaDir
+		if dir == "" {
+			dir = mediasrc.DefaultDir()
+		}
+		m, err := mediasrc.LoadRates(dir, layers) // encodes clips at new rates once (ffmpeg)
+		if err != nil {
+			return nil, fmt.Errorf("sfuflow: session %s: %w", spec.Name, err)
+		}
+		media[key] = m
+	}
 	for i := len(layers) - 1; i >= 0; i-- { // base first
 		sizes = append(sizes, [2]int{layers[i].Width, layers[i].Height})
 	}
-	return &run{s: s, index: index, spec: spec, hosts: hosts,
-		count: newLayerCounter(sizes, spec.Stop-inFlightMargin)}, nil
+	return &run{s: s, index: index, spec: spec, hosts: hosts, count: newLayerCounter(sizes), media: media[key]}, nil
 }
 
 // start joins the publisher, then the subscriber to its video.
@@ -51,19 +64,11 @@ func (r *run) start(ctx context.Context) error {
 	}
 	r.started = true
 	env := r.s.env
-	dir := env.MediaDir
-	if dir == "" {
-		dir = mediasrc.DefaultDir()
-	}
-	m, err := mediasrc.LoadRates(dir, simulcastLayers(r.spec.Layers))
-	if err != nil {
-		return err
-	}
 	pubNet, err := newHostNet(r.hosts.Pub)
 	if err != nil {
 		return fmt.Errorf("publisher host: %w", err)
 	}
-	cenv, err := client.NewEnv(client.Config{Server: r.s.server, Room: r.s.room, Media: m, Substream: -1,
+	cenv, err := client.NewEnv(client.Config{Server: r.s.server, Room: r.s.room, Media: r.media, Substream: -1,
 		JoinTimeout: joinTimeout, Now: env.Clock.Now, Net: pubNet, HTTP: hostHTTP(r.hosts.Pub)})
 	if err != nil {
 		return err

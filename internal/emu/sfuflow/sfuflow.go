@@ -53,8 +53,11 @@ type Env struct {
 	// Binary is the strata executable; Dir takes its configuration and logs (a temporary
 	// directory when empty); MediaDir caches the encoded clips (mediasrc.DefaultDir when empty).
 	Binary, Dir, MediaDir string
-	Clock                 endpoint.Clock
-	Log                   io.Writer
+	// Duration and Interval are the run's length and its statistics' bins (the scenario's;
+	// Interval defaults to 100 ms, Duration to the sessions' last stop).
+	Duration, Interval time.Duration
+	Clock              endpoint.Clock
+	Log                io.Writer
 }
 
 // Sessions are the running SFU and its sessions.
@@ -76,7 +79,8 @@ type Sessions struct {
 
 const room = 1
 
-// New checks env and prepares the sessions; Start runs them.
+// New checks env and prepares the sessions (their clips, encoded with ffmpeg the first time a
+// rate is used: call it before the run's clock starts); Start runs them.
 func New(env Env) (*Sessions, error) {
 	if env.SFU == nil || env.SFUHost == nil || env.Clock == nil {
 		return nil, errors.New("sfuflow: the SFU, its host and a clock are needed")
@@ -87,17 +91,24 @@ func New(env Env) (*Sessions, error) {
 	if env.Log == nil {
 		env.Log = io.Discard
 	}
+	if env.Interval <= 0 {
+		env.Interval = 100 * time.Millisecond
+	}
+	for _, ss := range env.SFU.Sessions {
+		env.Duration = max(env.Duration, ss.Stop)
+	}
 	s := &Sessions{env: env, dir: env.Dir, room: room}
 	byName := map[string]Session{}
 	for _, h := range env.Sessions {
 		byName[h.Name] = h
 	}
+	media := map[string]*mediasrc.Media{}
 	for i, ss := range env.SFU.Sessions {
 		h, ok := byName[ss.Name]
 		if !ok || h.Pub == nil || h.Sub == nil {
 			return nil, fmt.Errorf("sfuflow: session %s has no publisher or subscriber host", ss.Name)
 		}
-		r, err := newRun(s, i, ss, h)
+		r, err := newRun(s, i, ss, h, media)
 		if err != nil {
 			return nil, err
 		}
@@ -108,8 +119,16 @@ func New(env Env) (*Sessions, error) {
 
 // Start runs strata (and the network controller) in the SFU's host, creates the room and starts
 // the sessions due by now; later ones start (and every one stops) at its time on the run's
-// clock. It returns once the sessions due have media flowing, or with an error.
+// clock. It returns once the sessions due have media flowing, or with an error after undoing
+// what it started.
 func (s *Sessions) Start(ctx context.Context) error {
+	if err := s.start(ctx); err != nil {
+		return errors.Join(err, s.Stop())
+	}
+	return nil
+}
+
+func (s *Sessions) start(ctx context.Context) error {
 	if err := s.startServer(ctx); err != nil {
 		return err
 	}
@@ -201,14 +220,28 @@ func (s *Sessions) Stop() error {
 	return errors.Join(errs...)
 }
 
-// Summaries are the sessions' per-layer figures, in the scenario's order (as the simulator's
-// summary.json sessions[]).
-func (s *Sessions) Summaries() []metrics.SessionSummary {
-	out := make([]metrics.SessionSummary, len(s.runs))
+// Stats are the sessions' per-layer counters in the scenario's order, as the simulator's
+// (metrics.RecordedFlow.Session of each session's downlink flow).
+func (s *Sessions) Stats() []*sim.SessionStats {
+	bins := int((s.env.Duration + s.env.Interval - 1) / s.env.Interval)
+	out := make([]*sim.SessionStats, len(s.runs))
 	for i, r := range s.runs {
-		out[i] = r.count.summary(r.spec.Name, r.spec.Stop-r.spec.Start)
+		out[i] = r.count.stats(r.spec.Name, s.env.SFU.Policy, bins, s.env.Interval)
 	}
 	return out
+}
+
+// Summaries are the sessions' per-layer figures as summary.json's sessions[] shows them (the
+// metrics package's summary of Stats over the sessions' active times).
+func (s *Sessions) Summaries() []metrics.SessionSummary {
+	bins := int((s.env.Duration + s.env.Interval - 1) / s.env.Interval)
+	rec := &metrics.Recording{Engine: "emu", Config: sim.Config{Duration: s.env.Duration, Interval: s.env.Interval}}
+	for i, st := range s.Stats() {
+		fs := sim.NewFlowStats(st.Name, "media", "sfu/"+st.Policy, bins, s.env.Interval)
+		fs.Start, fs.Stop = s.runs[i].spec.Start, s.runs[i].spec.Stop
+		rec.Flows = append(rec.Flows, metrics.RecordedFlow{Stats: fs, Session: st})
+	}
+	return metrics.Summarize(rec, metrics.Meta{}).Sessions
 }
 
 // Forwarding is the layer (1 = base) each session's subscriber last got a keyframe of, 0 before
@@ -242,13 +275,4 @@ func simulcastLayers(rates []float64) []mediasrc.Layer {
 
 func apiURL(a netip.Addr) string {
 	return fmt.Sprintf("http://%s/janus", netip.AddrPortFrom(a, apiPort))
-}
-
-// pids are the PIDs of strata's processes.
-func (s *Sessions) pids() []int {
-	var out []int
-	for _, p := range s.procs {
-		out = append(out, p.cmd.Process.Pid)
-	}
-	return out
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/emu/netem"
@@ -40,6 +39,14 @@ const (
 	tunTxQueue = 10000 // packets the kernel holds for the emulator's reader
 )
 
+// mac is the fixed MAC address of one end (1 or 2) of host veth (kind 0)
+// or node-pair veth (kind 1) number i. Every neighbour is entered as
+// permanent: no ARP exchange delays a run's first packets (a lost ARP
+// request costs a second) or adds traffic to the links.
+func mac(kind, i, end int) string {
+	return fmt.Sprintf("02:%02x:%02x:%02x:00:%02x", kind, i>>8, i&0xff, end)
+}
+
 type pair struct {
 	idx    int
 	lo, hi *node
@@ -57,7 +64,7 @@ func (n *Network) build(ctx context.Context) error {
 		{"create namespaces", n.createNamespaces},
 		{"set sysctls", n.setSysctls},
 		{"create veths", func() error { return n.createVeths(pairs) }},
-		{"create TUNs", n.createTUNs},
+		{"start the link process", n.startLinkProcess},
 		{"configure addresses and routes", func() error { return n.configure(pairs, linkPair) }},
 	}
 	for _, s := range steps {
@@ -139,10 +146,12 @@ func (n *Network) createVeths(pairs []*pair) error {
 	cmds := map[string][]string{}
 	for _, h := range n.hosts {
 		nd := n.nodes[h.node]
-		cmds[nd.ns] = append(cmds[nd.ns], fmt.Sprintf("link add h%d type veth peer name eth0 netns %s", h.idx, h.ns))
+		cmds[nd.ns] = append(cmds[nd.ns], fmt.Sprintf("link add h%d address %s type veth peer name eth0 address %s netns %s",
+			h.idx, mac(0, h.idx, 1), mac(0, h.idx, 2), h.ns))
 	}
 	for _, p := range pairs {
-		cmds[p.lo.ns] = append(cmds[p.lo.ns], fmt.Sprintf("link add p%d type veth peer name p%d netns %s", p.idx, p.idx, p.hi.ns))
+		cmds[p.lo.ns] = append(cmds[p.lo.ns], fmt.Sprintf("link add p%d address %s type veth peer name p%d address %s netns %s",
+			p.idx, mac(1, p.idx, 1), p.idx, mac(1, p.idx, 2), p.hi.ns))
 	}
 	for _, name := range n.nodeOrder {
 		if err := ipBatch(n.nodes[name].ns, cmds[n.nodes[name].ns]); err != nil {
@@ -156,7 +165,7 @@ func (n *Network) createTUNs() error {
 	n.links = make([]*netem.Link, len(n.spec.Links))
 	n.obs = make([]*linkObserver, len(n.spec.Links))
 	for k, cfg := range n.spec.Links {
-		var f *os.File
+		var f *netem.TUN
 		err := inNamespace(n.nodes[cfg.From].ns, func() (err error) {
 			f, err = netem.OpenTUN(fmt.Sprintf("t%d", k))
 			return err
@@ -165,8 +174,12 @@ func (n *Network) createTUNs() error {
 			return fmt.Errorf("link %s: %w", cfg.Name, err)
 		}
 		n.obs[k] = &linkObserver{net: n, link: k}
-		n.links[k] = netem.New(f, netem.Config{Link: cfg, Seed: n.spec.Seed, Duration: n.spec.Duration,
+		l, err := netem.New(f, netem.Config{Link: cfg, Seed: n.spec.Seed, Duration: n.spec.Duration,
 			Interval: n.spec.Interval, Observer: n.obs[k]})
+		if err != nil {
+			return errors.Join(fmt.Errorf("link %s: %w", cfg.Name, err), f.Close())
+		}
+		n.links[k] = l
 	}
 	return nil
 }
@@ -187,6 +200,8 @@ func (n *Network) configure(pairs []*pair, linkPair []*pair) error {
 		add(h.ns, "addr add %s/24 dev eth0", h.addr)
 		add(h.ns, "link set eth0 up")
 		add(h.ns, "route add default via %s dev eth0", h.gw)
+		add(nd.ns, "neigh add %s lladdr %s dev h%d nud permanent", h.addr, mac(0, h.idx, 2), h.idx)
+		add(h.ns, "neigh add %s lladdr %s dev eth0 nud permanent", h.gw, mac(0, h.idx, 1))
 	}
 	for _, p := range pairs {
 		lo, hi := pairNet(p.idx)
@@ -194,6 +209,8 @@ func (n *Network) configure(pairs []*pair, linkPair []*pair) error {
 		add(p.lo.ns, "link set p%d up", p.idx)
 		add(p.hi.ns, "addr add %s/24 dev p%d", hi, p.idx)
 		add(p.hi.ns, "link set p%d up", p.idx)
+		add(p.lo.ns, "neigh add %s lladdr %s dev p%d nud permanent", hi, mac(1, p.idx, 2), p.idx)
+		add(p.hi.ns, "neigh add %s lladdr %s dev p%d nud permanent", lo, mac(1, p.idx, 1), p.idx)
 	}
 	for k, cfg := range n.spec.Links {
 		from, p := n.nodes[cfg.From], linkPair[k]
@@ -230,16 +247,19 @@ func (n *Network) configure(pairs []*pair, linkPair []*pair) error {
 // Start begins emulating: the links' schedules and the statistics' bins
 // count from t0.
 func (n *Network) Start(t0 time.Time) {
-	for _, l := range n.links {
-		l.Start(t0)
-	}
+	_, _ = n.proc.call(request{Op: "start", T0Mono: monoNow() - int64(time.Since(t0))})
 }
 
-// LinkStats returns each link's statistics (a copy), in Spec.Links order.
+// LinkStats returns each link's statistics so far, in Spec.Links order
+// (zeroed if the link process is gone, which Err then says).
 func (n *Network) LinkStats() []*sim.LinkStats {
-	out := make([]*sim.LinkStats, len(n.links))
-	for i, l := range n.links {
-		s := l.Stats()
+	r, err := n.proc.call(request{Op: "links"})
+	out := make([]*sim.LinkStats, len(n.spec.Links))
+	for i, cfg := range n.spec.Links {
+		s := sim.NewLinkStats(cfg, n.bins())
+		if err == nil && i < len(r.Links) {
+			s = r.Links[i]
+		}
 		out[i] = &s
 	}
 	return out
@@ -247,6 +267,39 @@ func (n *Network) LinkStats() []*sim.LinkStats {
 
 // Counters returns each link emulator's own counters, in Spec.Links order.
 func (n *Network) Counters() []netem.Counters {
+	r, _ := n.proc.call(request{Op: "counters"})
+	return r.Counters
+}
+
+// Err reports whether the link process has failed (nil while it serves).
+func (n *Network) Err() error {
+	if n.proc == nil {
+		return errors.New("topo: no link process")
+	}
+	n.proc.mu.Lock()
+	defer n.proc.mu.Unlock()
+	return n.proc.dead
+}
+
+func (n *Network) bins() int { return int(n.spec.Duration/n.spec.Interval) + 1 }
+
+// In the link process: the links themselves.
+
+func (n *Network) startLinks(t0 time.Time) {
+	for _, l := range n.links {
+		l.Start(t0)
+	}
+}
+
+func (n *Network) localLinkStats() []sim.LinkStats {
+	out := make([]sim.LinkStats, len(n.links))
+	for i, l := range n.links {
+		out[i] = l.Stats()
+	}
+	return out
+}
+
+func (n *Network) localCounters() []netem.Counters {
 	out := make([]netem.Counters, len(n.links))
 	for i, l := range n.links {
 		out[i] = l.Counters()
@@ -254,15 +307,23 @@ func (n *Network) Counters() []netem.Counters {
 	return out
 }
 
+func (n *Network) closeLinks() error {
+	var errs []error
+	for _, l := range n.links {
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Close stops the links and removes every namespace of the network with
 // whatever still runs in it. It may be called more than once.
 func (n *Network) Close() error {
 	n.closeOnce.Do(func() {
 		var errs []error
-		for _, l := range n.links {
-			if l != nil {
-				errs = append(errs, l.Close())
-			}
+		if n.proc != nil {
+			errs = append(errs, n.proc.stop())
 		}
 		for i := len(n.namespace) - 1; i >= 0; i-- {
 			errs = append(errs, deleteNamespace(n.namespace[i]))

@@ -107,22 +107,45 @@ func (n *Network) resolve(path []string, from, to string) ([]int, error) {
 	return out, nil
 }
 
-// FlowStats returns a copy of the named flow's network-side statistics so
-// far (sent at its first link, delivered by its last, lost anywhere, queueing
-// summed over its hops), or nil for an unknown flow.
+// FlowStats returns the named flow's network-side statistics so far (sent
+// at its first link, delivered by its last, lost anywhere, queueing summed
+// over its hops), or nil for an unknown flow (or, with Err set, a link
+// process that is gone).
 func (n *Network) FlowStats(name string) *sim.FlowStats {
 	f := n.flows[name]
 	if f == nil {
 		return nil
 	}
+	r, err := n.proc.call(request{Op: "flow", Flow: name})
+	if err != nil {
+		return nil
+	}
+	w := r.Flow
+	st := sim.NewFlowStats(name, f.spec.Kind, f.spec.CC, n.bins(), n.spec.Interval)
+	st.SentPackets, st.SentBytes, st.RecvPackets, st.RecvBytes = w.SentPackets, w.SentBytes, w.RecvPackets, w.RecvBytes
+	st.Dropped, st.ControlDropped, st.Marked = w.Dropped, w.ControlDropped, w.Marked
+	st.QueueDelays = w.QueueDelays
+	copy(st.BinSent, w.BinSent)
+	copy(st.BinRecv, w.BinRecv)
+	copy(st.BinQDelay, w.BinQDelay)
+	copy(st.BinQN, w.BinQN)
+	copy(st.BinLost, w.BinLost)
+	return st
+}
+
+// localFlow is FlowStats in the link process.
+func (n *Network) localFlow(name string) (flowWire, error) {
+	f := n.flows[name]
+	if f == nil {
+		return flowWire{}, fmt.Errorf("no flow %q", name)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := *f.stats
-	s.QueueDelays = slices.Clone(s.QueueDelays)
-	s.BinSent, s.BinRecv, s.BinGood = slices.Clone(s.BinSent), slices.Clone(s.BinRecv), slices.Clone(s.BinGood)
-	s.BinQDelay, s.BinQN, s.BinLost = slices.Clone(s.BinQDelay), slices.Clone(s.BinQN), slices.Clone(s.BinLost)
-	s.BinTarget, s.BinCwnd, s.BinRTT = slices.Clone(s.BinTarget), slices.Clone(s.BinCwnd), slices.Clone(s.BinRTT)
-	return &s
+	s := f.stats
+	return flowWire{SentPackets: s.SentPackets, SentBytes: s.SentBytes, RecvPackets: s.RecvPackets, RecvBytes: s.RecvBytes,
+		Dropped: s.Dropped, ControlDropped: s.ControlDropped, Marked: s.Marked, Unmatched: f.unmatched,
+		QueueDelays: slices.Clone(s.QueueDelays), BinSent: slices.Clone(s.BinSent), BinRecv: slices.Clone(s.BinRecv),
+		BinQDelay: slices.Clone(s.BinQDelay), BinQN: slices.Clone(s.BinQN), BinLost: slices.Clone(s.BinLost)}, nil
 }
 
 // linkObserver classifies the packets crossing one link and keeps their
@@ -145,25 +168,20 @@ func (o *linkObserver) lookup(pkt []byte) (*flowState, int, int, bool) {
 	return r.flow, r.dir, hop, hop >= 0
 }
 
-// Admit counts a packet entering the link and carries its queueing so far
-// (this hop's wait added) to the next hop or, at the last, to Deliver.
+// Admit counts a packet entering the link; the queueing it has met so far
+// (from the previous hop), plus this hop's wait, rides with it to Deliver.
 func (o *linkObserver) Admit(pkt []byte, now time.Duration, a sim.Admission) uint64 {
 	f, dir, hop, ok := o.lookup(pkt)
 	if !ok {
 		return 0
 	}
 	d := &f.dirs[dir]
-	last := hop == len(d.links)-1
-	var sum uint64
-	if hop > 0 || !last {
-		sum = netem.Hash(pkt)
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var queued time.Duration
 	if hop > 0 {
 		var found bool
-		if queued, found = d.pending[hop].take(sum); !found {
+		if queued, found = d.pending[hop].take(netem.Hash(pkt)); !found {
 			f.unmatched++
 		}
 	}
@@ -183,21 +201,31 @@ func (o *linkObserver) Admit(pkt []byte, now time.Duration, a sim.Admission) uin
 		}
 		return 0
 	}
-	queued += a.Wait
-	if !last {
-		d.pending[hop+1].put(sum, queued)
-	}
-	return uint64(queued)
+	return uint64(queued + a.Wait)
 }
 
-// Deliver counts a data packet leaving the last link of its flow's path.
-func (o *linkObserver) Deliver(pkt []byte, now time.Duration, tag uint64) {
+// Deliver adds how late the emulator let the packet leave to its queueing
+// (a busy machine's delay is delay the packet really met, and the end-to-end
+// measurement sees it), then hands the sum to the next hop or, leaving the
+// flow's last link, counts the data packet as delivered.
+func (o *linkObserver) Deliver(pkt []byte, now, late time.Duration, tag uint64) {
 	f, dir, hop, ok := o.lookup(pkt)
-	if !ok || dir != 0 || hop != len(f.dirs[0].links)-1 {
+	if !ok {
+		return
+	}
+	d := &f.dirs[dir]
+	q := time.Duration(tag) + late
+	if hop < len(d.links)-1 {
+		sum := netem.Hash(pkt)
+		f.mu.Lock()
+		d.pending[hop+1].put(sum, q)
+		f.mu.Unlock()
+		return
+	}
+	if dir != 0 {
 		return
 	}
 	h, _ := netem.ParseIPv4(pkt)
-	q := time.Duration(tag)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := f.stats

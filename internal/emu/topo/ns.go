@@ -24,8 +24,10 @@ const prefix = "se"
 var nsName = regexp.MustCompile(`^` + prefix + `(\d+)-`)
 
 // checkRoot says clearly why an emulation cannot run without root.
-func checkRoot() error {
-	if os.Geteuid() != 0 {
+func checkRoot() error { return checkRootAs(os.Geteuid()) }
+
+func checkRootAs(euid int) error {
+	if euid != 0 {
 		return errors.New("the network emulator needs root (it creates network namespaces, veth pairs and TUN devices): run as root")
 	}
 	if _, err := os.Stat("/dev/net/tun"); err != nil {

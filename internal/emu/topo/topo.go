@@ -54,7 +54,8 @@ type Network struct {
 	nodes     map[string]*node
 	nodeOrder []string
 	hosts     map[string]*Host
-	links     []*netem.Link
+	proc      *linkProcess  // the links' own process (see child.go)
+	links     []*netem.Link // in the link process only
 	obs       []*linkObserver
 	flows     map[string]*flowState
 	byPair    map[pairKey]route

@@ -1,0 +1,95 @@
+package topo
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/sim"
+)
+
+func TestNotRootIsAClearError(t *testing.T) {
+	err := checkRootAs(1000)
+	if err == nil || !strings.Contains(err.Error(), "needs root") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSpecErrors(t *testing.T) {
+	needRoot(t)
+	link := sim.LinkConfig{Name: "ab", From: "a", To: "b", Rate: sim.ConstantRate(1e6)}
+	for _, c := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Links: []sim.LinkConfig{link}, Hosts: []HostSpec{{"h", "x"}}}, "no link joins"},
+		{Spec{Links: []sim.LinkConfig{link}, Hosts: []HostSpec{{"ha", "a"}, {"hb", "b"}},
+			Flows: []FlowSpec{{Name: "f", Src: "ha", Dst: "hb", Path: []string{"a", "b"}}}}, "no link from b to a"},
+		{Spec{Links: []sim.LinkConfig{link}, Hosts: []HostSpec{{"ha", "a"}, {"hb", "b"}},
+			Flows: []FlowSpec{{Name: "f", Src: "ha", Dst: "hb", Path: []string{"b", "a"}, ReversePath: []string{"a", "b"}}}}, "must lead from node a"},
+	} {
+		n, err := Build(context.Background(), c.spec)
+		if err == nil {
+			n.Close()
+			t.Fatalf("built %+v", c.spec)
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("error %q does not say %q", err, c.want)
+		}
+	}
+}
+
+func namespaces(t *testing.T) string {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestCloseAndReap: Close removes a network's namespaces (twice is fine);
+// Reap removes a dead run's and leaves a live one's alone.
+func TestCloseAndReap(t *testing.T) {
+	n := twoNodes(t, sim.LinkConfig{Rate: sim.ConstantRate(1e6)}, time.Second)
+	ns := n.Host("ha").Name()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal("second Close:", err)
+	}
+	if strings.Contains(namespaces(t), ns) {
+		t.Fatalf("%s survived Close", ns)
+	}
+	dead, live := exec.Command("sleep", "30"), exec.Command("sleep", "30")
+	for _, c := range []*exec.Cmd{dead, live} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { _ = live.Process.Kill(); _ = live.Wait() }()
+	deadNS := fmt.Sprintf("%s%d-n0-test", prefix, dead.Process.Pid)
+	liveNS := fmt.Sprintf("%s%d-n0-test", prefix, live.Process.Pid)
+	for _, name := range []string{deadNS, liveNS} {
+		if err := ip("netns", "add", name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() { _ = ip("netns", "del", liveNS) }()
+	_ = dead.Process.Kill()
+	_ = dead.Wait()
+	if err := Reap(); err != nil {
+		t.Fatal(err)
+	}
+	list := namespaces(t)
+	if strings.Contains(list, deadNS) || !strings.Contains(list, liveNS) {
+		t.Fatalf("after Reap:\n%s", list)
+	}
+	if _, err := os.Stat(netnsDir + "/" + deadNS); err == nil {
+		t.Fatal("the dead run's namespace is still mounted")
+	}
+}
