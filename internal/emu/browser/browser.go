@@ -3,7 +3,8 @@
 // host, or to `strata serve`'s echotest there, with libwebrtc's own congestion control (send-side
 // GCC). Every interval the flow reads getStats and records the sender's estimate
 // (availableOutgoingBitrate of the selected candidate pair) as the target, the pair's
-// currentRoundTripTime as the RTT, and the receiver's new payload bytes as goodput.
+// currentRoundTripTime as the RTT, and the receiver's new payload bytes (inbound-rtp
+// bytesReceived less its retransmitted and FEC bytes) as goodput.
 package browser
 
 import (
