@@ -92,7 +92,23 @@ func New(env endpoint.Env, opts Options) (endpoint.Flow, error) {
 	if env.Log == nil {
 		env.Log = io.Discard
 	}
+	env.Spec.Video = withDefaults(env.Spec.Video)
 	return &flow{env: env, opts: opts}, nil
+}
+
+// withDefaults fills what a flow built in code rather than parsed from a file left out.
+func withDefaults(v scenario.BrowserVideo) scenario.BrowserVideo {
+	def := scenario.DefaultBrowserVideo()
+	if v.Width <= 0 || v.Height <= 0 {
+		v.Width, v.Height = def.Width, def.Height
+	}
+	if v.FPS <= 0 {
+		v.FPS = def.FPS
+	}
+	if v.Content == "" {
+		v.Content = def.Content
+	}
+	return v
 }
 
 func (f *flow) chromiumConfig(who string, host endpoint.Host) chromiumConfig {
