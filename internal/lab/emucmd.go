@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/strata-rtc/strata/internal/emu/topo"
@@ -54,6 +55,8 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "write the markdown here (default: standard output)")
 	results := fs.String("results", "", "refresh the comparison tables of this results document")
+	as := fs.String("as", "", "name the comparison's tables NAME/<run> (default: the runs' names)")
+	labels := fs.String("labels", "", "the two sides' names, comma-separated (default: their engines, or directories)")
 	dirs, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
@@ -74,9 +77,25 @@ func compareCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	pairs, missing := report.Pair(sums[0], sums[1])
+	if *as != "" {
+		for i := range pairs {
+			pairs[i].Name = *as + "/" + pairs[i].Name
+		}
+		if len(pairs) == 1 {
+			pairs[0].Name = *as
+		}
+	}
 	a, b := engineOf(sums[0]), engineOf(sums[1])
 	if a == b {
 		a, b = filepath.Base(filepath.Clean(dirs[0])), filepath.Base(filepath.Clean(dirs[1]))
+	}
+	if *labels != "" {
+		l := strings.SplitN(*labels, ",", 2)
+		if len(l) != 2 {
+			fmt.Fprintf(stderr, "strata lab compare: --labels wants two names, comma-separated\n")
+			return 2
+		}
+		a, b = l[0], l[1]
 	}
 	md := report.CompareReport(pairs, missing, a, b)
 	if *out == "" {

@@ -31,7 +31,7 @@ commands:
         real network stacks on this machine (needs root; one run at a time
         unless --jobs says otherwise). --only runs the named files of a suite
         (e.g. --only seed004,rfc8867/5.1)
-  compare SIMDIR EMUDIR [--out FILE] [--results FILE]
+  compare SIMDIR EMUDIR [--out FILE] [--results FILE] [--as NAME] [--labels A,B]
         compare two runs of the same scenarios (e.g. sim and emu): per-flow
         throughput share and p95 queuing delay side by side, as markdown
   selftest

@@ -63,8 +63,17 @@ func LoadSummaries(dir string) (map[string]metrics.Summary, error) {
 }
 
 // Pair matches the runs of two result directories by name; runs found in
-// only one are listed in missing.
+// only one are listed in missing. Two single runs pair whatever their names
+// (two scenario files run alone, say strata's GCC and Chromium's on the same
+// network), under the first one's name.
 func Pair(a, b map[string]metrics.Summary) (pairs []Comparison, missing []string) {
+	if len(a) == 1 && len(b) == 1 {
+		for name, sa := range a {
+			for _, sb := range b {
+				return []Comparison{{Name: name, A: sa, B: sb}}, nil
+			}
+		}
+	}
 	for name, sa := range a {
 		if sb, ok := b[name]; ok {
 			pairs = append(pairs, Comparison{Name: name, A: sa, B: sb})

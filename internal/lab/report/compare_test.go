@@ -82,3 +82,13 @@ func TestLoadAndPair(t *testing.T) {
 		t.Fatalf("document after the refresh:\n%s", data)
 	}
 }
+
+// Two single runs pair whatever their names (strata's GCC and Chromium's).
+func TestPairSingleRuns(t *testing.T) {
+	a := map[string]metrics.Summary{"rfc8867-5.1": twoFlows("emu", 1, 1, 1)}
+	b := map[string]metrics.Summary{"rfc8867-chromium-5.1": twoFlows("emu", 1, 1, 1)}
+	pairs, missing := Pair(a, b)
+	if len(pairs) != 1 || pairs[0].Name != "rfc8867-5.1" || len(missing) != 0 {
+		t.Fatalf("pairs %v missing %v", pairs, missing)
+	}
+}
