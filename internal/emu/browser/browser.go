@@ -3,7 +3,8 @@
 // host, or to `strata serve`'s echotest there, with libwebrtc's own congestion control (send-side
 // GCC). Every interval the flow reads getStats and records the sender's estimate
 // (availableOutgoingBitrate of the selected candidate pair) as the target, the pair's
-// currentRoundTripTime as the RTT, and the receiver's new payload bytes as goodput.
+// currentRoundTripTime as the RTT, and the receiver's new payload bytes (inbound-rtp
+// bytesReceived less its retransmitted and FEC bytes) as goodput.
 package browser
 
 import (
@@ -91,7 +92,23 @@ func New(env endpoint.Env, opts Options) (endpoint.Flow, error) {
 	if env.Log == nil {
 		env.Log = io.Discard
 	}
+	env.Spec.Video = withDefaults(env.Spec.Video)
 	return &flow{env: env, opts: opts}, nil
+}
+
+// withDefaults fills what a flow built in code rather than parsed from a file left out.
+func withDefaults(v scenario.BrowserVideo) scenario.BrowserVideo {
+	def := scenario.DefaultBrowserVideo()
+	if v.Width <= 0 || v.Height <= 0 {
+		v.Width, v.Height = def.Width, def.Height
+	}
+	if v.FPS <= 0 {
+		v.FPS = def.FPS
+	}
+	if v.Content == "" {
+		v.Content = def.Content
+	}
+	return v
 }
 
 func (f *flow) chromiumConfig(who string, host endpoint.Host) chromiumConfig {
@@ -99,7 +116,7 @@ func (f *flow) chromiumConfig(who string, host endpoint.Host) chromiumConfig {
 		workDir: f.opts.WorkDir, videoFPS: f.env.Spec.Video.FPS, y4m: f.y4m, log: f.env.Log}
 }
 
-// prepareVideo picks the camera's content: the scenario's file, generated noise (a 2 s loop at
+// prepareVideo picks the camera's content: the scenario's file, generated video (a 2 s loop at
 // the scenario's size and rate), or Chromium's own fake camera.
 func (f *flow) prepareVideo() error {
 	v := f.env.Spec.Video
@@ -133,6 +150,29 @@ func (f *flow) Start(ctx context.Context) (err error) {
 	if err := f.prepareVideo(); err != nil {
 		return err
 	}
+	if err := f.launch(ctx); err != nil {
+		return err
+	}
+	if err := f.connect(ctx); err != nil {
+		return err
+	}
+	s := &sampler{rec: f.env.Rec, log: f.env.Log, who: f.env.Spec.Name, sender: f.sender, receiver: f.receiver, echo: f.echo}
+	if err := s.waitMedia(ctx); err != nil {
+		return err
+	}
+	f.sampler = s
+	sampleCtx, stop := context.WithCancel(context.Background())
+	f.stopSampling = stop
+	f.sampling.Add(1)
+	go func() {
+		defer f.sampling.Done()
+		s.run(sampleCtx, f.opts.Interval)
+	}()
+	return nil
+}
+
+// launch starts both ends side by side: Chromium takes about half a second to start.
+func (f *flow) launch(ctx context.Context) error {
 	launched := make(chan error, 1)
 	go func() {
 		var err error
@@ -143,11 +183,14 @@ func (f *flow) Start(ctx context.Context) (err error) {
 		}
 		launched <- err
 	}()
-	var sendErr error
-	f.sender, sendErr = startChromium(ctx, f.chromiumConfig("sender", f.env.Src))
-	if err := errors.Join(sendErr, <-launched); err != nil {
-		return err
-	}
+	var err error
+	f.sender, err = startChromium(ctx, f.chromiumConfig("sender", f.env.Src))
+	return errors.Join(err, <-launched)
+}
+
+// connect carries the sender's offer to the receiver and its answer back (every candidate is in
+// them: no trickle).
+func (f *flow) connect(ctx context.Context) error {
 	v := f.env.Spec.Video
 	offer, err := evalJS[string](ctx, f.sender, fmt.Sprintf(`flow.offer(%s)`, jsValue(map[string]any{
 		"width": v.Width, "height": v.Height, "fps": v.FPS, "maxRate": v.MaxRate})))
@@ -166,18 +209,6 @@ func (f *flow) Start(ctx context.Context) (err error) {
 	if _, err := evalJS[bool](ctx, f.sender, `flow.accept(`+jsValue(answer)+`)`); err != nil {
 		return fmt.Errorf("sender accepting the answer: %w", err)
 	}
-	s := &sampler{rec: f.env.Rec, log: f.env.Log, who: f.env.Spec.Name, sender: f.sender, receiver: f.receiver, echo: f.echo}
-	f.sampler = s
-	if err := s.waitMedia(ctx); err != nil {
-		return err
-	}
-	sampleCtx, stop := context.WithCancel(context.Background())
-	f.stopSampling = stop
-	f.sampling.Add(1)
-	go func() {
-		defer f.sampling.Done()
-		s.run(sampleCtx, f.opts.Interval)
-	}()
 	return nil
 }
 

@@ -219,3 +219,41 @@ func TestBrowserFlowToEchotest(t *testing.T) {
 		t.Errorf("Stop left %d entries in the work directory (%s...)", len(left), left[0].Name())
 	}
 }
+
+// New refuses what cannot run and fills what a flow built in code left out.
+func TestNewChecks(t *testing.T) {
+	rec := newRecorder()
+	env := endpoint.Env{Spec: scenario.Flow{Name: "x", Kind: scenario.KindBrowser}, Src: nil, Dst: nil, Rec: rec}
+	if _, err := New(env, Options{}); err == nil || !strings.Contains(err.Error(), "needs both hosts") {
+		t.Fatalf("no hosts: %v", err)
+	}
+	var h endpoint.Host = stubHost{}
+	env.Src, env.Dst = h, h
+	for _, c := range []struct {
+		spec func(*scenario.Flow)
+		opts Options
+		want string
+	}{
+		{func(f *scenario.Flow) { f.Kind = scenario.KindMedia }, Options{}, "is a media flow"},
+		{func(f *scenario.Flow) {}, Options{Chromium: "/nonexistent/chromium"}, "needs headless Chromium at /nonexistent/chromium"},
+		{func(f *scenario.Flow) { f.Receiver = scenario.ReceiverEchotest }, Options{}, "receiver: echotest but no strata binary"},
+		{func(f *scenario.Flow) { f.Receiver = "janus" }, Options{}, `unknown receiver "janus"`},
+		{func(f *scenario.Flow) { f.Video.File = "/nonexistent/x.y4m" }, Options{}, "video file"},
+	} {
+		e := env
+		c.spec(&e.Spec)
+		if _, err := New(e, c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
+	}
+	fl, err := New(env, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := fl.(*flow).env.Spec.Video; v != scenario.DefaultBrowserVideo() {
+		t.Fatalf("video %+v, want the defaults", v)
+	}
+}
+
+// stubHost is a Host that New only holds on to.
+type stubHost struct{ endpoint.Host }

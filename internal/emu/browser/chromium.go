@@ -65,6 +65,38 @@ func startChromium(ctx context.Context, cfg chromiumConfig) (_ *chromium, err er
 	if err := c.servePage(cfg.host); err != nil {
 		return nil, err
 	}
+	execCtx, cancelExec := chromedp.NewExecAllocator(context.Background(), execOptions(cfg, c.profile)...)
+	c.ctx, c.cancelTab = chromedp.NewContext(execCtx)
+	c.cancelExec = cancelExec
+	messages := chromedp.Console(c.ctx) // starts the browser
+	logw := logOrDiscard(cfg.log)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(logw, "%s %s %s\n", cfg.who, m.Type, m.Text)
+		}
+	}()
+	// As soon as it runs, so that close can end its process group even if it never loads.
+	c.notePID()
+	// Actions need the tab's context; the caller's ends them too.
+	start, cancel := context.WithTimeout(c.ctx, 30*time.Second)
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	if err := chromedp.Do(start, chromedp.Navigate(c.pageURL)); err != nil {
+		return nil, fmt.Errorf("%s: starting Chromium: %w", cfg.who, err)
+	}
+	c.notePID()
+	if _, err := evalJS[bool](ctx, c, `typeof window.flow === 'object'`); err != nil {
+		return nil, fmt.Errorf("%s: loading the page: %w", cfg.who, err)
+	}
+	return c, nil
+}
+
+// execOptions is how chromedp launches the browser: headless, fake devices, the camera's file,
+// a fresh profile, and `ip netns exec` into the host's namespace.
+func execOptions(cfg chromiumConfig, profile string) []chromedp.ExecAllocatorOption {
 	fake := "fps=" + strconv.FormatFloat(cfg.videoFPS, 'f', -1, 64)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(cfg.path),
@@ -85,7 +117,7 @@ func startChromium(ctx context.Context, cfg chromiumConfig) (_ *chromium, err er
 		chromedp.Flag("disable-renderer-backgrounding", true),
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(c.profile),
+		chromedp.UserDataDir(profile),
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
 			// `ip netns exec` (the host's Command) execs Chromium in place: the PID is Chromium's.
 			wrapped := cfg.host.Command(context.Background(), cfg.path, cmd.Args[1:]...)
@@ -96,32 +128,17 @@ func startChromium(ctx context.Context, cfg chromiumConfig) (_ *chromium, err er
 	if cfg.y4m != "" {
 		opts = append(opts, chromedp.Flag("use-file-for-fake-video-capture", cfg.y4m))
 	}
-	execCtx, cancelExec := chromedp.NewExecAllocator(context.Background(), opts...)
-	c.ctx, c.cancelTab = chromedp.NewContext(execCtx)
-	c.cancelExec = cancelExec
-	messages := chromedp.Console(c.ctx) // starts the browser
-	logw := logOrDiscard(cfg.log)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			fmt.Fprintf(logw, "%s %s %s\n", cfg.who, m.Type, m.Text)
-		}
-	}()
-	start, cancel := context.WithTimeout(c.ctx, 30*time.Second) // chromedp needs the tab's context
-	defer cancel()
-	defer context.AfterFunc(ctx, cancel)()
-	if err := chromedp.Do(start, chromedp.Navigate(c.pageURL)); err != nil {
-		return nil, fmt.Errorf("%s: starting Chromium: %w", cfg.who, err)
+	return opts
+}
+
+// notePID keeps the browser's PID once chromedp has started it.
+func (c *chromium) notePID() {
+	if c.pid > 0 {
+		return
 	}
 	if b := chromedp.FromContext(c.ctx).Browser; b != nil && b.Process() != nil {
 		c.pid = b.Process().Pid
 	}
-	if _, err := evalJS[bool](ctx, c, `typeof window.flow === 'object'`); err != nil {
-		return nil, fmt.Errorf("%s: loading the page: %w", cfg.who, err)
-	}
-	return c, nil
 }
 
 func logOrDiscard(w io.Writer) io.Writer {

@@ -17,7 +17,7 @@ type pageStats struct {
 	HdrSent  float64 `json:"hdrSent"` // outbound-rtp headerBytesSent
 	PktsSent float64 `json:"pktsSent"`
 	Target   float64 `json:"target"` // outbound-rtp targetBitrate (the encoder's)
-	Recv     float64 `json:"recv"`   // inbound-rtp bytesReceived (payload, no headers or padding)
+	Recv     float64 `json:"recv"`   // inbound-rtp bytesReceived less retransmitted and FEC bytes: new payload
 	PktsRecv float64 `json:"pktsRecv"`
 	Lost     float64 `json:"lost"`
 	Avail    float64 `json:"avail"` // candidate-pair availableOutgoingBitrate: GCC's estimate

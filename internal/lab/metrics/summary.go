@@ -199,6 +199,9 @@ func linkSummary(ls *sim.LinkStats, end time.Duration) LinkSummary {
 	return out
 }
 
+// isMedia says whether a flow kind carries real-time media: strata's senders and browsers.
+func isMedia(kind string) bool { return kind == "media" || kind == "browser" }
+
 // jainByBottleneck groups flows by their bottleneck link and computes
 // Jain's index over the group with the most media flows (and over all flows
 // of that link).
@@ -212,7 +215,7 @@ func jainByBottleneck(flows []FlowSummary) (media, all *float64, link string) {
 		if _, seen := count[f.Bottleneck]; !seen {
 			order = append(order, f.Bottleneck)
 		}
-		if f.Kind == "media" {
+		if isMedia(f.Kind) {
 			count[f.Bottleneck]++
 		} else {
 			count[f.Bottleneck] += 0
@@ -230,7 +233,7 @@ func jainByBottleneck(flows []FlowSummary) (media, all *float64, link string) {
 			continue
 		}
 		xa = append(xa, f.FairShareRatio)
-		if f.Kind == "media" {
+		if isMedia(f.Kind) {
 			xm = append(xm, f.FairShareRatio)
 		}
 	}
