@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -145,6 +146,9 @@ func (n *Network) startLinkProcess() error {
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stderr = os.Stderr
+	// A group of its own: a Ctrl-C at the terminal reaches the engine, which
+	// then still reads the links' statistics and closes them in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return err

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
@@ -91,5 +93,53 @@ func TestCloseAndReap(t *testing.T) {
 	}
 	if _, err := os.Stat(netnsDir + "/" + deadNS); err == nil {
 		t.Fatal("the dead run's namespace is still mounted")
+	}
+}
+
+// TestKilledRunLeavesNothing: a run killed with SIGKILL leaves namespaces
+// (which Reap removes) but no link process and no TUN device: the link
+// process sees its parent go and exits, and its devices go with it.
+func TestKilledRunLeavesNothing(t *testing.T) {
+	if os.Getenv("TOPO_HELPER_RUN") == "1" {
+		n := twoNodes(t, sim.LinkConfig{Rate: sim.ConstantRate(1e6)}, time.Minute)
+		n.Start(time.Now())
+		fmt.Printf("%d %s\n", n.proc.cmd.Process.Pid, n.Host("ha").Name())
+		time.Sleep(time.Minute)
+		return
+	}
+	needRoot(t)
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestKilledRunLeavesNothing$")
+	cmd.Env = append(os.Environ(), "TOPO_HELPER_RUN=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var linkPid int
+	var hostNS string
+	if _, err := fmt.Fscan(out, &linkPid, &hostNS); err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatal("helper run:", err)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	deadline := time.Now().Add(3 * time.Second)
+	for unix.Kill(linkPid, 0) == nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if unix.Kill(linkPid, 0) == nil {
+		_ = unix.Kill(linkPid, unix.SIGKILL)
+		t.Fatalf("the link process %d outlived its killed parent", linkPid)
+	}
+	if !strings.Contains(namespaces(t), hostNS) {
+		t.Fatalf("expected the killed run's namespace %s to be left for Reap", hostNS)
+	}
+	if err := Reap(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(namespaces(t), fmt.Sprintf("%s%d-", prefix, cmd.Process.Pid)) {
+		t.Fatal("Reap left the killed run's namespaces")
 	}
 }
