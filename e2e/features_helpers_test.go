@@ -152,7 +152,7 @@ func (p featurePage) requireCleanTeardown(srv *server.Server) {
 			return
 		}
 		waitNoSessions(t, srv, 5*time.Second)
-		p.requireCleanConsole("while janus.js destroyed its sessions")
+		p.requireCleanDestroy("while janus.js destroyed its sessions")
 	})
 }
 

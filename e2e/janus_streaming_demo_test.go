@@ -57,5 +57,5 @@ func TestJanusStreamingDemo(t *testing.T) {
 	b.waitFor("the demo to clean up", `$('#watch').text() === 'Watch or Listen' && $('#videos').children().length === 0`, 10*time.Second)
 	b.do(5*time.Second, chromedp.Click(chromedp.ID("start")))
 	srv.waitNoSessions(t, 10*time.Second)
-	b.requireCleanConsole("while stopping")
+	b.requireCleanDestroy("while stopping")
 }
