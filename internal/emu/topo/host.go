@@ -19,7 +19,7 @@ var _ endpoint.Host = (*Host)(nil)
 
 func newHost(n *Network, i int, h HostSpec) *Host {
 	gw, addr := hostNet(i)
-	return &Host{name: h.Name, node: h.Node, ns: nsFor(n.pid, "h", i, h.Name), idx: i, gw: gw, addr: addr}
+	return &Host{name: h.Name, node: h.Node, ns: n.nsFor("h", i, h.Name), idx: i, gw: gw, addr: addr}
 }
 
 // Name is the host's namespace (for `ip netns exec`).

@@ -20,6 +20,7 @@ import (
 	"os"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/emu/netem"
@@ -51,6 +52,7 @@ type Spec struct {
 type Network struct {
 	spec      Spec
 	pid       int
+	seq       int64 // this network's number within the process
 	nodes     map[string]*node
 	nodeOrder []string
 	hosts     map[string]*Host
@@ -71,14 +73,18 @@ type node struct {
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
-// nsFor names a namespace after this process and the object, readable in
+// networks counts the networks this process built, so that runs side by side in one process
+// (`strata lab run --jobs 2`) name their namespaces apart.
+var networks atomic.Int64
+
+// nsFor names a namespace after this process, the network and the object, readable in
 // `ip netns list` and unique between runs side by side.
-func nsFor(pid int, kind string, i int, name string) string {
+func (n *Network) nsFor(kind string, i int, name string) string {
 	s := unsafeChars.ReplaceAllString(name, "_")
 	if len(s) > 24 {
 		s = s[:24]
 	}
-	return fmt.Sprintf("%s%d-%s%d-%s", prefix, pid, kind, i, s)
+	return fmt.Sprintf("%s%d-%d-%s%d-%s", prefix, n.pid, n.seq, kind, i, s)
 }
 
 // Build creates the network. On error everything made so far is removed and
@@ -90,7 +96,7 @@ func Build(ctx context.Context, spec Spec) (*Network, error) {
 	if spec.Interval <= 0 {
 		spec.Interval = 100 * time.Millisecond
 	}
-	n := &Network{spec: spec, pid: os.Getpid(), nodes: map[string]*node{}, hosts: map[string]*Host{},
+	n := &Network{spec: spec, pid: os.Getpid(), seq: networks.Add(1), nodes: map[string]*node{}, hosts: map[string]*Host{},
 		flows: map[string]*flowState{}, byPair: map[pairKey]route{}}
 	if err := n.plan(); err != nil {
 		return nil, err
@@ -105,7 +111,7 @@ func Build(ctx context.Context, spec Spec) (*Network, error) {
 func (n *Network) plan() error {
 	addNode := func(name string) {
 		if _, ok := n.nodes[name]; !ok {
-			n.nodes[name] = &node{name: name, ns: nsFor(n.pid, "n", len(n.nodeOrder), name), idx: len(n.nodeOrder)}
+			n.nodes[name] = &node{name: name, ns: n.nsFor("n", len(n.nodeOrder), name), idx: len(n.nodeOrder)}
 			n.nodeOrder = append(n.nodeOrder, name)
 		}
 	}
