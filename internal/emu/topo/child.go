@@ -40,7 +40,8 @@ func init() {
 // hello is the parent's first message: what to build.
 type hello struct {
 	Spec Spec
-	Pid  int // the parent's: namespaces are named after it
+	Pid  int   // the parent's: namespaces are named after it
+	Seq  int64 // the network's number in the engine's process (namespace names)
 }
 
 type request struct {
@@ -83,7 +84,7 @@ func linkProcessMain(in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "link process:", err)
 		return 2
 	}
-	n := &Network{spec: h.Spec, pid: h.Pid, nodes: map[string]*node{}, hosts: map[string]*Host{},
+	n := &Network{spec: h.Spec, pid: h.Pid, seq: h.Seq, nodes: map[string]*node{}, hosts: map[string]*Host{},
 		flows: map[string]*flowState{}, byPair: map[pairKey]route{}}
 	err := n.plan()
 	if err == nil {
@@ -163,7 +164,7 @@ func (n *Network) startLinkProcess() error {
 	w := bufio.NewWriter(stdin)
 	p := &linkProcess{cmd: cmd, stdin: stdin, w: w, enc: gob.NewEncoder(w), dec: gob.NewDecoder(bufio.NewReader(stdout))}
 	n.proc = p
-	if err := p.enc.Encode(hello{Spec: n.spec, Pid: n.pid}); err != nil {
+	if err := p.enc.Encode(hello{Spec: n.spec, Pid: n.pid, Seq: n.seq}); err != nil {
 		return fmt.Errorf("link process: %w", err)
 	}
 	if err := w.Flush(); err != nil {
