@@ -141,3 +141,20 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 		t.Fatal("Reap left the killed run's namespaces")
 	}
 }
+
+// TestTwoNetworksInOneProcess: `strata lab run --jobs 2` builds networks side by side in one
+// process; their namespaces must not clash and each carries its own traffic.
+func TestTwoNetworksInOneProcess(t *testing.T) {
+	link := sim.LinkConfig{Rate: sim.ConstantRate(2e6), Delay: 2 * time.Millisecond}
+	a := twoNodes(t, link, 3*time.Second)
+	b := twoNodes(t, link, 3*time.Second)
+	if a.Host("ha").Name() == b.Host("ha").Name() {
+		t.Fatalf("both networks named their host %s", a.Host("ha").Name())
+	}
+	for i, n := range []*Network{a, b} {
+		n.Start(time.Now())
+		if recs := probe(t, n, 500, 1e6, 20, 0, 0); len(recs) != 20 {
+			t.Fatalf("network %d: %d of 20 probes arrived", i, len(recs))
+		}
+	}
+}
