@@ -321,8 +321,8 @@ func uplinkCall(ctx context.Context, c config, ns *rig.Netns, pages, serverPages
 			return err
 		}
 		defer func() {
-			if err := proc.Stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", t.Name, err)
+			if err := proc.Stop(rig.StopGrace); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			}
 		}()
 	}

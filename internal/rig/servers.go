@@ -1,12 +1,13 @@
 package rig
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -256,10 +257,14 @@ func janusIPLine(ip string) string {
 	return fmt.Sprintf("\tip = %q\n", ip)
 }
 
+// StopGrace is how long a server under test gets to exit on SIGTERM before it is killed.
+const StopGrace = 10 * time.Second
+
 // Process is a server we started, by PID.
 type Process struct {
+	Name string // names it in errors
+	Log  string // its output, or "" if the caller took it elsewhere
 	cmd  *exec.Cmd
-	Log  string
 	done chan error
 }
 
@@ -272,41 +277,86 @@ func Start(t Target, ns *Netns, dir string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(dir, t.Name+".log")
-	logf, err := os.Create(logPath)
+	// `ip netns exec` execs the server in place, so the PID we hold is the server's.
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, argv...)...)
+	p, err := StartCommand(t.Name, cmd, filepath.Join(dir, t.Name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	// `ip netns exec` execs the server in place, so the PID we hold is the server's.
-	cmd := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, argv...)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
+	url := fmt.Sprintf("http://%s:%d/janus/info", ns.ServerIP, APIPort)
+	if err := p.WaitHTTP(context.Background(), http.DefaultClient, url); err != nil {
+		_ = p.Stop(StopGrace)
 		return nil, err
 	}
-	p := &Process{cmd: cmd, Log: logPath, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); logf.Close() }()
-	url := fmt.Sprintf("http://%s:%d/janus/info", ns.ServerIP, APIPort)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return p, nil
+}
+
+// StartCommand starts cmd, named name in errors, with its output to a new file at logPath (or,
+// with logPath "", wherever cmd.Stdout and cmd.Stderr already point), and reaps it when it exits.
+//
+// A cmd with SysProcAttr.Pdeathsig set (a server that must die with us: a kill -9 of the run
+// skips every cleanup, and a server left behind keeps its namespace and ports) is forked from a
+// locked OS thread. The kernel sends that signal when the thread that forked the child exits, not
+// the process; Go keeps a thread that was locked and then unlocked, and ends one only when a
+// goroutine exits while still locked to it (as namespace helpers do with a thread they could not
+// switch back).
+func StartCommand(name string, cmd *exec.Cmd, logPath string) (*Process, error) {
+	var logf *os.File
+	if logPath != "" {
+		var err error
+		if logf, err = os.Create(logPath); err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = logf, logf
+	}
+	closeLog := func() {
+		if logf != nil {
+			logf.Close()
+		}
+	}
+	var err error
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
+		runtime.LockOSThread()
+		err = cmd.Start()
+		runtime.UnlockOSThread()
+	} else {
+		err = cmd.Start()
+	}
+	if err != nil {
+		closeLog()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	p := &Process{Name: name, Log: logPath, cmd: cmd, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait(); closeLog() }()
+	return p, nil
+}
+
+// WaitHTTP waits until url answers 200 through client; it fails if the process exits first, or
+// ctx ends, or 20 s pass.
+func (p *Process) WaitHTTP(ctx context.Context, client *http.Client, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for {
 		select {
 		case err := <-p.done:
 			p.done <- err
-			return nil, fmt.Errorf("%s exited at start-up (%v): %s", t.Name, err, Tail(logPath))
+			return fmt.Errorf("%s exited at start-up (%v)%s", p.Name, err, p.tail())
 		default:
 		}
-		if resp, err := http.Get(url); err == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return p, nil
+				return nil
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not answer %s: %w%s", p.Name, url, ctx.Err(), p.tail())
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	p.Stop()
-	return nil, fmt.Errorf("%s did not answer %s within 20 s: %s", t.Name, url, Tail(logPath))
 }
-
 func (p *Process) PID() int { return p.cmd.Process.Pid }
 
 // Alive reports whether the server is still running.
@@ -320,22 +370,15 @@ func (p *Process) Alive() bool {
 	}
 }
 
-// Stop ends the server: SIGTERM, then SIGKILL if it has not exited within 10 s.
-func (p *Process) Stop() error {
+// Stop ends the server: SIGTERM, then SIGKILL if it has not exited within grace.
+func (p *Process) Stop(grace time.Duration) error {
 	if !p.Alive() {
 		return nil
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return nil
-	case <-time.After(10 * time.Second):
+	if _, _, ok := p.Terminate(grace); !ok {
+		return fmt.Errorf("%s did not exit on SIGTERM within %v; killed", p.Name, grace)
 	}
-	_ = p.cmd.Process.Kill()
-	err := <-p.done
-	p.done <- err
-	return errors.New("did not exit on SIGTERM within 10 s; killed")
+	return nil
 }
 
 // Terminate sends SIGTERM and waits up to limit for the server to exit: how long it took and its
@@ -353,6 +396,14 @@ func (p *Process) Terminate(limit time.Duration) (took time.Duration, status err
 	err := <-p.done
 	p.done <- err
 	return time.Since(t0), err, false
+}
+
+// tail is ": " and the end of the server's log, for error messages, or "" without one.
+func (p *Process) tail() string {
+	if p.Log == "" {
+		return ""
+	}
+	return ": " + Tail(p.Log)
 }
 
 // Tail is the end of a log file, for error messages.

@@ -193,7 +193,7 @@ func TestBrowserFlowToEchotest(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := fl.(*flow)
-	strataPID := f.echo.cmd.Process.Pid
+	strataPID := f.echo.proc.PID()
 	if got, want := netnsOf(t, fmt.Sprintf("/proc/%d/ns/net", strataPID)), fmt.Sprintf("net:[%d]", nsInode(t, dst.Name())); got != want {
 		_ = fl.Stop()
 		t.Fatalf("strata runs in %s, want %s", got, want)

@@ -168,7 +168,7 @@ func waitFor(limit time.Duration, ok func() bool) bool {
 func (s *Sessions) pids() []int {
 	var out []int
 	for _, p := range s.procs {
-		out = append(out, p.cmd.Process.Pid)
+		out = append(out, p.PID())
 	}
 	return out
 }
