@@ -17,12 +17,13 @@ import (
 	"sync"
 	"time"
 
+	launch "github.com/strata-rtc/strata/internal/chromium"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 )
 
 // DefaultChromium is Debian's Chromium, as the e2e tests and benchmarks use it.
-const DefaultChromium = "/usr/bin/chromium"
+const DefaultChromium = launch.Path
 
 // Options are what the engine knows and a scenario does not.
 type Options struct {

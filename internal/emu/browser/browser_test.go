@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,17 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 )
-
-// logWriter sends a flow's log lines to the test's log.
-type logWriter struct{ t *testing.T }
-
-func (w logWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
 
 func browserSpec(receiver string) scenario.Flow {
 	return scenario.Flow{Name: "chrome", Kind: scenario.KindBrowser, Receiver: receiver,
@@ -49,6 +41,25 @@ func nsInode(t *testing.T, name string) uint64 {
 	return st.Ino
 }
 
+// startFlow builds a browser flow from src to dst sending generated video (a moving gradient
+// under noise, 640×360 at 30 fps) to receiver, recorded by rec, and starts it; stopping it is the
+// test's.
+func startFlow(t *testing.T, receiver string, src, dst endpoint.Host, rec *emutest.Recorder, opts Options) *flow {
+	t.Helper()
+	spec := browserSpec(receiver)
+	spec.Video = scenario.BrowserVideo{Width: 640, Height: 360, FPS: 30, Content: scenario.ContentNoise}
+	fl, err := New(endpoint.Env{Spec: spec, Src: src, Dst: dst, Rec: rec, Clock: rec, Log: emutest.Log(t)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	if err := fl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return fl.(*flow)
+}
+
 // TestBrowserFlowOverOneMegabit sends generated video (a moving gradient under noise) as
 // Chromium's camera (its own fake camera is so easy to encode that it stays below the link) to a second Chromium over a
 // 1 Mbit/s emulated link (25 ms, 50 packets) and checks what libwebrtc's GCC made of it, as the lab records it: an
@@ -58,26 +69,14 @@ func nsInode(t *testing.T, name string) uint64 {
 func TestBrowserFlowOverOneMegabit(t *testing.T) {
 	network, src, dst := emulated(t, "1Mbps")
 	netStart := time.Now()
-	rec := newRecorder()
+	rec := emutest.NewRecorder()
 	work := t.TempDir()
-	spec := browserSpec(scenario.ReceiverBrowser)
-	spec.Video = scenario.BrowserVideo{Width: 640, Height: 360, FPS: 30, Content: scenario.ContentNoise}
-	fl, err := New(endpoint.Env{Spec: spec, Src: src, Dst: dst, Rec: rec, Clock: rec,
-		Log: logWriter{t}}, Options{WorkDir: work, Interval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := fl.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	f := startFlow(t, scenario.ReceiverBrowser, src, dst, rec, Options{WorkDir: work, Interval: 100 * time.Millisecond})
 	up := rec.Now()
-	f := fl.(*flow)
 	stopped := false
 	defer func() {
 		if !stopped {
-			_ = fl.Stop()
+			_ = f.Stop()
 		}
 	}()
 	t.Logf("media flowing %v after the test began", up.Round(time.Millisecond))
@@ -101,23 +100,21 @@ func TestBrowserFlowOverOneMegabit(t *testing.T) {
 	end := rec.Now()
 	pids := []int{f.sender.pid, f.receiver.pid}
 	stopped = true
-	if err := fl.Stop(); err != nil {
+	if err := f.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 
 	// After the start-up probes GCC holds near the link; judge the last 8 s.
 	from := end - 8*time.Second
-	rate := rec.bytesBetween(from, end) * 8 / (end - from).Seconds()
-	total := rec.bytesBetween(0, end) * 8 / (end - up).Seconds()
-	rec.mu.Lock()
-	targets, rtts := append([]sample(nil), rec.target...), append([]sample(nil), rec.rtt...)
-	rec.mu.Unlock()
+	rate := rec.Bytes(from, end) * 8 / (end - from).Seconds()
+	total := rec.Bytes(0, end) * 8 / (end - up).Seconds()
+	targets, rtts := rec.Targets(), rec.RTTs()
 	if len(targets) == 0 || len(rtts) == 0 {
 		t.Fatalf("getStats gave %d estimates and %d RTT samples", len(targets), len(rtts))
 	}
 	est := median(targets, from, end)
 	t.Logf("goodput %.0f kbit/s over the last 8 s, %.0f kbit/s since media began; GCC's estimate (median of the last 8 s) %.0f kbit/s; %d RTT samples, last %.1f ms",
-		rate/1e3, total/1e3, est/1e3, len(rtts), rtts[len(rtts)-1].v*1e3)
+		rate/1e3, total/1e3, est/1e3, len(rtts), rtts[len(rtts)-1].V*1e3)
 	if rate < 500e3 || rate > 1e6 {
 		t.Errorf("goodput %.0f kbit/s over the last 8 s, want between 500 and 1000 (the link)", rate/1e3)
 	}
@@ -129,7 +126,7 @@ func TestBrowserFlowOverOneMegabit(t *testing.T) {
 	// carry headers too), never more than the link carries.
 	fs := network.FlowStats("chrome")
 	netRate := float64(fs.RecvBytes) * 8 / time.Since(netStart).Seconds()
-	good := rec.bytesBetween(0, end)
+	good := rec.Bytes(0, end)
 	t.Logf("the emulator delivered %d packets, %d bytes (%.0f kbit/s since the link came up), dropped %d; payload recorded %.0f bytes",
 		fs.RecvPackets, fs.RecvBytes, netRate/1e3, fs.Dropped, good)
 	if good > float64(fs.RecvBytes) || netRate > 1.02e6 {
@@ -147,11 +144,11 @@ func TestBrowserFlowOverOneMegabit(t *testing.T) {
 }
 
 // median is the median value of the samples in [from, to).
-func median(s []sample, from, to time.Duration) float64 {
+func median(s []emutest.Sample, from, to time.Duration) float64 {
 	var v []float64
 	for _, x := range s {
-		if x.at >= from && x.at < to {
-			v = append(v, x.v)
+		if x.At >= from && x.At < to {
+			v = append(v, x.V)
 		}
 	}
 	if len(v) == 0 {
@@ -161,53 +158,28 @@ func median(s []sample, from, to time.Duration) float64 {
 	return v[len(v)/2]
 }
 
-// buildStrata builds cmd/strata into a temporary directory.
-func buildStrata(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "strata")
-	out, err := exec.Command("go", "build", "-o", bin, "../../../cmd/strata").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build ./cmd/strata: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestBrowserFlowToEchotest sends the generated video to `strata serve`'s echotest over the same
 // 1 Mbit/s emulated link: strata answers, receives (the payload counted by its admin API) and echoes, and
 // Stop ends strata and the browser.
 func TestBrowserFlowToEchotest(t *testing.T) {
 	_, src, dst := emulated(t, "1Mbps")
-	strata := buildStrata(t)
-	rec := newRecorder()
+	strata := emutest.BuildStrata(t)
+	rec := emutest.NewRecorder()
 	work := t.TempDir()
-	spec := browserSpec(scenario.ReceiverEchotest)
-	spec.Video = scenario.BrowserVideo{Width: 640, Height: 360, FPS: 30, Content: scenario.ContentNoise}
-	fl, err := New(endpoint.Env{Spec: spec, Src: src, Dst: dst, Rec: rec, Clock: rec, Log: logWriter{t}},
-		Options{WorkDir: work, Strata: strata})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := fl.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f := fl.(*flow)
-	strataPID := f.echo.cmd.Process.Pid
+	f := startFlow(t, scenario.ReceiverEchotest, src, dst, rec, Options{WorkDir: work, Strata: strata})
+	strataPID := f.echo.proc.PID()
 	if got, want := netnsOf(t, fmt.Sprintf("/proc/%d/ns/net", strataPID)), fmt.Sprintf("net:[%d]", nsInode(t, dst.Name())); got != want {
-		_ = fl.Stop()
+		_ = f.Stop()
 		t.Fatalf("strata runs in %s, want %s", got, want)
 	}
 	time.Sleep(8 * time.Second)
 	end := rec.Now()
-	if err := fl.Stop(); err != nil {
+	if err := f.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	from := end - 6*time.Second
-	rate := rec.bytesBetween(from, end) * 8 / (end - from).Seconds()
-	rec.mu.Lock()
-	est := median(rec.target, from, end)
-	rec.mu.Unlock()
+	rate := rec.Bytes(from, end) * 8 / (end - from).Seconds()
+	est := median(rec.Targets(), from, end)
 	t.Logf("echotest: goodput %.0f kbit/s over the last 6 s, GCC's estimate (median) %.0f kbit/s", rate/1e3, est/1e3)
 	if rate < 200e3 || rate > 1e6 {
 		t.Errorf("goodput %.0f kbit/s, want between 200 and 1000 (the link)", rate/1e3)
@@ -222,12 +194,12 @@ func TestBrowserFlowToEchotest(t *testing.T) {
 
 // New refuses what cannot run and fills what a flow built in code left out.
 func TestNewChecks(t *testing.T) {
-	rec := newRecorder()
+	rec := emutest.NewRecorder()
 	env := endpoint.Env{Spec: scenario.Flow{Name: "x", Kind: scenario.KindBrowser}, Src: nil, Dst: nil, Rec: rec}
 	if _, err := New(env, Options{}); err == nil || !strings.Contains(err.Error(), "needs both hosts") {
 		t.Fatalf("no hosts: %v", err)
 	}
-	var h endpoint.Host = stubHost{}
+	var h endpoint.Host = emutest.NoHost{}
 	env.Src, env.Dst = h, h
 	for _, c := range []struct {
 		spec func(*scenario.Flow)
@@ -254,6 +226,3 @@ func TestNewChecks(t *testing.T) {
 		t.Fatalf("video %+v, want the defaults", v)
 	}
 }
-
-// stubHost is a Host that New only holds on to.
-type stubHost struct{ endpoint.Host }

@@ -10,14 +10,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	launch "github.com/strata-rtc/strata/internal/chromium"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 )
 
@@ -94,37 +93,16 @@ func startChromium(ctx context.Context, cfg chromiumConfig) (_ *chromium, err er
 	return c, nil
 }
 
-// execOptions is how chromedp launches the browser: headless, fake devices, the camera's file,
-// a fresh profile, and `ip netns exec` into the host's namespace.
+// execOptions is how chromedp launches the browser: headless, fake devices at the flow's frame
+// rate, the camera's file, a fresh profile, and `ip netns exec` into the host's namespace.
 func execOptions(cfg chromiumConfig, profile string) []chromedp.ExecAllocatorOption {
-	fake := "fps=" + strconv.FormatFloat(cfg.videoFPS, 'f', -1, 64)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(cfg.path),
-		chromedp.Flag("headless", "new"),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("use-fake-ui-for-media-stream", true),
-		chromedp.Flag("use-fake-device-for-media-stream", fake),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		// The receiver never asks for the camera, so Chromium would hide its host candidates
-		// behind mDNS names that nothing in a lab namespace resolves.
-		chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"),
-		chromedp.Flag("mute-audio", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(profile),
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-			// `ip netns exec` (the host's Command) execs Chromium in place: the PID is Chromium's.
-			wrapped := cfg.host.Command(context.Background(), cfg.path, cmd.Args[1:]...)
-			cmd.Path, cmd.Args = wrapped.Path, wrapped.Args
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		}),
-	}
+	opts := append(launch.Options(cfg.path, profile),
+		launch.FakeCameraFPS(cfg.videoFPS),
+		// The receiver never asks for the camera.
+		launch.HostCandidates,
+		launch.FullRate,
+		launch.InNamespace(cfg.host.Name(), cfg.path),
+	)
 	if cfg.y4m != "" {
 		opts = append(opts, chromedp.Flag("use-file-for-fake-video-capture", cfg.y4m))
 	}

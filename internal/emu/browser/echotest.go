@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -20,13 +19,14 @@ import (
 
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/rig"
 )
 
 // echotest is a `strata serve` in the destination host whose echotest plugin receives the
 // browser's video (and echoes it back, as for a real user; strata also caps the browser with its
 // own estimate by REMB). The lab signals it over the Janus HTTP API on the host's loopback.
 type echotest struct {
-	cmd       *exec.Cmd
+	proc      *rig.Process
 	dir       string
 	http      *http.Client // dials inside the host's namespace
 	api       string
@@ -35,14 +35,13 @@ type echotest struct {
 	client    *janusclient.Client
 	session   *janusclient.Session
 	handle    *janusclient.Handle
-	exited    chan struct{}
 	closeOnce bool
 }
 
 // startEchotest runs strata with its API and admin API on the host's loopback (free ports there)
 // and waits until it answers.
 func startEchotest(ctx context.Context, host endpoint.Host, opts Options, log io.Writer) (_ *echotest, err error) {
-	e := &echotest{exited: make(chan struct{})}
+	e := &echotest{}
 	defer func() {
 		if err != nil {
 			err = errors.Join(fmt.Errorf("echotest: %w", err), e.close())
@@ -76,13 +75,13 @@ plugins:
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
-	e.cmd = host.Command(context.Background(), opts.Strata, "serve", "--config", path)
-	e.cmd.Stdout, e.cmd.Stderr = log, log
-	e.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := e.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting strata: %w", err)
+	// Killed with us if we die (rig.StartCommand says how).
+	cmd := host.Command(context.Background(), opts.Strata, "serve", "--config", path)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if e.proc, err = rig.StartCommand("strata", cmd, ""); err != nil {
+		return nil, err
 	}
-	go func() { _ = e.cmd.Wait(); close(e.exited) }()
 	e.http = &http.Client{Timeout: 90 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (c net.Conn, err error) {
 			err = host.Do(func() error {
@@ -92,7 +91,7 @@ plugins:
 			return c, err
 		},
 	}}
-	if err := e.waitUp(ctx); err != nil {
+	if err := e.proc.WaitHTTP(ctx, e.http, e.api+"/info"); err != nil {
 		return nil, err
 	}
 	if e.client, err = janusclient.Dial(ctx, e.api, janusclient.WithHTTPClient(e.http)); err != nil {
@@ -128,28 +127,6 @@ func freePorts(host endpoint.Host, n int) ([]int, error) {
 		return nil
 	})
 	return ports, err
-}
-
-func (e *echotest) waitUp(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.api+"/info", nil)
-		resp, err := e.http.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-e.exited:
-			return fmt.Errorf("strata exited: %v", e.cmd.ProcessState)
-		case <-ctx.Done():
-			return fmt.Errorf("strata did not answer at %s: %v", e.api, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // call sends the browser's offer to the echotest (video on, audio off) and returns the answer.
@@ -232,14 +209,8 @@ func (e *echotest) close() error {
 		_ = e.client.Close()
 	}
 	var errs []error
-	if e.cmd != nil && e.cmd.Process != nil {
-		_ = e.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-e.exited:
-		case <-time.After(5 * time.Second):
-			_ = e.cmd.Process.Kill()
-			<-e.exited
-		}
+	if e.proc != nil {
+		_ = e.proc.Stop(5 * time.Second)
 	}
 	if e.dir != "" {
 		errs = append(errs, removeAllRetry(e.dir))

@@ -3,11 +3,10 @@ package browser
 import (
 	"context"
 	"fmt"
-	"os"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/emu/topo"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
@@ -20,7 +19,7 @@ import (
 // when the test ends.
 func emulated(t *testing.T, rate string) (*topo.Network, endpoint.Host, endpoint.Host) {
 	t.Helper()
-	requireRoot(t)
+	emutest.NeedRoot(t)
 	doc := fmt.Sprintf(`duration: 60s
 links:
   - {name: ab, from: a, to: b, rate: %s, delay: 25ms, queue: 50pkt, duplex: true, reverse: {rate: 10Mbps}}
@@ -50,56 +49,4 @@ flows:
 	})
 	n.Start(time.Now())
 	return n, n.Host("src"), n.Host("dst")
-}
-
-func requireRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if testing.Short() {
-		t.Skip("-short: browser flows need root (network namespaces)")
-	}
-	t.Fatal("browser flows run Chromium in network namespaces: run the tests as root (or with -short to leave them out)")
-}
-
-// recorder keeps what a flow records, stamped with the time since the test's start.
-type recorder struct {
-	mu      sync.Mutex
-	start   time.Time
-	goodput []sample
-	target  []sample
-	rtt     []sample
-}
-
-type sample struct {
-	at time.Duration
-	v  float64
-}
-
-func newRecorder() *recorder { return &recorder{start: time.Now()} }
-
-func (r *recorder) add(s *[]sample, v float64) {
-	r.mu.Lock()
-	*s = append(*s, sample{time.Since(r.start), v})
-	r.mu.Unlock()
-}
-
-func (r *recorder) Goodput(bytes int)     { r.add(&r.goodput, float64(bytes)) }
-func (r *recorder) Target(bps float64)    { r.add(&r.target, bps) }
-func (r *recorder) Cwnd(float64)          {}
-func (r *recorder) RTT(rtt time.Duration) { r.add(&r.rtt, rtt.Seconds()) }
-func (r *recorder) Now() time.Duration    { return time.Since(r.start) }
-
-// bytesBetween sums the goodput recorded in [from, to).
-func (r *recorder) bytesBetween(from, to time.Duration) float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var n float64
-	for _, s := range r.goodput {
-		if s.at >= from && s.at < to {
-			n += s.v
-		}
-	}
-	return n
 }

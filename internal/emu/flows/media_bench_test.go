@@ -7,6 +7,7 @@ import (
 	"github.com/pion/rtp"
 
 	"github.com/strata-rtc/strata/internal/bwe"
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/sim"
 )
@@ -36,8 +37,8 @@ func (nopRecorder) RTT(time.Duration) {}
 // several packets per frame without feedback raising the target.
 func newBenchSender(tb testing.TB, ccName string, layers ...float64) (*mediaSender, *sinkWriter) {
 	tb.Helper()
-	clock := runClock{time.Now()}
-	var h endpoint.Host = idleHost{}
+	clock := emutest.Clock{T0: time.Now()}
+	var h endpoint.Host = emutest.NoHost{}
 	spec := mediaSpec("bench", ccName, time.Hour)
 	spec.Codec.MinRate, spec.Codec.Layers = 2e6, layers
 	if len(layers) > 0 {

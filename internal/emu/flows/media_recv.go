@@ -30,8 +30,8 @@ type mediaReceiver struct {
 	arrived int // packets since the last report
 
 	seen    seqWindow
-	rtpSeq  seqUnwrap
-	ccSeq   seqUnwrap
+	rtpSeq  cc.SeqUnwrapper
+	ccSeq   cc.SeqUnwrapper
 	absTime cc.AbsSendTimeUnwrapper
 	hdr     rtp.Header
 }
@@ -95,7 +95,8 @@ func (r *mediaReceiver) onPacket(b []byte, in incoming) {
 	if r.hdr.Padding && payload > 0 {
 		payload -= int(b[len(b)-1])
 	}
-	if r.seen.add(r.rtpSeq.unwrap(r.hdr.SequenceNumber)) && payload > 0 {
+	rtpSeq := r.rtpSeq.Unwrap(r.hdr.SequenceNumber)
+	if r.seen.add(rtpSeq) && payload > 0 {
 		r.m.env.Rec.Goodput(payload)
 		r.once.Do(func() { close(r.first) })
 	}
@@ -103,9 +104,9 @@ func (r *mediaReceiver) onPacket(b []byte, in incoming) {
 	if rx == nil {
 		return
 	}
-	seq := r.rtpSeq.last
+	seq := rtpSeq
 	if t := r.hdr.GetExtension(in.twccID); in.twccID != 0 && len(t) >= 2 {
-		seq = r.ccSeq.unwrap(uint16(t[0])<<8 | uint16(t[1])) // one sequence with the padding: gaps are losses
+		seq = r.ccSeq.Unwrap(uint16(t[0])<<8 | uint16(t[1])) // one sequence with the padding: gaps are losses
 	}
 	var send time.Duration
 	if a := r.hdr.GetExtension(in.absID); in.absID != 0 && len(a) >= 3 {
@@ -152,21 +153,6 @@ func (r *mediaReceiver) reportLoop(ctx context.Context, pc *webrtc.PeerConnectio
 			_ = pc.WriteRTCP([]rtcp.Packet{pkt})
 		}
 	}
-}
-
-// seqUnwrap extends 16-bit RTP sequence numbers to int64.
-type seqUnwrap struct {
-	last    int64
-	started bool
-}
-
-func (u *seqUnwrap) unwrap(v uint16) int64 {
-	if !u.started {
-		u.last, u.started = int64(v), true
-		return u.last
-	}
-	u.last += int64(int16(v - uint16(u.last)))
-	return u.last
 }
 
 // seqWindow remembers which of the last 1024 sequence numbers arrived, to count a duplicated

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 	"github.com/strata-rtc/strata/internal/sim"
@@ -21,7 +22,7 @@ const (
 	tcpiOptECN  = 8
 )
 
-func tcpEnv(src, dst endpoint.Host, rec *recorder, spec scenario.Flow) endpoint.Env {
+func tcpEnv(src, dst endpoint.Host, rec *emutest.Recorder, spec scenario.Flow) endpoint.Env {
 	if spec.Name == "" {
 		spec.Name = "t1"
 	}
@@ -51,7 +52,7 @@ func startTCP(t *testing.T, env endpoint.Env) *tcpFlow {
 func TestTCPCongestionControls(t *testing.T) {
 	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
 	for _, c := range []struct{ cc, kernel string }{{"cubic", "cubic"}, {"reno", "reno"}, {"newreno", "reno"}, {"bbr", "bbr"}} {
-		rec := newRecorder()
+		rec := emutest.NewRecorder()
 		before := runtime.NumGoroutine()
 		f := startTCP(t, tcpEnv(src, dst, rec, scenario.Flow{Name: "t-" + c.cc, CC: c.cc}))
 		time.Sleep(1500 * time.Millisecond)
@@ -66,17 +67,18 @@ func TestTCPCongestionControls(t *testing.T) {
 			t.Errorf("%s: socket runs %q, want %q", c.cc, got, c.kernel)
 		}
 		// 20 Mbit/s for 1.5 s is 3.75 MB; a flow that moved a third of it works.
-		if n := rec.total(); n < 1_200_000 {
+		if n := rec.Total(); n < 1_200_000 {
 			t.Errorf("%s: %d bytes delivered in 1.5 s at 20 Mbit/s", c.cc, n)
 		}
-		if len(rec.cwnd) < 10 || len(rec.rtt) < 10 {
-			t.Fatalf("%s: %d cwnd and %d RTT samples in 1.5 s (one per 100 ms)", c.cc, len(rec.cwnd), len(rec.rtt))
+		cwnd, rtt := rec.Cwnds(), rec.RTTs()
+		if len(cwnd) < 10 || len(rtt) < 10 {
+			t.Fatalf("%s: %d cwnd and %d RTT samples in 1.5 s (one per 100 ms)", c.cc, len(cwnd), len(rtt))
 		}
-		if rec.cwnd[len(rec.cwnd)-1] < 10*1448 || rec.rtt[len(rec.rtt)-1] <= 0 {
-			t.Errorf("%s: last cwnd %.0f bytes, RTT %v", c.cc, rec.cwnd[len(rec.cwnd)-1], rec.rtt[len(rec.rtt)-1])
+		lastCwnd, lastRTT := cwnd[len(cwnd)-1].V, time.Duration(rtt[len(rtt)-1].V*float64(time.Second))
+		if lastCwnd < 10*1448 || lastRTT <= 0 {
+			t.Errorf("%s: last cwnd %.0f bytes, RTT %v", c.cc, lastCwnd, lastRTT)
 		}
-		t.Logf("%s: %.2f Mbit/s, last cwnd %.0f B, srtt %v", c.cc, float64(rec.total())*8/1.5e6,
-			rec.cwnd[len(rec.cwnd)-1], rec.rtt[len(rec.rtt)-1])
+		t.Logf("%s: %.2f Mbit/s, last cwnd %.0f B, srtt %v", c.cc, float64(rec.Total())*8/1.5e6, lastCwnd, lastRTT)
 		if _, err := tcpInfo(f.snd); err == nil {
 			t.Errorf("%s: the sender's socket is still open after Stop", c.cc)
 		}
@@ -90,7 +92,7 @@ func TestTCPCongestionControls(t *testing.T) {
 func TestTCPOptions(t *testing.T) {
 	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
 	rootSysctls := map[string]string{"tcp_sack": rootSysctl(t, "tcp_sack"), "tcp_ecn": rootSysctl(t, "tcp_ecn")}
-	rec := newRecorder()
+	rec := emutest.NewRecorder()
 	f := startTCP(t, tcpEnv(src, dst, rec, scenario.Flow{CC: "cubic", NoSACK: true, ECN: true, MSS: 1000,
 		RcvWindow: 100_000, DelayedAck: 1}))
 	time.Sleep(500 * time.Millisecond)
@@ -142,7 +144,7 @@ func TestTCPOptions(t *testing.T) {
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if rec.total() == 0 {
+	if rec.Total() == 0 {
 		t.Error("no data delivered")
 	}
 }
@@ -153,7 +155,7 @@ func TestTCPOptions(t *testing.T) {
 func TestTCPOnOff(t *testing.T) {
 	src, dst := newPair(t, 20e6, 10*time.Millisecond, 100)
 	oo := sim.OnOffConfig{SizeMin: 50_000, SizeMax: 150_000, OffMean: 300 * time.Millisecond}
-	rec := newRecorder()
+	rec := emutest.NewRecorder()
 	env := tcpEnv(src, dst, rec, scenario.Flow{Name: "onoff", CC: "reno", OnOff: &oo})
 	f := startTCP(t, env)
 	startedAt := rec.Now()
@@ -175,11 +177,11 @@ func TestTCPOnOff(t *testing.T) {
 		done += want.Size()
 	}
 	next := want.Size()
-	got := rec.total()
+	got := rec.Total()
 	if got < done || got > done+next {
 		t.Errorf("%d bytes delivered; the simulator's first %d files are %d bytes (next %d)", got, files, done, next)
 	}
-	first := rec.goodput[0].at - startedAt
+	first := rec.Goodputs()[0].At - startedAt
 	if first < firstOff-5*time.Millisecond {
 		t.Errorf("first data %v after start, before the first idle period (%v) ended", first, firstOff)
 	}
@@ -188,7 +190,7 @@ func TestTCPOnOff(t *testing.T) {
 
 // TestTCPBadSpec checks what kernel TCP cannot run is refused up front.
 func TestTCPBadSpec(t *testing.T) {
-	h := &nsHost{}
+	var h endpoint.Host = emutest.NoHost{}
 	for _, c := range []struct {
 		spec scenario.Flow
 		want string
@@ -200,12 +202,12 @@ func TestTCPBadSpec(t *testing.T) {
 		{scenario.Flow{CC: "cubic", MSS: 9000}, "mss 9000"},
 		{scenario.Flow{CC: "reno", OnOff: &sim.OnOffConfig{SizeMin: 10, SizeMax: 5, OffMean: time.Second}}, "on/off"},
 	} {
-		env := tcpEnv(h, h, newRecorder(), c.spec)
+		env := tcpEnv(h, h, emutest.NewRecorder(), c.spec)
 		if _, err := NewTCP(env); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want one saying %s", c.spec, err, c.want)
 		}
 	}
-	env := tcpEnv(h, h, newRecorder(), scenario.Flow{CC: "cubic"})
+	env := tcpEnv(h, h, emutest.NewRecorder(), scenario.Flow{CC: "cubic"})
 	env.Spec.Kind = "ledbat"
 	if _, err := NewTCP(env); err == nil {
 		t.Error("a ledbat flow was taken for kernel TCP")

@@ -50,7 +50,7 @@ func (s *Sessions) startServer(ctx context.Context) error {
 		s.procs = append(s.procs, p)
 		netctlURL = "http://" + listen
 		s.netctl = netctlURL
-		if err := p.waitHTTP(ctx, httpc, netctlURL+"/v1/health"); err != nil {
+		if err := p.WaitHTTP(ctx, httpc, netctlURL+"/v1/health"); err != nil {
 			return err
 		}
 	}
@@ -64,7 +64,7 @@ func (s *Sessions) startServer(ctx context.Context) error {
 	}
 	s.procs = append(s.procs, p)
 	s.server = apiURL(addr)
-	if err := p.waitHTTP(ctx, httpc, s.server+"/info"); err != nil {
+	if err := p.WaitHTTP(ctx, httpc, s.server+"/info"); err != nil {
 		return err
 	}
 	return s.createRoom(ctx)

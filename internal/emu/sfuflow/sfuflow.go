@@ -25,6 +25,7 @@ import (
 	"github.com/strata-rtc/strata/internal/lab/metrics"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
+	"github.com/strata-rtc/strata/internal/rig"
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
@@ -69,7 +70,7 @@ type Sessions struct {
 	netctl  string // the network controller's URL, "" without
 	room    uint64
 	runs    []*run
-	procs   []*process
+	procs   []*rig.Process
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -212,7 +213,7 @@ func (s *Sessions) Stop() error {
 		errs = append(errs, r.stop())
 	}
 	for _, p := range slices.Backward(s.procs) {
-		errs = append(errs, p.stop())
+		errs = append(errs, p.Stop(5*time.Second))
 	}
 	if s.tmpDir {
 		errs = append(errs, os.RemoveAll(s.dir))

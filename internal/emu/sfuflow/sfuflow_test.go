@@ -6,43 +6,18 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/emu/topo"
 	"github.com/strata-rtc/strata/internal/lab/metrics"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 	"github.com/strata-rtc/strata/internal/sim"
 )
-
-type wallClock struct{ t0 time.Time }
-
-func (c *wallClock) Now() time.Duration { return time.Since(c.t0) }
-
-type goodput struct{ bytes atomic.Int64 }
-
-func (g *goodput) Goodput(n int)              { g.bytes.Add(int64(n)) }
-func (g *goodput) Target(float64)             {}
-func (g *goodput) Cwnd(float64)               {}
-func (g *goodput) RTT(time.Duration)          {}
-func (t testLog) Write(p []byte) (int, error) { t.Log(string(p)); return len(p), nil }
-
-type testLog struct{ *testing.T }
-
-func buildStrata(t *testing.T) string {
-	bin := filepath.Join(t.TempDir(), "strata")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/strata")
-	cmd.Dir = "../../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/strata: %v: %s", err, out)
-	}
-	return bin
-}
 
 // network is pub ⇄ sfu ⇄ sub through the emulator: 100 Mbit/s, 5 ms, 100-packet queues, except
 // the downlink sfu → sub, cut at cutAt to 700 kbit/s behind a 100 ms queue.
@@ -76,15 +51,13 @@ func TestSessionTopLayerThenCut(t *testing.T) {
 		t.Skip("builds network namespaces and runs strata (root)")
 	}
 	const cutAt = 6 * time.Second
-	bin := buildStrata(t)
+	bin := emutest.BuildStrata(t)
 	net := network(t, cutAt)
 	u := &scenario.SFU{Node: "sfu", Policy: "bwe", Sessions: []scenario.SFUSession{{Name: "s",
 		Layers: []float64{150e3, 250e3, 800e3}, Path: []string{"pub", "sfu", "sub"}, Stop: 30 * time.Second}}}
-	rec := &goodput{}
-	t0 := time.Now()
-	net.Start(t0)
-	clock := &wallClock{t0}
-	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: clock, Log: testLog{t},
+	rec := emutest.NewRecorder()
+	net.Start(rec.T0)
+	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: rec, Log: emutest.Log(t),
 		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub"), Rec: rec}}})
 	if err != nil {
 		t.Fatal(err)
@@ -101,17 +74,17 @@ func TestSessionTopLayerThenCut(t *testing.T) {
 			_ = ss.Stop()
 		}
 	}()
-	up := clock.Now()
+	up := rec.Now()
 	if !waitFor(cutAt-up, func() bool { return ss.Forwarding()["s"] == 3 }) {
 		t.Fatalf("the subscriber did not reach the top layer on a free path within %v of joining (layer %d); %+v",
 			(cutAt - up).Round(time.Millisecond), ss.Forwarding()["s"], ss.Summaries())
 	}
-	t.Logf("top layer %v after the session was up (at %v)", (clock.Now() - up).Round(time.Millisecond), up.Round(time.Millisecond))
-	time.Sleep(cutAt - clock.Now()) // the top layer is 1.2 Mbit/s, the middle one 0.4
+	t.Logf("top layer %v after the session was up (at %v)", (rec.Now() - up).Round(time.Millisecond), up.Round(time.Millisecond))
+	time.Sleep(cutAt - rec.Now()) // the top layer is 1.2 Mbit/s, the middle one 0.4
 	if !waitFor(10*time.Second, func() bool { l := ss.Forwarding()["s"]; return l > 0 && l < 3 }) {
 		t.Fatalf("the SFU still forwards layer %d 10 s after the cut to 700 kbit/s", ss.Forwarding()["s"])
 	}
-	t.Logf("layer %d %v after the cut", ss.Forwarding()["s"], (clock.Now() - cutAt).Round(time.Millisecond))
+	t.Logf("layer %d %v after the cut", ss.Forwarding()["s"], (rec.Now() - cutAt).Round(time.Millisecond))
 	time.Sleep(time.Second)
 	stopped = true
 	if err := ss.Stop(); err != nil {
@@ -130,7 +103,7 @@ func TestSessionTopLayerThenCut(t *testing.T) {
 			t.Errorf("layer %d: lost %d of %d", x.Layer, x.Lost, x.Sent)
 		}
 	}
-	if rec.bytes.Load() == 0 {
+	if rec.Total() == 0 {
 		t.Error("no goodput recorded")
 	}
 	for _, pid := range pids {
@@ -168,7 +141,7 @@ func waitFor(limit time.Duration, ok func() bool) bool {
 func (s *Sessions) pids() []int {
 	var out []int
 	for _, p := range s.procs {
-		out = append(out, p.cmd.Process.Pid)
+		out = append(out, p.PID())
 	}
 	return out
 }
@@ -176,11 +149,11 @@ func (s *Sessions) pids() []int {
 func TestNewNeedsEveryHost(t *testing.T) {
 	u := &scenario.SFU{Node: "sfu", Policy: "bwe", Sessions: []scenario.SFUSession{{Name: "s",
 		Layers: []float64{150e3}, Path: []string{"pub", "sfu", "sub"}, Stop: time.Second}}}
-	_, err := New(Env{SFU: u, SFUHost: nil, Binary: "strata", Clock: &wallClock{}})
+	_, err := New(Env{SFU: u, SFUHost: nil, Binary: "strata", Clock: emutest.Clock{}})
 	if err == nil || !strings.Contains(err.Error(), "host") {
 		t.Errorf("no SFU host: %v", err)
 	}
-	_, err = New(Env{SFU: u, SFUHost: &topo.Host{}, Binary: "strata", Clock: &wallClock{}})
+	_, err = New(Env{SFU: u, SFUHost: &topo.Host{}, Binary: "strata", Clock: emutest.Clock{}})
 	if err == nil || !strings.Contains(err.Error(), "session s has no publisher or subscriber host") {
 		t.Errorf("no session hosts: %v", err)
 	}
@@ -198,7 +171,7 @@ func TestStartFailsCleanly(t *testing.T) {
 	}
 	u := &scenario.SFU{Node: "sfu", Policy: "bwe", Sessions: []scenario.SFUSession{{Name: "s",
 		Layers: []float64{150e3, 250e3, 800e3}, Path: []string{"pub", "sfu", "sub"}, Stop: 30 * time.Second}}}
-	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: &wallClock{time.Now()},
+	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: emutest.Clock{T0: time.Now()},
 		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub")}}})
 	if err != nil {
 		t.Fatal(err)

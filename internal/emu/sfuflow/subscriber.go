@@ -123,34 +123,18 @@ func subscribe(ctx context.Context, api *webrtc.API, httpc *http.Client, server 
 	}
 }
 
-// onTrack counts the video's packets; the RTCP reader keeps the receiver-report interceptor fed.
+// onTrack counts the video's packets (client.ReadTrack keeps the receiver-report interceptor
+// fed).
 func (sub *subscriber) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver) {
-	sub.wg.Add(2)
-	go func() {
-		defer sub.wg.Done()
-		for {
-			if _, _, err := receiver.ReadRTCP(); err != nil {
-				return
-			}
+	video := track.Kind() == webrtc.RTPCodecTypeVideo
+	client.ReadTrack(&sub.wg, track, receiver, func(pkt []byte) {
+		if !video {
+			return
 		}
-	}()
-	go func() {
-		defer sub.wg.Done()
-		buf := make([]byte, 1500)
-		video := track.Kind() == webrtc.RTPCodecTypeVideo
-		for {
-			n, _, err := track.Read(buf)
-			if err != nil {
-				return
-			}
-			if !video {
-				continue
-			}
-			if size := sub.count.observe(buf[:n], sub.now()); size > 0 && sub.rec != nil {
-				sub.rec.Goodput(size)
-			}
+		if size := sub.count.observe(pkt, sub.now()); size > 0 && sub.rec != nil {
+			sub.rec.Goodput(size)
 		}
-	}()
+	})
 }
 
 // drainEvents reads the handle's events (layer changes, media): nothing in them changes what

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
@@ -117,7 +118,7 @@ func emulatorRuntime(n *Network) time.Duration {
 //	go test -run '^$' -bench DumbbellCPU -benchtime 1x ./internal/emu/topo
 func BenchmarkDumbbellCPU(b *testing.B) {
 	const flows, secs = 6, 5
-	needRoot(b)
+	emutest.NeedRoot(b)
 	fast, rate := sim.ConstantRate(100e6), sim.ConstantRate(10e6)
 	spec := Spec{Links: []sim.LinkConfig{
 		{Name: "al", From: "a", To: "l", Rate: fast, Delay: 5 * time.Millisecond},

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
@@ -12,7 +13,7 @@ import (
 // hosts ha and hb and the flow f from ha to hb, closing it with the test.
 func twoNodes(t testing.TB, ab sim.LinkConfig, dur time.Duration) *Network {
 	t.Helper()
-	needRoot(t)
+	emutest.NeedRoot(t)
 	ab.Name, ab.From, ab.To = "ab", "a", "b"
 	spec := Spec{
 		Links: []sim.LinkConfig{ab,

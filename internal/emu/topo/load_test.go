@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 )
 
 var garbage atomic.Value
@@ -14,7 +16,7 @@ var garbage atomic.Value
 // own, must keep their accuracy while four goroutines here do nothing but
 // make garbage.
 func TestAccuracyBesideGarbage(t *testing.T) {
-	needRoot(t)
+	emutest.NeedRoot(t)
 	var stop atomic.Bool
 	defer stop.Store(true)
 	for range 4 {

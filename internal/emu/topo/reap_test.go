@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
@@ -22,7 +23,7 @@ func TestNotRootIsAClearError(t *testing.T) {
 }
 
 func TestSpecErrors(t *testing.T) {
-	needRoot(t)
+	emutest.NeedRoot(t)
 	link := sim.LinkConfig{Name: "ab", From: "a", To: "b", Rate: sim.ConstantRate(1e6)}
 	for _, c := range []struct {
 		spec Spec
@@ -107,7 +108,7 @@ func TestKilledRunLeavesNothing(t *testing.T) {
 		time.Sleep(time.Minute)
 		return
 	}
-	needRoot(t)
+	emutest.NeedRoot(t)
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestKilledRunLeavesNothing$")
 	cmd.Env = append(os.Environ(), "TOPO_HELPER_RUN=1")
 	out, err := cmd.StdoutPipe()
