@@ -113,7 +113,7 @@ func newFlows(s *scenario.Scenario, seed uint64, network *topo.Network, clk cloc
 			Rec: r.rec, Clock: clk, Seed: seed, Log: opt.Log}
 		fl, err := kinds[f.Kind](env, runInfo{opt: opt, interval: s.Interval})
 		if err != nil {
-			return nil, fmt.Errorf("flow %s: %w", f.Name, err)
+			return nil, err // constructors name the flow themselves
 		}
 		r.flow = fl
 		runs = append(runs, r)

@@ -62,7 +62,7 @@ type Flow interface {
 	Stop() error
 }
 
-// Env is what a flow constructor gets.
+// Env is what a flow constructor gets. A constructor's errors name the flow (the engine adds nothing).
 type Env struct {
 	// Spec is the scenario's flow: start/stop/pauses are absolute run times;
 	// the engine calls Start at Spec.Start (+ jitter).
