@@ -33,14 +33,7 @@ func TestRFC8867VariableCapacity(t *testing.T) {
 		if !ok {
 			t.Fatalf("unexpected sweep value %q", s.SweepValue)
 		}
-		sm, err := s.Build(s.Seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sm.Run(); err != nil {
-			t.Fatal(err)
-		}
-		sum := metrics.Summarize(metrics.RecordingOf(sm), metrics.Meta{Scenario: s.Name, Seed: s.Seed, SweepValue: s.SweepValue})
+		sm, sum := simulate(t, s)
 		util := lookupOr(t, sum, "links.bottleneck.utilization")
 		p95 := lookupOr(t, sum, "flows.media.queue_delay_ms.p95")
 		media := sm.Flows()[0].Stats()
@@ -71,4 +64,17 @@ func delivered(st *sim.FlowStats, interval, from, to time.Duration) float64 {
 		bytes += st.BinRecv[b]
 	}
 	return 8 * float64(bytes) / (to - from).Seconds()
+}
+
+// simulate runs one of a file's runs in the simulator and summarises it.
+func simulate(t *testing.T, s *scenario.Scenario) (*sim.Sim, metrics.Summary) {
+	t.Helper()
+	sm, err := s.Build(s.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return sm, metrics.Summarize(metrics.RecordingOf(sm), metrics.Meta{Scenario: s.Name, Seed: s.Seed, SweepValue: s.SweepValue})
 }

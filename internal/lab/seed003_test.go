@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/strata-rtc/strata/internal/lab/metrics"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 )
 
@@ -31,14 +30,7 @@ func TestSeed003CapsGCCIsSourceLimited(t *testing.T) {
 				t.Fatalf("unexpected sweep value %q", s.SweepValue)
 			}
 			s.Flows[0].Codec.Model = model
-			sm, err := s.Build(s.Seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := sm.Run(); err != nil {
-				t.Fatal(err)
-			}
-			sum := metrics.Summarize(metrics.RecordingOf(sm), metrics.Meta{Scenario: s.Name, Seed: s.Seed, SweepValue: s.SweepValue})
+			_, sum := simulate(t, s)
 			util := lookupOr(t, sum, "links.cap.utilization")
 			p95 := lookupOr(t, sum, "flows.video.queue_delay_ms.p95")
 			t.Logf("%s %s: utilisation %.3f, p95 queuing delay %.0f ms", model, s.SweepValue, util, p95)
