@@ -7,8 +7,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 RACE_PKGS   := ./internal/audio/... ./internal/record/... ./internal/sfu/... ./internal/media/... ./internal/bwe/... ./internal/gateway/... ./internal/transport/... ./internal/peer/... ./internal/plugins/... ./internal/janusclient/... ./internal/server/... ./internal/load/... ./e2e/...
 RACE_PKGS   += ./internal/source/mjrplay/...
 RACE_PKGS   += ./internal/rtpbridge/...
+RACE_PKGS   += ./internal/emu/netem/...
 
-.PHONY: all build run deps-run deps-test test lint unit bench chaos microbench lab fuzz clean
+.PHONY: all build run deps-run deps-test test lint unit bench chaos microbench lab lab-emu lab-emu-versus fuzz clean
 .PHONY: e2e-janus-streaming
 .PHONY: e2e-janus-sip
 
@@ -74,6 +75,34 @@ microbench:
 lab: deps-test build
 	./$(BIN) lab run scenarios --out lab-out --results docs/RESULTS.md
 
+## lab-emu: the scenarios both engines run (TCP dumbbells, seed 004, RFC 8867, seed 003, the Chromium
+## files) in emulation on real network stacks (root; real time: the files' durations add up to hours
+## at --scale 1), the same files in the simulator, the sim-versus-emu comparison (lab-emu-out/compare.md)
+## and both refreshed in docs/RESULTS.md, plus strata's GCC against Chromium's (the strata-vs-chromium tables).
+## LAB_EMU_FLAGS passes flags to both runs (e.g. --scale 0.2).
+LAB_EMU_ONLY  ?= examples/dumbbell-6tcp,seed004,rfc8867,seed003
+LAB_EMU_FLAGS ?=
+# strata's GCC (Pion sender) against Chromium's on the same network: emu-dir-a:emu-dir-b:table-name.
+LAB_EMU_VERSUS := seed003/gcc-caps:seed003/chromium-caps:seed003-caps seed003/gcc-latency:seed003/chromium-latency:seed003-latency \
+	seed003/gcc-loss:seed003/chromium-loss:seed003-loss seed003/gcc-vs-tcp/gcc:seed003/chromium-vs-tcp:seed003-vs-tcp \
+	rfc8867/5.1/gcc:rfc8867/chromium-5.1:rfc8867-5.1 rfc8867/5.2/gcc:rfc8867/chromium-5.2:rfc8867-5.2 \
+	rfc8867/5.3/gcc:rfc8867/chromium-5.3:rfc8867-5.3
+lab-emu: deps-test build
+	rm -rf lab-emu-out
+	./$(BIN) lab run scenarios --engine emu --only $(LAB_EMU_ONLY) --out lab-emu-out/emu --results docs/RESULTS.md $(LAB_EMU_FLAGS)
+	./$(BIN) lab run scenarios --only $(LAB_EMU_ONLY) --out lab-emu-out/sim $(LAB_EMU_FLAGS)
+	./$(BIN) lab compare lab-emu-out/sim lab-emu-out/emu --out lab-emu-out/compare.md --results docs/RESULTS.md
+	$(MAKE) lab-emu-versus
+
+## lab-emu-versus: strata's GCC against Chromium's from lab-emu-out/emu (part of lab-emu).
+lab-emu-versus:
+	@for p in $(LAB_EMU_VERSUS); do \
+	  a=$${p%%:*}; rest=$${p#*:}; b=$${rest%%:*}; name=$${rest#*:}; \
+	  [ -d lab-emu-out/emu/$$a ] && [ -d lab-emu-out/emu/$$b ] || continue; \
+	  ./$(BIN) lab compare lab-emu-out/emu/$$a lab-emu-out/emu/$$b --as strata-vs-chromium/$$name --labels "strata,Chromium" \
+	    --results docs/RESULTS.md --out lab-emu-out/strata-vs-chromium-$$name.md || exit 1; \
+	done
+
 ## fuzz: run every fuzzer for FUZZTIME each.
 FUZZTIME ?= 20s
 fuzz:
@@ -84,7 +113,7 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin lab-out bench-out chaos-out
+	rm -rf bin lab-out lab-emu-out bench-out chaos-out
 
 ## e2e-janus-streaming: the streaming browser tests (janus.js, Janus's streaming demo, strata's demo)
 ## against Debian's Janus 1.1.2 instead of strata (janus, ffmpeg, chromium; ~1 min): what they expect

@@ -330,8 +330,8 @@ func runOnce(ctx context.Context, c config, ns *rig.Netns, t rig.Target, p plan.
 		return nil, err
 	}
 	defer func() {
-		if err := proc.Stop(); err != nil {
-			fmt.Fprintf(log, "bench: %s: %v\n", t.Name, err)
+		if err := proc.Stop(rig.StopGrace); err != nil {
+			fmt.Fprintf(log, "bench: %v\n", err)
 		}
 	}()
 	p.ICEInterfaces = []string{ns.HostIf}

@@ -12,8 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
+	launch "github.com/strata-rtc/strata/internal/chromium"
 	"github.com/strata-rtc/strata/internal/rig"
 )
 
@@ -305,10 +304,9 @@ func uplinkCall(ctx context.Context, c config, ns *rig.Netns, pages, serverPages
 			return err
 		}
 		defer os.RemoveAll(profile)
-		// The receiver captures nothing, so Chromium would hide its addresses behind mDNS names
-		// that the sender's namespace cannot resolve.
+		// The receiver captures nothing.
 		recv, err = startChromium(ns.Name, profile, filepath.Join(r.Dir, "receiver-console.log"),
-			filepath.Join(r.Dir, "receiver-chromium.log"), u.vmodule, chromedp.Flag("disable-features", "WebRtcHideLocalIpsWithMdns"))
+			filepath.Join(r.Dir, "receiver-chromium.log"), u.vmodule, launch.HostCandidates)
 		if err != nil {
 			return err
 		}
@@ -323,8 +321,8 @@ func uplinkCall(ctx context.Context, c config, ns *rig.Netns, pages, serverPages
 			return err
 		}
 		defer func() {
-			if err := proc.Stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "bench: %s: %v\n", t.Name, err)
+			if err := proc.Stop(rig.StopGrace); err != nil {
+				fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 			}
 		}()
 	}

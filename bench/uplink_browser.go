@@ -15,15 +15,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"golang.org/x/sys/unix"
+
+	launch "github.com/strata-rtc/strata/internal/chromium"
 )
 
 const (
-	chromiumPath = "/usr/bin/chromium"
+	chromiumPath = launch.Path
 	// janusJSPath is where Debian's libjs-janus-gateway installs janus.js.
 	janusJSPath = "/usr/share/javascript/janus-gateway/janus.js"
 )
@@ -181,38 +182,13 @@ func startChromium(ns, profileDir, consolePath, logPath, vmodule string, extra .
 		return nil, err
 	}
 	c := &chromium{console: console}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", "new"),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("use-fake-ui-for-media-stream", true),
+	opts := append(launch.Options(chromiumPath, profileDir),
 		// The fake camera: 30 fps (its default is 20), so the encoder can fill every cap.
-		chromedp.Flag("use-fake-device-for-media-stream", "fps=30"),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-		chromedp.Flag("mute-audio", true),
-		// A headless tab is never hidden, but keep its timers and renderer at full rate anyway.
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(profileDir),
-		// `ip netns exec` execs Chromium in place, so the PID chromedp holds (and kills) is Chromium's.
-		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-			cmd.Args = append([]string{"ip", "netns", "exec", ns, chromiumPath}, cmd.Args[1:]...)
-			if p, err := exec.LookPath("ip"); err == nil {
-				cmd.Path = p
-			}
-			if cmd.SysProcAttr == nil {
-				cmd.SysProcAttr = &syscall.SysProcAttr{}
-			}
-			cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL // never outlive the benchmark
-		}),
-	}
+		launch.FakeCameraFPS(30),
+		launch.Autoplay,
+		launch.FullRate,
+		launch.InNamespace(ns, chromiumPath),
+	)
 	opts = append(opts, extra...)
 	if vmodule != "" {
 		logf, err := os.Create(logPath)

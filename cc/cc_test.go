@@ -116,6 +116,50 @@ func FuzzAbsSendTimeUnwrap(f *testing.F) {
 	})
 }
 
+func TestSeqUnwrap(t *testing.T) {
+	var u SeqUnwrapper
+	for _, step := range []struct {
+		in   uint16
+		want int64
+	}{
+		{65534, 65534}, // the first value as it is
+		{1, 65537},     // wrapped
+		{65535, 65535}, // reordered across the wrap
+		{2, 65538},
+		{2 + 32767, 98305}, // just under half a cycle on is forward
+	} {
+		if got := u.Unwrap(step.in); got != step.want {
+			t.Errorf("Unwrap(%d) = %d, want %d", step.in, got, step.want)
+		}
+	}
+	u.Advance(90000) // behind: no change
+	u.Advance(131070)
+	if got := u.Unwrap(0); got != 131072 {
+		t.Errorf("after Advance(131070), Unwrap(0) = %d, want 131072", got)
+	}
+}
+
+func FuzzSeqUnwrap(f *testing.F) {
+	f.Add(uint16(0), uint16(32768), uint16(65535))
+	f.Add(uint16(65535), uint16(0), uint16(5))
+	f.Fuzz(func(t *testing.T, a, b, c uint16) {
+		var u SeqUnwrapper
+		prev := u.Unwrap(a)
+		for _, v := range []uint16{b, c} {
+			cur := u.Unwrap(v)
+			// Consecutive values are at most half a cycle apart and agree with the raw value
+			// modulo the cycle.
+			if d := cur - prev; d > 1<<15 || d < -(1<<15) {
+				t.Fatalf("unwrap jumped %d", d)
+			}
+			if uint16(cur) != v {
+				t.Fatalf("Unwrap(%d) = %d, which is %d in the cycle", v, cur, uint16(cur))
+			}
+			prev = cur
+		}
+	})
+}
+
 func TestStateJSONUsesNames(t *testing.T) {
 	b, err := json.Marshal(State{Algorithm: "gcc", Target: Mbps, Usage: Overuse})
 	if err != nil {

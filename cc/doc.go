@@ -29,6 +29,6 @@
 // stay within about ±100 years of the epoch so that differences cannot overflow.
 //
 // Helpers shared by callers: Bitrate (bit/s, with Kbps and Mbps units), RTTEstimator (RFC 6298),
-// AbsSendTimeUnwrapper (the abs-send-time RTP header extension to a monotonic time) and
-// PacingRateFor.
+// AbsSendTimeUnwrapper (the abs-send-time RTP header extension to a monotonic time),
+// SeqUnwrapper (16-bit sequence numbers to SeqNo) and PacingRateFor.
 package cc

@@ -162,8 +162,8 @@ func fanoutOnce(ctx context.Context, c config, ns *rig.Netns, t string, d disrup
 		return nil, err
 	}
 	defer func() {
-		if err := proc.Stop(); err != nil {
-			fmt.Fprintf(log, "chaos: %s: %v\n", t, err)
+		if err := proc.Stop(rig.StopGrace); err != nil {
+			fmt.Fprintf(log, "chaos: %v\n", err)
 		}
 	}()
 	p := plan.FanOut(fmt.Sprintf("http://%s:%d/janus", ns.ServerIP, rig.APIPort), c.fanout)

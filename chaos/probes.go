@@ -95,8 +95,8 @@ func apiProbe(f func(ctx context.Context, s *server) (string, string, outcome)) 
 			if !s.proc.Alive() {
 				o.cell, o.pass = o.cell+" — DIED", false
 			}
-			if err := s.proc.Stop(); err != nil {
-				fmt.Fprintf(log, "chaos: %s: %v\n", t, err)
+			if err := s.proc.Stop(rig.StopGrace); err != nil {
+				fmt.Fprintf(log, "chaos: %v\n", err)
 			}
 			if name != "" {
 				r.Probe, r.Bound = name, bound

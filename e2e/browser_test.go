@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/strata-rtc/strata/internal/chromium"
 )
 
-const chromiumPath = "/usr/bin/chromium"
+const chromiumPath = chromium.Path
 
 // browser is one headless Chromium with one tab, owned by one test.
 type browser struct {
@@ -35,29 +37,14 @@ func newBrowser(t *testing.T) *browser {
 		t.Fatalf("headless Chromium is required at %s but is missing (%v).\n"+
 			"Run `make test`: it installs the Debian chromium package and then runs the tests.", chromiumPath, err)
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", "new"),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("use-fake-ui-for-media-stream", true),
-		chromedp.Flag("use-fake-device-for-media-stream", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
+	opts := append(chromium.Options(chromiumPath, t.TempDir()),
 		// ICE candidates from the default route's interface only, as strata's in these tests
 		// (stableICE): other packages' tests add and remove interfaces while these run.
 		chromedp.Flag("force-webrtc-ip-handling-policy", "default_public_interface_only"),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		// The pages attach the echoed stream to a <video> without a click of their own; allow it to
-		// play as a real user's click would.
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-		chromedp.Flag("mute-audio", true),
+		// The pages attach the echoed stream to a <video> without a click of their own.
+		chromium.Autoplay,
 		chromedp.WindowSize(1280, 1100),
-		chromedp.UserDataDir(t.TempDir()),
-	}
+	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	b := &browser{t: t, ctx: ctx}

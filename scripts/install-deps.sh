@@ -34,6 +34,7 @@ packages_test=(
   kamailio             # SIP registrar and proxy with digest authentication (internal/siplab, the SIP e2e tests)
   baresip-core         # SIP user agent that answers, plays a tone and records (internal/siplab)
   sip-tester           # sipp, SIP scenarios (internal/siplab, the SIP plugin's tests, the sip bench)
+  iperf3               # TCP and UDP load through the network emulator (internal/emu/topo's tests and CPU figure)
 )
 
 install() {

@@ -5,8 +5,12 @@ import "math"
 // linkCapacity is the estimate of the link's capacity that tells AIMD it is near convergence.
 // The draft keeps an exponential average (smoothing 0.95) of the received rate at each decrease
 // with its variance, and treats R̂ within three standard deviations of it as "near max";
-// libwebrtc's LinkCapacityEstimator does the same in kbit/s and also folds in probe results with
-// weight 0.5. Both reset the average when the throughput leaves the ±3σ band.
+// libwebrtc's LinkCapacityEstimator does the same in kbit/s. Both reset the average when the
+// throughput leaves the ±3σ band. Probe results do not enter it: libwebrtc's AimdRateControl
+// takes a probe with SetEstimate, which leaves the capacity estimate alone (its OnProbeRate is
+// used only by an experimental controller). Seeding it from the start-up probe made the sender
+// treat a link it had not yet measured under load as "near max" and ramp additively (about
+// 20 kbit/s per second) from wherever the first over-use left it.
 type linkCapacity struct {
 	kbps, deviation float64 // estimate and normalised variance, as libwebrtc keeps them
 	has             bool
@@ -14,7 +18,6 @@ type linkCapacity struct {
 
 const (
 	capacityAlphaOveruse = 0.05
-	capacityAlphaProbe   = 0.5
 	minDeviation         = 0.4
 	maxDeviation         = 2.5
 )
@@ -39,9 +42,6 @@ func (l *linkCapacity) update(bps, alpha float64) {
 
 // onOveruse records the throughput measured when over-use was detected.
 func (l *linkCapacity) onOveruse(bps float64) { l.update(bps, capacityAlphaOveruse) }
-
-// onProbe records a probe result.
-func (l *linkCapacity) onProbe(bps float64) { l.update(bps, capacityAlphaProbe) }
 
 func (l *linkCapacity) stddevKbps() float64 { return math.Sqrt(l.deviation * l.kbps) }
 

@@ -30,6 +30,7 @@ type Sender struct {
 	seenRecv  bool
 	usage     cc.Usage
 	prevUsage cc.Usage
+	probed    float64 // the latest probe result, bit/s (0 before any)
 	scratch   []cc.PacketResult
 }
 
@@ -135,13 +136,17 @@ func (s *Sender) updateDelayBased() {
 	case s.usage == cc.Overuse:
 		if acked > 0 && s.delay.timeToReduceFurther(s.now, acked) {
 			s.delay.update(s.now, cc.Overuse, acked)
+		} else if acked <= 0 && s.probed > 0 && s.delay.timeToReduceFurther(s.now, 0) {
+			// Nothing acknowledged yet but a probe measured the path: back off from what it
+			// measured, as from an acknowledged rate, instead of halving blindly.
+			s.delay.update(s.now, cc.Overuse, s.probed)
 		} else if acked <= 0 && s.delay.timeToReduceFurther(s.now, 0) {
 			s.delay.setEstimate(s.now, s.delay.rate/2) // nothing acknowledged yet: halve
 			s.delay.state = stateHold
 		}
 	case hasProbe:
+		s.probed = probe
 		s.delay.setEstimate(s.now, probe)
-		s.delay.capacity.onProbe(probe)
 		s.loss.setRate(s.now, probe)
 	default:
 		s.delay.update(s.now, s.usage, acked)

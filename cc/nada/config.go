@@ -32,7 +32,12 @@ type Config struct {
 	BetaS     float64       // BETA_S, sending-rate buffer compensation (0.1)
 	Alpha     float64       // ALPHA, smoothing of loss and marking ratios (0.1)
 	RMin      cc.Bitrate    // RMIN (150 kbit/s)
-	RMax      cc.Bitrate    // RMAX (1.5 Mbit/s)
+	// RMax is RMAX, the application's maximum rate. It also scales the gradual update's
+	// equilibrium x = PRIO·XREF·RMAX/r. 0 (the default) means the application sets none: r_ref is
+	// bounded only by NoRMaxCap and the equilibrium keeps RFC 8698's default RMAX (1.5 Mbit/s,
+	// RefRMax) as its reference, so the delay NADA holds at a given rate is the RFC's while the
+	// rate can follow a link above 1.5 Mbit/s.
+	RMax cc.Bitrate
 	// InitialRate is r_ref at start (ns3-rmcat: RMIN).
 	InitialRate cc.Bitrate
 	// XMax clips x_curr (ns3-rmcat: 500 ms).
@@ -53,9 +58,32 @@ func DefaultConfig() Config {
 		DFilt: 120 * time.Millisecond, GammaMax: 0.5, QBound: 50 * time.Millisecond, MultiLoss: 7,
 		QTh: 50 * time.Millisecond, Lambda: 0.5, PLRRef: 0.01, PMRRef: 0.01,
 		DLoss: 10 * time.Millisecond, DMark: 2 * time.Millisecond, FPS: 30, BetaV: 0.1, BetaS: 0.1,
-		Alpha: 0.1, RMin: 150 * cc.Kbps, RMax: 1500 * cc.Kbps, InitialRate: 150 * cc.Kbps,
+		Alpha: 0.1, RMin: 150 * cc.Kbps, RMax: 0, InitialRate: 150 * cc.Kbps,
 		XMax: 500 * time.Millisecond, FilterTaps: 15, BaseBuckets: 10, BaseBucket: time.Minute,
 	}
+}
+
+const (
+	// RefRMax is RFC 8698's default RMAX; with RMax unset it is the equilibrium's reference.
+	RefRMax = 1500 * cc.Kbps
+	// NoRMaxCap bounds r_ref when RMax is unset (GCC's default maximum).
+	NoRMaxCap = 100 * cc.Mbps
+)
+
+// rateCap is the upper bound of r_ref.
+func (c *Config) rateCap() cc.Bitrate {
+	if c.RMax > 0 {
+		return c.RMax
+	}
+	return max(NoRMaxCap, c.RMin)
+}
+
+// equilibriumRMax is the RMAX of the gradual update's equilibrium x = PRIO·XREF·RMAX/r.
+func (c *Config) equilibriumRMax() cc.Bitrate {
+	if c.RMax > 0 {
+		return c.RMax
+	}
+	return RefRMax
 }
 
 // Option changes one parameter.
@@ -66,8 +94,12 @@ func newConfig(opts []Option) Config { return cc.NewConfig(DefaultConfig, opts, 
 // sanitise repairs values that would divide by zero or invert bounds.
 func (c *Config) sanitise(d Config) {
 	c.RMin = max(c.RMin, cc.BitPerSecond)
-	c.RMax = min(max(c.RMax, c.RMin), cc.MaxBitrate)
-	c.InitialRate = min(max(c.InitialRate, c.RMin), c.RMax)
+	if c.RMax > 0 {
+		c.RMax = min(max(c.RMax, c.RMin), cc.MaxBitrate)
+	} else {
+		c.RMax = 0
+	}
+	c.InitialRate = min(max(c.InitialRate, c.RMin), c.rateCap())
 	positive := func(v *time.Duration, def time.Duration) {
 		if *v <= 0 {
 			*v = def
@@ -143,7 +175,7 @@ func WithAlpha(a float64) Option { return func(c *Config) { c.Alpha = a } }
 // WithRMin sets RMIN.
 func WithRMin(r cc.Bitrate) Option { return func(c *Config) { c.RMin = r } }
 
-// WithRMax sets RMAX.
+// WithRMax sets RMAX (0: none, see Config.RMax).
 func WithRMax(r cc.Bitrate) Option { return func(c *Config) { c.RMax = r } }
 
 // WithInitialRate sets the starting r_ref.

@@ -22,7 +22,9 @@
 // warping falls back to the plain delay over one average loss interval (as ns3-rmcat) rather than
 // switching abruptly; and x_curr is clipped at XMAX = 500 ms (ns3-rmcat).
 //
-// Seed 004 reports NADA taking ~17 % of a 10 Mbit/s link against NewReno; with RMAX at its default
-// 1.5 Mbit/s that is a cap artefact (1.5/10 ≈ 15 %), so experiments comparing shares should raise
-// RMAX (WithRMax).
+// RMAX is the application's maximum (WithRMax). Left unset, r_ref is not capped at RFC 8698's
+// example 1.5 Mbit/s but the equilibrium keeps 1.5 Mbit/s as its reference, so NADA holds the
+// RFC's delay at every rate and can still follow a link above 1.5 Mbit/s (RFC 8867 5.1 steps to
+// 2.5 Mbit/s). Seed 004 reports NADA taking ~17 % of a 10 Mbit/s link against NewReno; with RMAX
+// set to 1.5 Mbit/s, as there, that is a cap artefact (1.5/10 ≈ 15 %).
 package nada

@@ -59,7 +59,7 @@ func TestEquilibrium(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := cctest.RunRate(tc.make(tc.opts...), cctest.RateConfig{Link: bottleneck(tc.capacity), Duration: 60 * time.Second})
 			cfg := newConfig(tc.opts)
-			want := cfg.Prio * ms(cfg.XRef) * cfg.RMax.Bps() / tc.capacity.Bps()
+			want := cfg.Prio * ms(cfg.XRef) * cfg.equilibriumRMax().Bps() / tc.capacity.Bps()
 			from, to := 20*time.Second, 60*time.Second
 			var x float64
 			var n int
@@ -157,6 +157,28 @@ func TestGradualUpdate(t *testing.T) {
 	}
 }
 
+// Without an application maximum, r_ref follows the path above RFC 8698's default RMAX while the
+// gradual update keeps that RMAX as its equilibrium reference: the same delay at the same rate.
+func TestUnsetRMaxIsUncappedWithTheRFCEquilibrium(t *testing.T) {
+	s := NewSender()
+	s.OnReport(0, Report{RMode: 0, RRecv: 4 * cc.Mbps})
+	if want := cc.BitrateFromFloat(4e6 * 1.5); s.ReferenceRate() < 4*cc.Mbps || s.ReferenceRate() > want {
+		t.Errorf("r_ref = %v, want (4, %v] Mbit/s", s.ReferenceRate(), want)
+	}
+	capped := NewSender(WithRMax(RefRMax))
+	for _, r := range []cc.Bitrate{500 * cc.Kbps, cc.Mbps, 1500 * cc.Kbps} {
+		if a, b := s.Equilibrium(r), capped.Equilibrium(r); a != b {
+			t.Errorf("equilibrium at %v: %v unset, %v with RMAX = 1.5 Mbit/s", r, a, b)
+		}
+	}
+	if got := s.Equilibrium(cc.Mbps); got != 15*time.Millisecond {
+		t.Errorf("equilibrium at 1 Mbit/s = %v, want PRIO·XREF·1.5/1 = 15ms", got)
+	}
+	if s.PacingRate() != s.ReferenceRate() {
+		t.Errorf("pacing %v, want r_ref %v", s.PacingRate(), s.ReferenceRate())
+	}
+}
+
 func cmp(a, b cc.Bitrate) int {
 	switch {
 	case a > b:
@@ -168,7 +190,7 @@ func cmp(a, b cc.Bitrate) int {
 }
 
 func TestRatesClippedAndBufferCompensation(t *testing.T) {
-	s := NewSender()
+	s := NewSender(WithRMax(1500 * cc.Kbps))
 	s.OnReport(0, Report{RMode: 0, RRecv: 10 * cc.Mbps})
 	if s.ReferenceRate() != 1500*cc.Kbps {
 		t.Errorf("r_ref = %v, want clipped at RMAX", s.ReferenceRate())

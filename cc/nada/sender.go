@@ -112,7 +112,7 @@ func (s *Sender) update(now time.Duration, rmode int, x, rRecv float64) {
 		s.gradual(delta, x)
 	}
 	s.xPrev = x
-	s.rRef = math.Max(s.cfg.RMin.Bps(), math.Min(s.rRef, s.cfg.RMax.Bps()))
+	s.rRef = math.Max(s.cfg.RMin.Bps(), math.Min(s.rRef, s.cfg.rateCap().Bps()))
 	if !finite(s.rRef) {
 		s.rRef = s.cfg.RMin.Bps()
 	}
@@ -130,18 +130,18 @@ func (s *Sender) accelerate(rRecv float64) {
 // gradual is the gradual rate update around the equilibrium x = PRIO·XREF·RMAX/r_ref.
 func (s *Sender) gradual(delta time.Duration, x float64) {
 	tau := ms(s.cfg.Tau)
-	offset := x - s.cfg.Prio*ms(s.cfg.XRef)*s.cfg.RMax.Bps()/s.rRef
+	offset := x - s.cfg.Prio*ms(s.cfg.XRef)*s.cfg.equilibriumRMax().Bps()/s.rRef
 	diff := x - s.xPrev
 	s.rRef -= s.cfg.Kappa*(ms(delta)/tau)*(offset/tau)*s.rRef + s.cfg.Kappa*s.cfg.Eta*(diff/tau)*s.rRef
 }
 
 // Equilibrium is the congestion signal at which the gradual update holds rate r:
-// x = PRIO·XREF·RMAX/r.
+// x = PRIO·XREF·RMAX/r (RMAX = RefRMax when unset).
 func (s *Sender) Equilibrium(r cc.Bitrate) time.Duration {
 	if r <= 0 {
 		return s.cfg.XMax
 	}
-	return time.Duration(s.cfg.Prio * float64(s.cfg.XRef) * s.cfg.RMax.Bps() / r.Bps())
+	return time.Duration(s.cfg.Prio * float64(s.cfg.XRef) * s.cfg.equilibriumRMax().Bps() / r.Bps())
 }
 
 func (s *Sender) compensation() float64 { return 8 * float64(s.buffer) * s.cfg.FPS }
@@ -154,9 +154,10 @@ func (s *Sender) TargetRate() cc.Bitrate {
 	return cc.BitrateFromFloat(math.Max(s.cfg.RMin.Bps(), s.rRef-s.cfg.BetaV*s.compensation()))
 }
 
-// PacingRate is the sending rate r_send = min(RMAX, r_ref + BETA_S·8·L_s·FPS).
+// PacingRate is the sending rate r_send = min(RMAX, r_ref + BETA_S·8·L_s·FPS) (NoRMaxCap for an
+// unset RMAX).
 func (s *Sender) PacingRate() cc.Bitrate {
-	return cc.BitrateFromFloat(math.Min(s.cfg.RMax.Bps(), s.rRef+s.cfg.BetaS*s.compensation()))
+	return cc.BitrateFromFloat(math.Min(s.cfg.rateCap().Bps(), s.rRef+s.cfg.BetaS*s.compensation()))
 }
 
 // State is a snapshot for display.

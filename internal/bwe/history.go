@@ -52,22 +52,6 @@ func (h *sendHistory) get(seq int64) (sentRecord, bool) {
 	return r, r.holds(seq)
 }
 
-// seqUnwrapper extends 16-bit sequence numbers to int64, choosing the value nearest the last one.
-type seqUnwrapper struct {
-	last    int64
-	started bool
-}
-
-func (u *seqUnwrapper) unwrap(v uint16) int64 {
-	if !u.started {
-		u.last, u.started = int64(v), true
-		return u.last
-	}
-	delta := int64(int16(v - uint16(u.last)))
-	u.last += delta
-	return u.last
-}
-
 // appendResult joins one feedback entry with the send history. Entries for packets the history no
 // longer holds are skipped, since a controller cannot use an arrival without its send time. So are
 // repeated reports, as libwebrtc's TransportFeedbackAdapter drops them: a receiver that sees a

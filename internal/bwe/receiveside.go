@@ -70,7 +70,7 @@ func (r *ReceiveSide) BindRemoteStream(info *interceptor.StreamInfo, reader inte
 	r.mu.Lock()
 	r.ssrcs = append(r.ssrcs, info.SSRC)
 	r.mu.Unlock()
-	var seq seqUnwrapper
+	var seq cc.SeqUnwrapper
 	return interceptor.RTPReaderFunc(func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
 		n, attr, err := reader.Read(b, a)
 		if err != nil {
@@ -87,7 +87,7 @@ func (r *ReceiveSide) BindRemoteStream(info *interceptor.StreamInfo, reader inte
 	})
 }
 
-func (r *ReceiveSide) onPacket(h *rtp.Header, size int, absID, twccID uint8, seq *seqUnwrapper) {
+func (r *ReceiveSide) onPacket(h *rtp.Header, size int, absID, twccID uint8, seq *cc.SeqUnwrapper) {
 	ext := h.GetExtension(absID)
 	if len(ext) < 3 {
 		return
@@ -99,7 +99,7 @@ func (r *ReceiveSide) onPacket(h *rtp.Header, size int, absID, twccID uint8, seq
 	}
 	now := time.Since(r.start)
 	r.mu.Lock()
-	r.est.OnPacket(cc.ReceivedPacket{SeqNo: seq.unwrap(number), SendTime: r.unwrap.Unwrap(abs), Arrival: now, Size: size})
+	r.est.OnPacket(cc.ReceivedPacket{SeqNo: seq.Unwrap(number), SendTime: r.unwrap.Unwrap(abs), Arrival: now, Size: size})
 	value, due := r.est.REMB(now)
 	var ssrcs []uint32
 	if due {

@@ -162,8 +162,8 @@ type SendSide struct {
 
 	// Guarded by est.mu, like the controller they feed, so a packet takes one lock.
 	history    *sendHistory
-	unwrap     seqUnwrapper // for feedback base sequence numbers
-	sentUnwrap seqUnwrapper // for the numbers stamped on sent packets (assigned in order)
+	unwrap     cc.SeqUnwrapper // for feedback base sequence numbers
+	sentUnwrap cc.SeqUnwrapper // for the numbers stamped on sent packets (assigned in order)
 	results    []cc.PacketResult
 
 	closeOnce sync.Once
@@ -239,7 +239,7 @@ func (s *SendSide) BindLocalStream(info *interceptor.StreamInfo, writer intercep
 		size := h.MarshalSize() + len(payload) + int(h.PaddingSize)
 		now := s.now()
 		s.withController(func(c cc.RateController) {
-			full := s.sentUnwrap.unwrap(seq)
+			full := s.sentUnwrap.Unwrap(seq)
 			cluster := s.est.probeID
 			if cluster != 0 {
 				s.est.probePackets++

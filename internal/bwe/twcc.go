@@ -15,8 +15,8 @@ const twccReferenceUnit = 64 * time.Millisecond
 // successive feedback packets share one receiver clock. The base sequence number is unwrapped with
 // u so that feedback keeps matching the 64-bit numbers the history was filled with. fb is a raw
 // view (internal/rtcpview, validated whole when parsed): nothing is allocated.
-func decodeTWCC(out []cc.PacketResult, fb *rtcpview.TWCC, u *seqUnwrapper, h *sendHistory) []cc.PacketResult {
-	seq := u.unwrap(fb.BaseSeq)
+func decodeTWCC(out []cc.PacketResult, fb *rtcpview.TWCC, u *cc.SeqUnwrapper, h *sendHistory) []cc.PacketResult {
+	seq := u.Unwrap(fb.BaseSeq)
 	// The 24-bit reference time read unsigned, as Pion and libwebrtc's feedback adapter do: only
 	// differences between arrivals matter, and the unwrapped value keeps them continuous.
 	arrival := time.Duration(uint32(fb.ReferenceTime)&0xffffff) * twccReferenceUnit
@@ -31,8 +31,6 @@ func decodeTWCC(out []cc.PacketResult, fb *rtcpview.TWCC, u *seqUnwrapper, h *se
 		seq++
 	}
 	// Keep the unwrapper at the highest number the feedback covered, so the next base is near it.
-	if seq > u.last {
-		u.last = seq - 1
-	}
+	u.Advance(seq - 1)
 	return out
 }

@@ -39,7 +39,7 @@ func twccViews(t testing.TB, pkts []rtcp.Packet) []rtcpview.TWCC {
 
 // roundTrip records arrivals with Pion's own TWCC feedback generator (the one strata's receive
 // side uses), marshals the feedback, and decodes it.
-func roundTrip(t *testing.T, h *sendHistory, u *seqUnwrapper, rec *twcc.Recorder) []cc.PacketResult {
+func roundTrip(t *testing.T, h *sendHistory, u *cc.SeqUnwrapper, rec *twcc.Recorder) []cc.PacketResult {
 	t.Helper()
 	var out []cc.PacketResult
 	for _, fb := range twccViews(t, rec.BuildFeedbackPacket()) {
@@ -50,13 +50,13 @@ func roundTrip(t *testing.T, h *sendHistory, u *seqUnwrapper, rec *twcc.Recorder
 
 func TestDecodeTWCCMatchesRecordedArrivals(t *testing.T) {
 	h := newSendHistory()
-	var sent seqUnwrapper
+	var sent cc.SeqUnwrapper
 	rec := twcc.NewRecorder(1)
 	arrivals := map[int64]time.Duration{}
 	const n = 300
 	for i := 0; i < n; i++ {
 		seq := uint16(65400 + i) // crosses the 16-bit wrap
-		full := sent.unwrap(seq)
+		full := sent.Unwrap(seq)
 		h.add(full, time.Duration(i)*5*time.Millisecond, 1000+i, 0)
 		if i%10 == 3 {
 			continue // lost
@@ -67,7 +67,7 @@ func TestDecodeTWCCMatchesRecordedArrivals(t *testing.T) {
 		arrivals[full] = at
 		rec.Record(7, seq, at.Microseconds())
 	}
-	var u seqUnwrapper
+	var u cc.SeqUnwrapper
 	got := roundTrip(t, h, &u, rec)
 	if len(got) != n {
 		t.Fatalf("decoded %d packets, want %d", len(got), n)
@@ -102,7 +102,7 @@ func TestDecodeTWCCSkipsPacketsTheHistoryForgot(t *testing.T) {
 		}
 		rec.Record(7, uint16(i), int64(i)*1000)
 	}
-	var u seqUnwrapper
+	var u cc.SeqUnwrapper
 	got := roundTrip(t, h, &u, rec)
 	if len(got) != 5 || got[0].SeqNo != 5 {
 		t.Fatalf("got %d results starting at %v, want 5 starting at 5", len(got), got)
@@ -140,7 +140,7 @@ func FuzzDecodeTWCC(f *testing.F) {
 		for i := int64(0); i < historySize; i += 97 {
 			h.add(i, time.Duration(i), 1, 0)
 		}
-		var u seqUnwrapper
+		var u cc.SeqUnwrapper
 		it := rtcpview.Iterate(raw)
 		for p, ok := it.Next(); ok; p, ok = it.Next() {
 			fb, err := rtcpview.ParseTWCC(p)
@@ -168,7 +168,7 @@ func BenchmarkDecodeTWCC(b *testing.B) {
 	out := make([]cc.PacketResult, 0, 256)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		u := seqUnwrapper{}
+		u := cc.SeqUnwrapper{}
 		out = decodeTWCC(out[:0], fb, &u, h)
 	}
 }

@@ -4,14 +4,17 @@
 package lab
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 	"github.com/strata-rtc/strata/internal/sim"
@@ -20,11 +23,19 @@ import (
 const usage = `usage: strata lab <command> [arguments]
 
 commands:
-  run PATH... [--out DIR] [--seed N] [--jobs N] [--scale F] [--results FILE]
+  run PATH... [--engine sim|emu] [--out DIR] [--seed N] [--jobs N] [--scale F] [--results FILE] [--only NAMES]
         run scenario files (a directory runs every .yaml file in it as a suite)
         and write summary.json, CSV series, plots and report.md into DIR
         (default lab-out); --results refreshes the generated tables of a
-        results document such as docs/RESULTS.md
+        results document such as docs/RESULTS.md. --engine emu runs them on
+        real network stacks on this machine (needs root; one run at a time
+        unless --jobs says otherwise). --only runs the named files of a suite
+        (e.g. --only seed004,rfc8867/5.1)
+  compare SIMDIR EMUDIR [--out FILE] [--results FILE] [--as NAME] [--labels A,B]
+        compare two runs of the same scenarios (e.g. sim and emu): per-flow
+        throughput share and p95 queuing delay side by side, as markdown
+  selftest
+        check the emulator's accuracy (delay, rate, loss, queue delay; needs root)
   check PATH...
         parse scenario files and report errors without running them
   controllers
@@ -43,6 +54,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "check":
 		return checkCmd(args[1:], stdout, stderr)
+	case "compare":
+		return compareCmd(args[1:], stdout, stderr)
+	case "selftest":
+		return selftestCmd(args[1:], stdout, stderr)
 	case "controllers":
 		return controllersCmd(stdout)
 	case "help", "-h", "--help":
@@ -76,9 +91,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	opt := Options{Out: "lab-out"}
 	seed := fs.String("seed", "", "override every scenario's seed")
 	fs.StringVar(&opt.Out, "out", opt.Out, "output directory")
-	fs.IntVar(&opt.Jobs, "jobs", 0, "parallel runs (default: all cores)")
+	fs.StringVar(&opt.Engine, "engine", EngineSim, "sim (the simulator) or emu (real network stacks; needs root)")
+	fs.IntVar(&opt.Jobs, "jobs", 0, "parallel runs (default: all cores; 1 with --engine emu)")
 	fs.Float64Var(&opt.Scale, "scale", 1, "scale every scenario's time axis (e.g. 0.2 for short runs)")
 	fs.StringVar(&opt.Results, "results", "", "refresh the generated tables of this results document")
+	onlyList := fs.String("only", "", "comma-separated entry names (or directories, e.g. seed004) of a suite to run")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
@@ -86,6 +103,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if len(paths) == 0 {
 		fmt.Fprint(stderr, "strata lab run: give a scenario file or directory\n")
 		return 2
+	}
+	if *onlyList != "" {
+		opt.Only = strings.Split(*onlyList, ",")
 	}
 	if *seed != "" {
 		v, err := strconv.ParseUint(*seed, 10, 64)
@@ -97,7 +117,20 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	opt.Progress = stderr
 	opt.Terminal = isTerminal(stderr)
-	res, err := Run(paths, opt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch opt.Engine {
+	case EngineSim:
+	case EngineEmu:
+		if err := prepareEmu(); err != nil {
+			fmt.Fprintf(stderr, "strata lab run: %v\n", err)
+			return 1
+		}
+	default:
+		fmt.Fprintf(stderr, "strata lab run: unknown engine %q (want %s or %s)\n", opt.Engine, EngineSim, EngineEmu)
+		return 2
+	}
+	res, err := RunContext(ctx, paths, opt)
 	if err != nil {
 		var se *scenario.Error
 		if errors.As(err, &se) {
@@ -107,8 +140,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(stdout, "%d runs, %d events in %.2f s of simulation time; results in %s\n",
-		res.Runs, res.Events, res.Simulated.Seconds(), opt.Out)
+	if opt.Engine == EngineEmu {
+		fmt.Fprintf(stdout, "%d runs in %.2f s of emulated time; results in %s\n", res.Runs, res.Simulated.Seconds(), opt.Out)
+	} else {
+		fmt.Fprintf(stdout, "%d runs, %d events in %.2f s of simulation time; results in %s\n",
+			res.Runs, res.Events, res.Simulated.Seconds(), opt.Out)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "strata lab run: interrupted; the emulations were torn down")
+		return 1
+	}
 	if res.Failed > 0 {
 		fmt.Fprintf(stderr, "strata lab run: %d runs failed\n", res.Failed)
 		return 1

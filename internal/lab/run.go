@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,11 +21,16 @@ import (
 
 // Options controls a lab run.
 type Options struct {
-	Out      string
-	Seed     *uint64 // overrides every scenario's seed when set
-	Jobs     int     // parallel runs; 0 means all cores
-	Scale    float64 // time-axis scale (1 = as written)
-	Results  string  // results document to refresh, if any
+	Out string
+	// Engine runs the scenarios: EngineSim (the default) or EngineEmu.
+	Engine  string
+	Seed    *uint64 // overrides every scenario's seed when set
+	Jobs    int     // parallel runs; 0 means all cores (one run at a time in emulation)
+	Scale   float64 // time-axis scale (1 = as written)
+	Results string  // results document to refresh, if any
+	// Only keeps the files whose entry name is one of these or lies below
+	// one ("seed004" keeps seed004/nada-vs-cubic); empty keeps all.
+	Only     []string
 	Progress io.Writer
 	Terminal bool // draw a progress bar rather than lines
 }
@@ -32,9 +38,11 @@ type Options struct {
 // Result summarises what Run did.
 type Result struct {
 	Runs, Failed int
-	Events       uint64
-	Simulated    time.Duration
-	Entries      []report.Entry
+	// Skipped lists the files of a suite the engine cannot run, with why.
+	Skipped   []string
+	Events    uint64
+	Simulated time.Duration
+	Entries   []report.Entry
 }
 
 // scenarioFile is a file found under a path, with its entry name.
@@ -77,18 +85,46 @@ func collect(paths []string) ([]scenarioFile, error) {
 	return out, nil
 }
 
+// only keeps the files named by (or below) one of names; all without names.
+func only(files []scenarioFile, names []string) []scenarioFile {
+	if len(names) == 0 {
+		return files
+	}
+	var out []scenarioFile
+	for _, f := range files {
+		for _, n := range names {
+			if n = strings.Trim(n, "/"); f.name == n || strings.HasPrefix(f.name, n+"/") {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // job is one simulation: run r of file f.
 type job struct{ f, r int }
 
-// Run parses every scenario under paths (stopping on any error, so that
-// nothing runs), runs them on Jobs workers, and writes the results under
-// opt.Out: a single file's results go into opt.Out itself, a suite's into
-// one subdirectory per file plus a combined report.
+// Run is RunContext without cancellation.
 func Run(paths []string, opt Options) (*Result, error) {
+	return RunContext(context.Background(), paths, opt)
+}
+
+// RunContext parses every scenario under paths (stopping on any error, so
+// that nothing runs), runs them on Jobs workers with the chosen engine, and
+// writes the results under opt.Out: a single file's results go into opt.Out
+// itself, a suite's into one subdirectory per file plus a combined report.
+// Cancelling ctx ends the running emulations (cleaning up) and skips the
+// rest.
+func RunContext(ctx context.Context, paths []string, opt Options) (*Result, error) {
+	if opt.Engine == "" {
+		opt.Engine = EngineSim
+	}
 	files, err := collect(paths)
 	if err != nil {
 		return nil, err
 	}
+	files = only(files, opt.Only)
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no scenario files under %s", strings.Join(paths, ", "))
 	}
@@ -108,6 +144,10 @@ func Run(paths []string, opt Options) (*Result, error) {
 		return nil, &scenario.Error{Problems: problems}
 	}
 	suite := len(files) > 1 || isDir(paths[0])
+	res := &Result{}
+	if files, res.Skipped, err = runnable(files, opt.Engine, suite); err != nil {
+		return nil, err
+	}
 	var jobs []job
 	for i, f := range files {
 		for r, s := range f.parsed.Runs {
@@ -129,7 +169,11 @@ func Run(paths []string, opt Options) (*Result, error) {
 		}
 		return opt.Out
 	}
-	res := &Result{}
+	for _, why := range res.Skipped {
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "lab: skipping %s\n", why)
+		}
+	}
 	prog := newProgress(opt.Progress, opt.Terminal, len(jobs))
 	var mu sync.Mutex
 	work := make(chan job)
@@ -137,6 +181,9 @@ func Run(paths []string, opt Options) (*Result, error) {
 	workers := opt.Jobs
 	if workers <= 0 {
 		workers = runtime.NumCPU()
+		if opt.Engine == EngineEmu {
+			workers = 1 // real time on a shared machine: one run at a time unless asked
+		}
 	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -150,7 +197,7 @@ func Run(paths []string, opt Options) (*Result, error) {
 					dir = filepath.Join(dir, report.SafeName(s.SweepValue))
 				}
 				start := time.Now()
-				r, events, err := runOne(s, opt.Seed, dir)
+				r, events, err := runOne(ctx, s, opt, dir)
 				mu.Lock()
 				runs[j.f][j.r], errs[j.f][j.r] = r, err
 				res.Runs++
@@ -198,36 +245,34 @@ func Run(paths []string, opt Options) (*Result, error) {
 		}
 	}
 	if opt.Results != "" {
-		if err := report.UpdateResults(opt.Results, res.Entries); err != nil {
+		if err := report.UpdateResults(opt.Results, resultEntries(opt.Engine, res.Entries)); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
 }
 
-// runOne simulates one scenario run and writes its files into dir. The
-// returned Run keeps only the summary (the series are written and dropped).
-func runOne(s *scenario.Scenario, seedOverride *uint64, dir string) (*report.Run, uint64, error) {
+// runOne runs one scenario with the chosen engine and writes its files into
+// dir. The returned Run keeps only the summary (the series are written and
+// dropped).
+func runOne(ctx context.Context, s *scenario.Scenario, opt Options, dir string) (*report.Run, uint64, error) {
 	seed := s.Seed
-	if seedOverride != nil {
-		seed = *seedOverride
+	if opt.Seed != nil {
+		seed = *opt.Seed
 	}
-	sm, err := s.Build(seed)
+	rec, err := record(ctx, s, seed, opt.Engine, dir)
 	if err != nil {
 		return nil, 0, err
 	}
-	if err := sm.Run(); err != nil {
-		return nil, 0, err
-	}
-	summary := metrics.Summarize(sm, metrics.Meta{Scenario: s.Name, Seed: seed, SweepParam: s.SweepParam, SweepValue: s.SweepValue})
-	flows, links := metrics.Series(sm)
+	summary := metrics.Summarize(rec, metrics.Meta{Scenario: s.Name, Seed: seed, SweepParam: s.SweepParam, SweepValue: s.SweepValue})
+	flows, links := metrics.Series(rec)
 	r := &report.Run{Summary: summary, Flows: flows, Links: links, Description: s.Description, Reference: s.Reference,
-		Bottleneck: bottleneckOf(summary), Layers: metrics.LayerSeriesOf(sm)}
+		Bottleneck: bottleneckOf(summary), Layers: metrics.LayerSeriesOf(rec)}
 	if err := report.WriteRun(dir, r); err != nil {
 		return nil, 0, err
 	}
 	r.Flows, r.Links, r.Layers = nil, nil, nil
-	return r, sm.Events(), nil
+	return r, rec.Events, nil
 }
 
 // bottleneckOf picks the link to draw as capacity in the rate plot.

@@ -26,7 +26,7 @@ func seed000Cell(t *testing.T, file string) (per, goodput map[string]float64) {
 		if err := sm.Run(); err != nil {
 			t.Fatal(err)
 		}
-		sum := metrics.Summarize(sm, metrics.Meta{Scenario: s.Name})
+		sum := metrics.Summarize(metrics.RecordingOf(sm), metrics.Meta{Scenario: s.Name})
 		if sum.Policy != s.SweepValue {
 			t.Fatalf("%s: summary names policy %q, the run was %q", file, sum.Policy, s.SweepValue)
 		}

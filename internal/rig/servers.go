@@ -1,7 +1,7 @@
 package rig
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -256,13 +254,6 @@ func janusIPLine(ip string) string {
 	return fmt.Sprintf("\tip = %q\n", ip)
 }
 
-// Process is a server we started, by PID.
-type Process struct {
-	cmd  *exec.Cmd
-	Log  string
-	done chan error
-}
-
 // Start runs the target in the namespace and waits until its API answers.
 func Start(t Target, ns *Netns, dir string) (*Process, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -272,95 +263,16 @@ func Start(t Target, ns *Netns, dir string) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	logPath := filepath.Join(dir, t.Name+".log")
-	logf, err := os.Create(logPath)
+	// `ip netns exec` execs the server in place, so the PID we hold is the server's.
+	cmd := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, argv...)...)
+	p, err := StartCommand(t.Name, cmd, filepath.Join(dir, t.Name+".log"))
 	if err != nil {
 		return nil, err
 	}
-	// `ip netns exec` execs the server in place, so the PID we hold is the server's.
-	cmd := exec.Command("ip", append([]string{"netns", "exec", ns.Name}, argv...)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
+	url := fmt.Sprintf("http://%s:%d/janus/info", ns.ServerIP, APIPort)
+	if err := p.WaitHTTP(context.Background(), http.DefaultClient, url); err != nil {
+		_ = p.Stop(StopGrace)
 		return nil, err
 	}
-	p := &Process{cmd: cmd, Log: logPath, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); logf.Close() }()
-	url := fmt.Sprintf("http://%s:%d/janus/info", ns.ServerIP, APIPort)
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-p.done:
-			p.done <- err
-			return nil, fmt.Errorf("%s exited at start-up (%v): %s", t.Name, err, Tail(logPath))
-		default:
-		}
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	p.Stop()
-	return nil, fmt.Errorf("%s did not answer %s within 20 s: %s", t.Name, url, Tail(logPath))
-}
-
-func (p *Process) PID() int { return p.cmd.Process.Pid }
-
-// Alive reports whether the server is still running.
-func (p *Process) Alive() bool {
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return false
-	default:
-		return true
-	}
-}
-
-// Stop ends the server: SIGTERM, then SIGKILL if it has not exited within 10 s.
-func (p *Process) Stop() error {
-	if !p.Alive() {
-		return nil
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return nil
-	case <-time.After(10 * time.Second):
-	}
-	_ = p.cmd.Process.Kill()
-	err := <-p.done
-	p.done <- err
-	return errors.New("did not exit on SIGTERM within 10 s; killed")
-}
-
-// Terminate sends SIGTERM and waits up to limit for the server to exit: how long it took and its
-// exit status (nil for status 0). A server still running after limit is killed, and ok is false.
-func (p *Process) Terminate(limit time.Duration) (took time.Duration, status error, ok bool) {
-	t0 := time.Now()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		p.done <- err
-		return time.Since(t0), err, true
-	case <-time.After(limit):
-	}
-	_ = p.cmd.Process.Kill()
-	err := <-p.done
-	p.done <- err
-	return time.Since(t0), err, false
-}
-
-// Tail is the end of a log file, for error messages.
-func Tail(path string) string {
-	b, _ := os.ReadFile(path)
-	s := strings.TrimSpace(string(b))
-	if len(s) > 800 {
-		s = "…" + s[len(s)-800:]
-	}
-	return s
+	return p, nil
 }

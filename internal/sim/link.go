@@ -68,26 +68,18 @@ type queued struct {
 	size          int
 }
 
-// Link is a one-way link: a drop-tail FIFO served at a scheduled capacity,
-// then propagation delay and jitter. Random loss applies on entry.
+// Link is a one-way link in the simulation: a LinkCore (drop-tail FIFO
+// served at a scheduled capacity, then propagation delay and jitter, random
+// loss on entry) whose packets the scheduler carries to the next hop.
 type Link struct {
-	cfg     LinkConfig
-	sim     *Sim
-	cur     cursor
-	loss    *lossModel
-	jitter  func() float64
-	ring    []queued // FIFO of packets not yet fully transmitted
-	head, n int
-	bytes   int // bytes in ring
-	lastDep time.Duration
-	lastArr time.Duration
-	direct  bool // fed only by one other link
+	*LinkCore
+	sim    *Sim
+	direct bool // fed only by one other link
 	// out holds packets on their way to the next hop, in arrival order
 	// (links never reorder). Only the first has an event in the scheduler,
 	// which keeps the scheduler's heap as small as the number of links.
 	out           []inFlight
 	outHead, outN int
-	Stats         LinkStats
 }
 
 type inFlight struct {
@@ -113,124 +105,25 @@ type LinkStats struct {
 }
 
 func newLink(s *Sim, cfg LinkConfig) *Link {
-	l := &Link{cfg: cfg, sim: s, cur: newCursor(cfg.Rate), ring: make([]queued, 64), out: make([]inFlight, 64)}
-	if cfg.Loss.Model != "" && cfg.Loss.Model != "none" {
-		l.loss = newLossModel(cfg.Loss, NewRNG(s.cfg.Seed, "link/"+cfg.Name+"/loss"))
-	}
-	if cfg.Jitter > 0 {
-		rng := NewRNG(s.cfg.Seed, "link/"+cfg.Name+"/jitter")
-		l.jitter = rng.Float64
-	}
-	nb := s.bins()
-	l.Stats = LinkStats{Name: cfg.Name, From: cfg.From, To: cfg.To, Rate: cfg.Rate, Delay: cfg.Delay,
-		Bytes: make([]int64, nb), QDelaySum: make([]time.Duration, nb), QDelayN: make([]int32, nb),
-		DropsPerBin: make([]int32, nb), MaxBacklog: make([]int32, nb)}
-	return l
-}
-
-// Config returns the link's configuration.
-func (l *Link) Config() LinkConfig { return l.cfg }
-
-// Name is the link's name.
-func (l *Link) Name() string { return l.cfg.Name }
-
-// prune forgets packets whose transmission has ended by now.
-func (l *Link) prune(now time.Duration) {
-	for l.n > 0 {
-		q := &l.ring[l.head]
-		if q.depart > now {
-			return
-		}
-		l.bytes -= q.size
-		l.head = (l.head + 1) & (len(l.ring) - 1)
-		l.n--
-	}
-}
-
-// waiting returns the packets and bytes queued behind the one in service.
-func (l *Link) waiting(now time.Duration) (int, int) {
-	if l.n == 0 {
-		return 0, 0
-	}
-	q := &l.ring[l.head]
-	if q.start <= now {
-		return l.n - 1, l.bytes - q.size
-	}
-	return l.n, l.bytes
-}
-
-func (l *Link) push(q queued) {
-	if l.n == len(l.ring) {
-		grown := make([]queued, 2*len(l.ring))
-		for i := 0; i < l.n; i++ {
-			grown[i] = l.ring[(l.head+i)&(len(l.ring)-1)]
-		}
-		l.ring, l.head = grown, 0
-	}
-	l.ring[(l.head+l.n)&(len(l.ring)-1)] = q
-	l.n++
-	l.bytes += q.size
-}
-
-// Backlog returns the packets and bytes waiting at time now.
-func (l *Link) Backlog(now time.Duration) (int, int) {
-	l.prune(now)
-	return l.waiting(now)
+	return &Link{LinkCore: NewLinkCore(cfg, s.cfg.Seed, s.cfg.Duration, s.cfg.Interval), sim: s,
+		out: make([]inFlight, 64)}
 }
 
 // enqueue accepts a packet arriving at the link's input at time now. now
 // is the simulation clock except for a link fed by a single other link (see
 // Sim.markDirect), which its feeder hands packets to ahead of time.
 func (l *Link) enqueue(p *Packet, now time.Duration) {
-	s := l.sim
-	bin := s.bin(now)
-	if l.loss != nil && l.loss.lose() {
-		l.Stats.Losses++
-		l.Stats.DropsPerBin[bin]++
-		s.drop(p, now)
-		return
-	}
-	l.prune(now)
-	pkts, bytes := l.waiting(now)
-	rate := l.cur.rate(now)
-	size := p.Size + l.cfg.Overhead
-	if l.cfg.Queue.exceeded(pkts+1, bytes+size, rate) {
-		l.Stats.Drops++
-		l.Stats.DropsPerBin[bin]++
-		s.drop(p, now)
-		return
-	}
-	if p.ECT && l.cfg.ECN.Unit != LimitNone && l.cfg.ECN.exceeded(pkts, bytes, rate) {
+	a := l.Admit(now, p.Size, p.ECT)
+	p.Queued += a.Wait
+	if a.Marked {
 		p.CE = true
-		l.Stats.Marks++
 	}
-	if int32(bytes) > l.Stats.MaxBacklog[bin] {
-		l.Stats.MaxBacklog[bin] = int32(bytes)
-	}
-	start := max(now, l.lastDep)
-	depart := l.cur.finish(start, float64(size)*8)
-	l.lastDep = depart
-	l.push(queued{start: start, depart: depart, size: size})
-	wait := start - now
-	p.Queued += wait
-	l.Stats.QDelaySum[bin] += wait
-	l.Stats.QDelayN[bin]++
-	if depart == Never {
-		// The link is down for the rest of the run: the packet never leaves.
-		s.drop(p, now)
+	if a.Verdict != Admitted {
+		// Lost, dropped, or down for the rest of the run: it never leaves.
+		l.sim.drop(p, now)
 		return
 	}
-	if depart <= s.cfg.Duration {
-		l.Stats.TxPackets++
-		l.Stats.TxBytes += int64(size)
-		l.Stats.Bytes[s.bin(depart)] += int64(size)
-	}
-	arrive := depart + l.cfg.Delay
-	if l.jitter != nil {
-		arrive += time.Duration(l.jitter() * float64(l.cfg.Jitter))
-	}
-	arrive = max(arrive, l.lastArr)
-	l.lastArr = arrive
+	arrive := a.Arrive
 	if next := p.hop + 1; next < len(p.route.Links) && p.route.Links[next].direct {
 		// Nothing but this link feeds the next one, so no other packet can
 		// reach it in between: hand the packet over now, saving an event.

@@ -134,9 +134,7 @@ func (f *MediaFlow) paused(now time.Duration) bool {
 // payloadRate converts a wire rate into the payload rate the encoder should
 // produce so that, with a header on every packet, the flow sends at wire.
 func (f *MediaFlow) payloadRate(wire float64) float64 {
-	perFrame := wire / 8 / f.cfg.Codec.FPS
-	packets := math.Ceil(perFrame / float64(f.cfg.PacketSize))
-	return math.Max(0, wire-packets*float64(f.cfg.Overhead)*8*f.cfg.Codec.FPS)
+	return PayloadRate(wire, f.cfg.Codec.FPS, f.cfg.PacketSize, f.cfg.Overhead)
 }
 
 // mediaSender is the sending half; it handles frame and pacer events and

@@ -34,11 +34,8 @@ type LayerStats struct {
 }
 
 func newSessionStats(s *Sim, name, pol string, layers int) *SessionStats {
-	st := &SessionStats{Name: name, Policy: pol, Layers: make([]LayerStats, layers),
-		BinForwarded: nanSlice(s.bins()), bin: s.bin, interval: s.cfg.Interval}
-	for i := range st.Layers {
-		st.Layers[i] = LayerStats{BinSent: make([]int32, s.bins()), BinRecvOfSent: make([]int32, s.bins()), BinGood: make([]int64, s.bins())}
-	}
+	st := NewSessionStats(name, pol, layers, s.bins(), s.cfg.Interval)
+	st.bin = s.bin
 	return st
 }
 
@@ -55,11 +52,7 @@ func (st *SessionStats) onSent(now time.Duration, layer int) {
 func (st *SessionStats) onSwitchDrop(layer int) { st.Layers[layer].SwitchDropped++ }
 
 func (st *SessionStats) onReceive(now time.Duration, p *Packet, payload int) {
-	l := &st.Layers[p.Layer]
-	l.Received++
-	l.GoodputBytes += int64(payload)
-	l.BinRecvOfSent[st.bin(p.SentAt)]++
-	l.BinGood[st.bin(now)] += int64(payload)
+	st.CountReceived(p.SentAt, now, int(p.Layer), payload)
 }
 
 // PER is the packet error rate of a layer: packets lost over packets sent towards the receiver,

@@ -40,13 +40,22 @@ type FlowStats struct {
 }
 
 func newFlowStats(s *Sim, name, kind, cc string) *FlowStats {
-	nb := s.bins()
-	f := &FlowStats{Name: name, Kind: kind, CC: cc,
-		BinSent: make([]int64, nb), BinRecv: make([]int64, nb), BinGood: make([]int64, nb),
-		BinQDelay: make([]time.Duration, nb), BinQN: make([]int32, nb), BinLost: make([]int32, nb),
-		BinTarget: nanSlice(nb), BinCwnd: nanSlice(nb), BinRTT: nanSlice(nb), binOfStats: s.bin}
-	return f
+	return NewFlowStats(name, kind, cc, s.bins(), s.cfg.Interval)
 }
+
+// NewFlowStats returns a flow's zeroed counters with bins per-interval slots
+// (the last one takes everything later), for an engine other than the
+// simulator to fill.
+func NewFlowStats(name, kind, cc string, bins int, interval time.Duration) *FlowStats {
+	return &FlowStats{Name: name, Kind: kind, CC: cc,
+		BinSent: make([]int64, bins), BinRecv: make([]int64, bins), BinGood: make([]int64, bins),
+		BinQDelay: make([]time.Duration, bins), BinQN: make([]int32, bins), BinLost: make([]int32, bins),
+		BinTarget: nanSlice(bins), BinCwnd: nanSlice(bins), BinRTT: nanSlice(bins),
+		binOfStats: func(t time.Duration) int { return min(int(t/interval), bins-1) }}
+}
+
+// Bin is the interval that time t falls in.
+func (f *FlowStats) Bin(t time.Duration) int { return f.binOfStats(max(t, 0)) }
 
 func nanSlice(n int) []float64 {
 	v := make([]float64, n)

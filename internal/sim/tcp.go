@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"github.com/strata-rtc/strata/cc"
@@ -53,7 +52,7 @@ type TCPFlow struct {
 	stats    *FlowStats
 	fwd, rev Route
 	rx       *tcpReceiver
-	rng      *rand.Rand
+	onoff    *OnOffSource // nil for a bulk flow
 
 	una, nxt, high int64 // first unacknowledged, next to send, one past highest sent
 	limit          int64 // no new segment at or beyond this (end of the current file)
@@ -86,8 +85,10 @@ func NewTCPFlow(s *Sim, cfg TCPConfig) (*TCPFlow, error) {
 	if o := cfg.OnOff; o != nil && (o.SizeMin <= 0 || o.SizeMax < o.SizeMin || o.OffMean <= 0) {
 		return nil, fmt.Errorf("flow %s: bad on/off parameters", cfg.Name)
 	}
-	f := &TCPFlow{sim: s, cfg: cfg, una: 1, nxt: 1, high: 1,
-		rng: NewRNG(s.cfg.Seed, "flow/"+cfg.Name+"/onoff")}
+	f := &TCPFlow{sim: s, cfg: cfg, una: 1, nxt: 1, high: 1}
+	if cfg.OnOff != nil {
+		f.onoff = NewOnOffSource(s.cfg.Seed, cfg.Name, *cfg.OnOff)
+	}
 	f.stats = newFlowStats(s, cfg.Name, cfg.Kind, cfg.CC)
 	f.stats.Start, f.stats.Stop = cfg.Start, cfg.Stop
 	f.stats.Forward, f.stats.Reverse = cfg.Forward, cfg.Reverse
@@ -126,7 +127,7 @@ func (f *TCPFlow) begin() {
 }
 
 func (f *TCPFlow) offTime() time.Duration {
-	return time.Duration(f.rng.ExpFloat64() * float64(f.cfg.OnOff.OffMean))
+	return f.onoff.Off()
 }
 
 type tcpSender TCPFlow
@@ -136,8 +137,7 @@ func (ts *tcpSender) HandleEvent(ev Event) {
 	switch ev.Kind {
 	case evFileStart:
 		if ev.Arg == 1 { // a new on/off file
-			o := f.cfg.OnOff
-			size := o.SizeMin + f.rng.IntN(o.SizeMax-o.SizeMin+1)
+			size := f.onoff.Size()
 			f.limit = f.una + int64((size+f.cfg.MSS-1)/f.cfg.MSS)
 		}
 		f.trySend(ev.At)

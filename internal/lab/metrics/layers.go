@@ -30,26 +30,12 @@ type LayerSummary struct {
 // inFlightMargin: packets sent this close to the end of the run are not counted in PER.
 const inFlightMargin = 500 * time.Millisecond
 
-// sfuSessions returns the SFU sessions among a simulation's flows, and their policy.
-func sfuSessions(s *sim.Sim) ([]*sim.SFUSession, string) {
-	var out []*sim.SFUSession
-	pol := ""
-	for _, f := range s.Flows() {
-		if ss, ok := f.(*sim.SFUSession); ok {
-			out = append(out, ss)
-			pol = ss.Layers().Policy
-		}
-	}
-	return out, pol
-}
-
-func sessionSummaries(s *sim.Sim) ([]SessionSummary, string) {
-	sessions, pol := sfuSessions(s)
-	end := s.Config().Duration
+func sessionSummaries(rec *Recording) ([]SessionSummary, string) {
+	sessions, flows, pol := rec.sessions()
+	end := rec.Config.Duration
 	var out []SessionSummary
-	for _, ss := range sessions {
-		st := ss.Layers()
-		active := ss.Stats().ActiveTime(end).Seconds()
+	for i, st := range sessions {
+		active := flows[i].ActiveTime(end).Seconds()
 		sum := SessionSummary{Name: st.Name}
 		for i, l := range st.Layers {
 			ls := LayerSummary{Layer: i + 1, SwitchDropped: l.SwitchDropped}
@@ -89,19 +75,19 @@ type LayerSeries struct {
 	PERT, PER []float64
 }
 
-// LayerSeriesOf extracts the per-layer series of a simulation's SFU sessions (nil without any).
-func LayerSeriesOf(s *sim.Sim) []LayerSeries {
-	sessions, _ := sfuSessions(s)
+// LayerSeriesOf extracts the per-layer series of a run's SFU sessions (nil without any).
+func LayerSeriesOf(rec *Recording) []LayerSeries {
+	sessions, _, _ := rec.sessions()
 	if len(sessions) == 0 {
 		return nil
 	}
-	cfg := s.Config()
+	cfg := rec.Config
 	n := intervals(cfg)
 	dt := cfg.Interval.Seconds()
 	per := max(1, int(time.Second/cfg.Interval))
 	layers := 0
-	for _, ss := range sessions {
-		layers = max(layers, len(ss.Layers().Layers))
+	for _, st := range sessions {
+		layers = max(layers, len(st.Layers))
 	}
 	out := make([]LayerSeries, layers)
 	for li := range out {
@@ -111,8 +97,7 @@ func LayerSeriesOf(s *sim.Sim) []LayerSeries {
 		for b := 0; b < n; b++ {
 			ls.T[b] = round((time.Duration(b) * cfg.Interval).Seconds(), 6)
 		}
-		for _, ss := range sessions {
-			st := ss.Layers()
+		for _, st := range sessions {
 			if li >= len(st.Layers) {
 				continue
 			}

@@ -99,3 +99,19 @@ func TestRampup(t *testing.T) {
 		t.Fatalf("rampup with lower share %v, not below %v", r2, r)
 	}
 }
+
+// Browser flows are media flows for Jain's index, beside strata's own.
+func TestJainCountsBrowserFlowsAsMedia(t *testing.T) {
+	flows := []FlowSummary{
+		{Name: "chrome-1", Kind: "browser", Bottleneck: "b", FairShareRatio: 0.6},
+		{Name: "chrome-2", Kind: "browser", Bottleneck: "b", FairShareRatio: 0.8},
+		{Name: "tcp", Kind: "tcp", Bottleneck: "b", FairShareRatio: 1.2},
+	}
+	media, all, link := jainByBottleneck(flows)
+	if media == nil || all == nil || link != "b" {
+		t.Fatalf("media %v all %v link %q", media, all, link)
+	}
+	if want := Jain([]float64{0.6, 0.8}); math.Abs(*media-want) > 1e-4 {
+		t.Fatalf("media index %v, want %v", *media, want)
+	}
+}

@@ -3,8 +3,6 @@ package metrics
 import (
 	"math"
 	"time"
-
-	"github.com/strata-rtc/strata/internal/sim"
 )
 
 // FlowSeries is one flow's per-interval time series. T is the start of each
@@ -34,18 +32,9 @@ type LinkSeries struct {
 	Drops       []float64 // packets dropped (queue and random loss)
 }
 
-// intervals is the number of whole or partial intervals inside the run.
-func intervals(cfg sim.Config) int {
-	n := int(cfg.Duration / cfg.Interval)
-	if time.Duration(n)*cfg.Interval < cfg.Duration {
-		n++
-	}
-	return n
-}
-
 // Series extracts the time series of every flow and link.
-func Series(s *sim.Sim) ([]FlowSeries, []LinkSeries) {
-	cfg := s.Config()
+func Series(rec *Recording) ([]FlowSeries, []LinkSeries) {
+	cfg := rec.Config
 	n := intervals(cfg)
 	dt := cfg.Interval.Seconds()
 	times := make([]float64, n)
@@ -53,8 +42,8 @@ func Series(s *sim.Sim) ([]FlowSeries, []LinkSeries) {
 		times[i] = round((time.Duration(i) * cfg.Interval).Seconds(), 6)
 	}
 	var flows []FlowSeries
-	for _, f := range s.Flows() {
-		st := f.Stats()
+	for _, f := range rec.Flows {
+		st := f.Stats
 		fs := FlowSeries{Name: st.Name, T: times}
 		fs.Rate = perSecond(st.BinRecv[:n], dt)
 		fs.Goodput = perSecond(st.BinGood[:n], dt)
@@ -74,8 +63,7 @@ func Series(s *sim.Sim) ([]FlowSeries, []LinkSeries) {
 		flows = append(flows, fs)
 	}
 	var links []LinkSeries
-	for _, l := range s.Links() {
-		ls := &l.Stats
+	for _, ls := range rec.Links {
 		out := LinkSeries{Name: ls.Name, T: times}
 		out.Throughput = perSecond(ls.Bytes[:n], dt)
 		for i := 0; i < n; i++ {

@@ -75,49 +75,40 @@ type Meta struct {
 	SweepValue string
 }
 
-// Summarize computes the summary of a finished simulation.
-func Summarize(s *sim.Sim, meta Meta) Summary {
-	cfg := s.Config()
+// Summarize computes the summary of a finished run.
+func Summarize(rec *Recording, meta Meta) Summary {
+	cfg := rec.Config
 	end := cfg.Duration
-	links := s.Links()
-	index := map[*sim.Link]int{}
-	shareLinks := make([]ShareLink, len(links))
-	for i, l := range links {
-		index[l] = i
-		for _, st := range l.Stats.Rate {
+	shareLinks := make([]ShareLink, len(rec.Links))
+	for i, ls := range rec.Links {
+		for _, st := range ls.Rate {
 			shareLinks[i].At = append(shareLinks[i].At, st.At)
 			shareLinks[i].Bps = append(shareLinks[i].Bps, st.Bps)
 		}
 	}
-	flows := s.Flows()
-	shareFlows := make([]ShareFlow, len(flows))
-	for i, f := range flows {
-		st := f.Stats()
-		sf := ShareFlow{Start: st.Start, Stop: min(st.Stop, end)}
-		for _, l := range st.Forward {
-			sf.Links = append(sf.Links, index[l])
-		}
-		if c, ok := f.(*sim.CBRFlow); ok {
-			sf.Demand = c.Rate()
-		}
-		shareFlows[i] = sf
+	shareFlows := make([]ShareFlow, len(rec.Flows))
+	for i, f := range rec.Flows {
+		shareFlows[i] = ShareFlow{Start: f.Stats.Start, Stop: min(f.Stats.Stop, end), Links: f.Links, Demand: f.Demand}
 	}
 	shares, limits := FairShares(shareFlows, shareLinks, end)
 
-	out := Summary{Scenario: meta.Scenario, Engine: "sim", Seed: meta.Seed, DurationS: end.Seconds(),
-		SweepParam: meta.SweepParam, SweepValue: meta.SweepValue, Events: s.Events()}
-	for i, f := range flows {
-		fs := flowSummary(f.Stats(), shares[i], end, cfg.Interval)
+	out := Summary{Scenario: meta.Scenario, Engine: rec.Engine, Seed: meta.Seed, DurationS: end.Seconds(),
+		SweepParam: meta.SweepParam, SweepValue: meta.SweepValue, Events: rec.Events}
+	for i, f := range rec.Flows {
+		fs := flowSummary(f.Stats, shares[i], end, cfg.Interval)
 		if limits[i] >= 0 {
-			fs.Bottleneck = links[limits[i]].Name()
+			fs.Bottleneck = rec.Links[limits[i]].Name
 		}
 		out.Flows = append(out.Flows, fs)
 	}
-	for _, l := range links {
-		out.Links = append(out.Links, linkSummary(&l.Stats, end))
+	for _, ls := range rec.Links {
+		out.Links = append(out.Links, linkSummary(ls, end))
 	}
 	out.JainIndex, out.JainIndexAll, out.Bottleneck = jainByBottleneck(out.Flows)
-	out.Sessions, out.Policy = sessionSummaries(s)
+	out.Sessions, out.Policy = rec.Sessions, rec.Policy
+	if rec.Sessions == nil {
+		out.Sessions, out.Policy = sessionSummaries(rec)
+	}
 	return out
 }
 
@@ -208,6 +199,9 @@ func linkSummary(ls *sim.LinkStats, end time.Duration) LinkSummary {
 	return out
 }
 
+// isMedia says whether a flow kind carries real-time media: strata's senders and browsers.
+func isMedia(kind string) bool { return kind == "media" || kind == "browser" }
+
 // jainByBottleneck groups flows by their bottleneck link and computes
 // Jain's index over the group with the most media flows (and over all flows
 // of that link).
@@ -221,7 +215,7 @@ func jainByBottleneck(flows []FlowSummary) (media, all *float64, link string) {
 		if _, seen := count[f.Bottleneck]; !seen {
 			order = append(order, f.Bottleneck)
 		}
-		if f.Kind == "media" {
+		if isMedia(f.Kind) {
 			count[f.Bottleneck]++
 		} else {
 			count[f.Bottleneck] += 0
@@ -239,7 +233,7 @@ func jainByBottleneck(flows []FlowSummary) (media, all *float64, link string) {
 			continue
 		}
 		xa = append(xa, f.FairShareRatio)
-		if f.Kind == "media" {
+		if isMedia(f.Kind) {
 			xm = append(xm, f.FairShareRatio)
 		}
 	}

@@ -20,7 +20,7 @@ func TestSummarizeCBROverload(t *testing.T) {
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
-	sum := Summarize(s, Meta{Scenario: "cbr"})
+	sum := Summarize(RecordingOf(s), Meta{Scenario: "cbr"})
 	if u := sum.Links[0].Utilization; u < 0.99 || u > 1.0 {
 		t.Fatalf("utilisation %v", u)
 	}
@@ -55,7 +55,7 @@ func TestSummarizeCBROverload(t *testing.T) {
 	if sum.JainIndex != nil {
 		t.Error("Jain over media flows reported without media flows")
 	}
-	fs, ls := Series(s)
+	fs, ls := Series(RecordingOf(s))
 	if len(fs[0].T) != 200 || len(ls[0].Capacity) != 200 || ls[0].Capacity[5] != 1e6 {
 		t.Fatalf("series lengths %d %d", len(fs[0].T), len(ls[0].Capacity))
 	}

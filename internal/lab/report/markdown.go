@@ -71,7 +71,11 @@ func runMarkdown(r *Run, prefix string) string {
 	if r.Reference != "" {
 		fmt.Fprintf(&b, "**Reference:** %s\n\n", strings.TrimSpace(r.Reference))
 	}
-	fmt.Fprintf(&b, "Engine %s, seed %d, %g s simulated, %d events.\n\n", s.Engine, s.Seed, s.DurationS, s.Events)
+	if s.Engine == "emu" {
+		fmt.Fprintf(&b, "Engine emu (real network stacks), seed %d, %g s emulated.\n\n", s.Seed, s.DurationS)
+	} else {
+		fmt.Fprintf(&b, "Engine %s, seed %d, %g s simulated, %d events.\n\n", s.Engine, s.Seed, s.DurationS, s.Events)
+	}
 	b.WriteString(FlowTable(s))
 	b.WriteString("\n")
 	b.WriteString(LinkTable(s))

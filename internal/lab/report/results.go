@@ -15,6 +15,20 @@ import (
 // Entries without markers are appended at the end. Entries whose runs have an SFU are gathered
 // by directory (e.g. seed000/exp2) into one block of seed 000 style tables (SFUTable).
 func UpdateResults(path string, entries []Entry) error {
+	return updateDoc(path, func(doc string) string {
+		plain, groups, runs := groupSFU(entries)
+		for _, e := range plain {
+			doc = replaceBlock(doc, e.Name, resultBlock(e))
+		}
+		for _, g := range groups {
+			doc = replaceBlock(doc, g, SFUTable(runs[g]))
+		}
+		return doc
+	})
+}
+
+// updateDoc rewrites a results document (created if missing) with edit.
+func updateDoc(path string, edit func(doc string) string) error {
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -23,14 +37,7 @@ func UpdateResults(path string, entries []Entry) error {
 	if doc == "" {
 		doc = "# Lab results\n"
 	}
-	plain, groups, runs := groupSFU(entries)
-	for _, e := range plain {
-		doc = replaceBlock(doc, e.Name, resultBlock(e))
-	}
-	for _, g := range groups {
-		doc = replaceBlock(doc, g, SFUTable(runs[g]))
-	}
-	return os.WriteFile(path, []byte(doc), 0o644)
+	return os.WriteFile(path, []byte(edit(doc)), 0o644)
 }
 
 func markers(name string) (string, string) {

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/strata-rtc/strata/internal/sim"
 )
@@ -31,15 +30,14 @@ func (s *Scenario) Build(seed uint64) (*sim.Sim, error) {
 }
 
 func addFlow(sm *sim.Sim, seed uint64, f Flow) error {
+	if f.Kind == KindBrowser {
+		return ErrBrowserNeedsEmulation
+	}
 	fwd, err := sm.Path(f.Path)
 	if err != nil {
 		return err
 	}
-	start := f.Start
-	if f.StartJitter > 0 {
-		rng := sim.NewRNG(seed, "flow/"+f.Name+"/start")
-		start += time.Duration(rng.Float64() * float64(f.StartJitter))
-	}
+	start := f.StartAt(seed)
 	if f.Kind == KindCBR {
 		_, err := sim.NewCBRFlow(sm, sim.CBRConfig{Name: f.Name, Forward: fwd, Start: start, Stop: f.Stop,
 			Rate: f.Rate, PacketSize: f.PacketSize})

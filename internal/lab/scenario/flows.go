@@ -27,6 +27,7 @@ var kindFields = map[string][]string{
 	"mss": {KindTCP, KindLEDBAT}, "delayed_ack": {KindTCP, KindLEDBAT}, "onoff": {KindTCP},
 	"sack": {KindTCP, KindLEDBAT}, "rwnd": {KindTCP, KindLEDBAT},
 	"cc": {KindMedia, KindTCP, KindLEDBAT}, "params": {KindMedia, KindTCP, KindLEDBAT},
+	"ecn": {KindMedia, KindTCP, KindLEDBAT, KindCBR}, "receiver": {KindBrowser}, "video": {KindBrowser},
 }
 
 func decodeFlows(d *decoder, n *yaml.Node, s *Scenario) []Flow {
@@ -38,7 +39,8 @@ func decodeFlows(d *decoder, n *yaml.Node, s *Scenario) []Flow {
 }
 
 func decodeFlow(d *decoder, v *yaml.Node, field string, s *Scenario) []Flow {
-	f := Flow{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Line: v.Line}
+	f := Flow{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Line: v.Line,
+		Receiver: ReceiverBrowser, Video: DefaultBrowserVideo()}
 	if name := nameOf(v); name != "" {
 		field = "flows[" + name + "]"
 	}
@@ -61,7 +63,9 @@ func decodeFlow(d *decoder, v *yaml.Node, field string, s *Scenario) []Flow {
 		"start_jitter":      func(v *yaml.Node, fl string) { d.Duration(v, fl, &f.StartJitter) },
 		"start_step":        func(v *yaml.Node, fl string) { d.Duration(v, fl, &startStep) },
 		"count":             func(v *yaml.Node, fl string) { d.Integer(v, fl, 1, 1000, &count) },
-		"ecn":               func(v *yaml.Node, fl string) { d.Boolean(v, fl, &f.ECN) },
+		"ecn":               mark("ecn", func(v *yaml.Node, fl string) { d.Boolean(v, fl, &f.ECN) }),
+		"receiver":          mark("receiver", func(v *yaml.Node, fl string) { d.receiver(v, fl, &f.Receiver) }),
+		"video":             mark("video", func(v *yaml.Node, fl string) { d.browserVideo(v, fl, &f.Video) }),
 		"codec":             mark("codec", func(v *yaml.Node, fl string) { d.codec(v, fl, &f.Codec) }),
 		"layers":            mark("layers", func(v *yaml.Node, fl string) { f.Codec.Layers = d.rates(v, fl) }),
 		"feedback_interval": mark("feedback_interval", func(v *yaml.Node, fl string) { d.Duration(v, fl, &f.Feedback) }),
@@ -127,13 +131,13 @@ func contains(list []string, s string) bool {
 // inferKind checks kind against the controller, filling it in when absent.
 func inferKind(d *decoder, v *yaml.Node, field, kind, ccName string) string {
 	switch kind {
-	case "", KindMedia, KindTCP, KindLEDBAT, KindCBR:
+	case "", KindMedia, KindTCP, KindLEDBAT, KindCBR, KindBrowser:
 	default:
-		d.Failf(v, field+".kind", "unknown kind %q (media, tcp, ledbat or cbr)", kind)
+		d.Failf(v, field+".kind", "unknown kind %q (media, tcp, ledbat, cbr or browser)", kind)
 		return ""
 	}
-	if kind == KindCBR {
-		return kind
+	if kind == KindCBR || kind == KindBrowser {
+		return kind // no controller of ours: cbr has none, a browser brings libwebrtc's
 	}
 	if ccName == "" {
 		d.Failf(v, field+".cc", "a %s flow needs a controller (cc: one of %s)", orDefault(kind, "media/tcp/ledbat"),

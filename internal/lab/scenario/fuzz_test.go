@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -10,6 +11,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(good + "\nsweep: {param: links.bottleneck.queue, values: [10pkt, 20ms]}\n")
 	f.Add(strings.ReplaceAll(good, "100Mbps", "100"))
 	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps, duplex: true}]\nflows: [{name: f, cc: gcc, path: [x, y]}]\n")
+	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps, duplex: true}]\n" +
+		"flows: [{name: b, kind: browser, receiver: echotest, video: {width: 640, height: 480, fps: 25, max_rate: 1Mbps}, path: [x, y]}]\n")
 	f.Add("a: &x [*x]\n")
 	f.Add("duration: 1s\nlinks: &l [{name: a, from: x, to: y, rate: 1Mbps}]\nflows: *l\n")
 	f.Fuzz(func(t *testing.T, doc string) {
@@ -21,7 +24,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, s := range file.Runs {
-			if _, err := s.Build(1); err != nil {
+			if _, err := s.Build(1); err != nil && !errors.Is(err, ErrBrowserNeedsEmulation) {
 				t.Fatalf("parsed scenario does not build: %v", err)
 			}
 		}

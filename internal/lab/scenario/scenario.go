@@ -51,7 +51,7 @@ type Link struct {
 type Flow struct {
 	Name        string
 	Group       string // the name in the file, before `count` expansion
-	Kind        string // media, tcp, ledbat, cbr
+	Kind        string // media, tcp, ledbat, cbr, browser
 	CC          string
 	Params      sim.Params
 	Path        []string
@@ -69,6 +69,8 @@ type Flow struct {
 	NoSACK      bool
 	RcvWindow   int
 	OnOff       *sim.OnOffConfig
+	Receiver    string       // browser: ReceiverBrowser or ReceiverEchotest
+	Video       BrowserVideo // browser
 	Line        int
 }
 

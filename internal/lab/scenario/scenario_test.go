@@ -1,6 +1,9 @@
 package scenario
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -199,5 +202,82 @@ func TestSweepErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.sweep, err, c.want)
 		}
+	}
+}
+
+const browserDoc = `
+duration: 20s
+links:
+  - {name: cap, from: a, to: b, rate: 1Mbps, delay: 25ms, queue: 50pkt, duplex: true}
+flows:
+  - name: chrome
+    kind: browser
+    path: [a, b]
+`
+
+func TestBrowserFlow(t *testing.T) {
+	f, err := Parse("b.yaml", []byte(browserDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := f.Runs[0].Flows[0]
+	if fl.Kind != KindBrowser || fl.Receiver != ReceiverBrowser || fl.Video != DefaultBrowserVideo() || fl.CC != "" {
+		t.Fatalf("defaults %+v", fl)
+	}
+	doc := browserDoc + "    receiver: echotest\n    video: {width: 640, height: 360, fps: 15, content: noise, max_rate: 1.2Mbps}\n"
+	if f, err = Parse("b.yaml", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	fl = f.Runs[0].Flows[0]
+	if fl.Receiver != ReceiverEchotest || fl.Video != (BrowserVideo{Width: 640, Height: 360, FPS: 15, Content: ContentNoise, MaxRate: 1.2e6}) {
+		t.Fatalf("fields %+v", fl)
+	}
+	// The simulator has no browser: it says where browser flows run.
+	_, err = f.Runs[0].Build(1)
+	if !errors.Is(err, ErrBrowserNeedsEmulation) || !strings.Contains(err.Error(), "flow chrome: browser flows run only in emulation: strata lab run --engine emu") {
+		t.Fatalf("Build: %v", err)
+	}
+	// A y4m file is found beside the scenario file.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "clip.y4m"), []byte("YUV4MPEG2 "), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f, err = Parse(filepath.Join(dir, "s.yaml"), []byte(browserDoc+"    video: {file: clip.y4m}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Runs[0].Flows[0].Video.File; got != filepath.Join(dir, "clip.y4m") {
+		t.Fatalf("file %q", got)
+	}
+}
+
+func TestBrowserFlowErrors(t *testing.T) {
+	for _, c := range []struct{ add, want string }{
+		{"    receiver: janus", `b.yaml:9: flows[chrome].receiver: unknown receiver "janus" (browser or echotest)`},
+		{"    video: {fps: 0}", `b.yaml:9: flows[chrome].video.fps: fps must be between 1 and 60`},
+		{"    video: {width: 10}", `b.yaml:9: flows[chrome].video.width: 10 is outside [16, 7680]`},
+		{"    video: {max_rate: 2}", `b.yaml:9: flows[chrome].video.max_rate: missing unit`},
+		{"    video: {file: clip.mp4}", `b.yaml:9: flows[chrome].video.file: "clip.mp4" is not a .y4m file`},
+		{"    video: {file: /nonexistent/clip.y4m}", `b.yaml:9: flows[chrome].video.file: no such file /nonexistent/clip.y4m`},
+		{"    video: {content: movie}", `b.yaml:9: flows[chrome].video.content: unknown content "movie" (camera or noise`},
+		{"    video: {content: noise, file: /nonexistent/clip.y4m}", `flows[chrome].video: give content or file, not both`},
+		{"    video: {colour: red}", `b.yaml:9: flows[chrome].video.colour: unknown field "colour"`},
+		{"    cc: gcc", `b.yaml:9: flows[chrome].cc: only media and tcp and ledbat flows take cc`},
+		{"    codec: {model: perfect}", `b.yaml:9: flows[chrome].codec: only media flows take codec`},
+		{"    ecn: true", `b.yaml:9: flows[chrome].ecn: only media and tcp and ledbat and cbr flows take ecn`},
+		{"    kind: chromium", `unknown kind "chromium" (media, tcp, ledbat, cbr or browser)`},
+	} {
+		doc := browserDoc + c.add + "\n"
+		if strings.Contains(c.add, "kind:") {
+			doc = strings.Replace(browserDoc, "    kind: browser", c.add, 1)
+		}
+		_, err := Parse("b.yaml", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.add, err, c.want)
+		}
+	}
+	// A media flow does not take a browser's fields.
+	_, err := Parse("demo.yaml", []byte(strings.Replace(good, "    feedback_interval: 50ms", "    receiver: browser", 1)))
+	if err == nil || !strings.Contains(err.Error(), "flows[video].receiver: only browser flows take receiver") {
+		t.Errorf("receiver on a media flow: %v", err)
 	}
 }

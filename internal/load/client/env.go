@@ -22,6 +22,7 @@ import (
 	"github.com/pion/interceptor/pkg/twcc"
 	"github.com/pion/logging"
 	"github.com/pion/sdp/v3"
+	"github.com/pion/transport/v4"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/janusclient"
@@ -64,6 +65,11 @@ type Config struct {
 	JoinTimeout   time.Duration
 	ICEInterfaces []string
 	Now           func() time.Duration
+	// Net, when set, is the network Pion gathers on and opens its sockets through (for clients
+	// that live in another network namespace than the process); HTTP, when set, is the client the
+	// Janus API requests go through.
+	Net  transport.Net
+	HTTP *http.Client
 }
 
 // NewEnv builds the shared Pion API. ICE uses the interfaces given, or "lo" (loopback included)
@@ -72,6 +78,9 @@ func NewEnv(c Config) (*Env, error) {
 	var se webrtc.SettingEngine
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	if c.Net != nil {
+		se.SetNet(c.Net)
+	}
 	ifaces := c.ICEInterfaces
 	if len(ifaces) == 0 && loopbackServer(c.Server) {
 		ifaces = []string{"lo"}
@@ -122,6 +131,9 @@ func NewEnv(c Config) (*Env, error) {
 		http: &http.Client{Timeout: 90 * time.Second, Transport: &http.Transport{
 			MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second,
 		}}}
+	if c.HTTP != nil {
+		env.http = c.HTTP
+	}
 	if env.JoinTimeout <= 0 {
 		env.JoinTimeout = 20 * time.Second
 	}

@@ -95,11 +95,7 @@ func (p *sender) newAudioPC(label string, onTrack func(*webrtc.TrackRemote, *web
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		for { // runs the interceptors' RTCP handling (receiver reports, NACKs)
-			if _, _, err := sender.ReadRTCP(); err != nil {
-				return
-			}
-		}
+		drainRTCP(sender)
 	}()
 	return states, track, nil
 }
@@ -108,24 +104,5 @@ func (p *sender) newAudioPC(label string, onTrack func(*webrtc.TrackRemote, *web
 // the track ends; the receiver's RTCP is read too (sender reports feed the receiver-report
 // interceptor).
 func (p *sender) readTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver, observe func(pkt []byte, at time.Duration)) {
-	p.wg.Add(2)
-	go func() {
-		defer p.wg.Done()
-		for {
-			if _, _, err := receiver.ReadRTCP(); err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		defer p.wg.Done()
-		buf := make([]byte, 1500)
-		for {
-			n, _, err := track.Read(buf)
-			if err != nil {
-				return
-			}
-			observe(buf[:n], p.env.Now())
-		}
-	}()
+	ReadTrack(&p.wg, track, receiver, func(pkt []byte) { observe(pkt, p.env.Now()) })
 }

@@ -299,27 +299,7 @@ func (sub *Subscriber) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPRe
 		st = sub.addStreamLocked(mid, 0, track.Kind().String(), sub.env.Now())
 	}
 	sub.mu.Unlock()
-	sub.wg.Add(2)
-	go func() {
-		defer sub.wg.Done()
-		// Sender reports feed the receiver-report interceptor (round-trip times at the server).
-		for {
-			if _, _, err := receiver.ReadRTCP(); err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		defer sub.wg.Done()
-		buf := make([]byte, 1500)
-		for {
-			n, _, err := track.Read(buf)
-			if err != nil {
-				return
-			}
-			st.observe(buf[:n], sub.env.Now())
-		}
-	}()
+	ReadTrack(&sub.wg, track, receiver, func(pkt []byte) { st.observe(pkt, sub.env.Now()) })
 }
 
 func (sub *Subscriber) addStreamLocked(mid string, feed uint64, kind string, requested time.Duration) *Stream {

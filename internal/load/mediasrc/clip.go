@@ -50,9 +50,14 @@ func Load(dir string, layers []Layer) (*Media, error) {
 	if err := Ensure(dir); err != nil {
 		return nil, err
 	}
+	return readMedia(dir, layers, VideoFile)
+}
+
+// readMedia reads the layers' clips (file names them) and the Opus clip.
+func readMedia(dir string, layers []Layer, file func(string, Layer) string) (*Media, error) {
 	m := &Media{}
 	for _, l := range layers {
-		c, err := ReadIVF(VideoFile(dir, l))
+		c, err := ReadIVF(file(dir, l))
 		if err != nil {
 			return nil, err
 		}

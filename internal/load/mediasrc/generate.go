@@ -61,6 +61,17 @@ func VideoFile(dir string, l Layer) string {
 	return filepath.Join(dir, fmt.Sprintf("%s-vp8-%dx%d.ivf", clipVersion, l.Width, l.Height))
 }
 
+// RateFile is the clip of a layer encoded at its own rate (LoadRates) inside dir: one of Layers
+// is its usual file.
+func RateFile(dir string, l Layer) string {
+	for _, d := range Layers {
+		if d.Width == l.Width && d.Height == l.Height && d.Kbps == l.Kbps {
+			return VideoFile(dir, l)
+		}
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s-vp8-%dx%d-%dk.ivf", clipVersion, l.Width, l.Height, l.Kbps))
+}
+
 // AudioFile is the Opus clip inside dir.
 func AudioFile(dir string) string { return filepath.Join(dir, clipVersion+"-opus.ogg") }
 
@@ -76,7 +87,7 @@ func Ensure(dir string) error {
 		}
 	}
 	if len(missing) > 0 {
-		if err := encodeVideo(dir, missing); err != nil {
+		if err := encodeVideo(dir, missing, VideoFile); err != nil {
 			return err
 		}
 	}
@@ -94,7 +105,7 @@ func exists(path string) bool {
 // encodeVideo encodes the moving test pattern once per layer, at constant bitrate so the load is
 // predictable, in one ffmpeg run. Files are written under temporary names and renamed, so a
 // concurrent generator never reads half a file.
-func encodeVideo(dir string, layers []Layer) error {
+func encodeVideo(dir string, layers []Layer, file func(string, Layer) string) error {
 	// -t before -i bounds the input; after it, it would bound only the first output and the
 	// others would be encoded forever.
 	args := []string{"-hide_banner", "-loglevel", "error", "-y", "-t", strconv.Itoa(clipSeconds), "-f", "lavfi",
@@ -111,7 +122,7 @@ func encodeVideo(dir string, layers []Layer) error {
 	tmps := make([]string, len(layers))
 	for i, l := range layers {
 		kbps := strconv.Itoa(l.Kbps) + "k"
-		tmps[i] = VideoFile(dir, l) + fmt.Sprintf(".%d.tmp", os.Getpid())
+		tmps[i] = file(dir, l) + fmt.Sprintf(".%d.tmp", os.Getpid())
 		args = append(args, "-map", fmt.Sprintf("[o%d]", i), "-c:v", "libvpx", "-deadline", "realtime",
 			"-cpu-used", "8", "-b:v", kbps, "-minrate", kbps, "-maxrate", kbps, "-g", strconv.Itoa(gopFrames),
 			"-keyint_min", strconv.Itoa(gopFrames), "-auto-alt-ref", "0", "-f", "ivf", tmps[i])
@@ -120,7 +131,7 @@ func encodeVideo(dir string, layers []Layer) error {
 		return err
 	}
 	for i, l := range layers {
-		if err := os.Rename(tmps[i], VideoFile(dir, l)); err != nil {
+		if err := os.Rename(tmps[i], file(dir, l)); err != nil {
 			return err
 		}
 	}
@@ -154,4 +165,24 @@ func ffmpeg(args []string) error {
 		return fmt.Errorf("mediasrc: ffmpeg: %v: %s", err, bytes.TrimSpace(stderr.Bytes()))
 	}
 	return nil
+}
+
+// LoadRates is Load for layers of any resolution and rate (highest first): each is encoded once
+// into its own file, named by resolution and rate (RateFile).
+func LoadRates(dir string, layers []Layer) (*Media, error) {
+	if err := Ensure(dir); err != nil {
+		return nil, err
+	}
+	var missing []Layer
+	for _, l := range layers {
+		if !exists(RateFile(dir, l)) {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) > 0 {
+		if err := encodeVideo(dir, missing, RateFile); err != nil {
+			return nil, err
+		}
+	}
+	return readMedia(dir, layers, RateFile)
 }

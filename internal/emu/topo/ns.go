@@ -1,0 +1,139 @@
+package topo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// netnsDir is where `ip netns` keeps its named namespaces.
+const netnsDir = "/var/run/netns"
+
+// prefix starts every namespace an emulation creates; the pid that follows
+// lets Reap tell a dead run's namespaces from a live one's.
+const prefix = "se"
+
+var nsName = regexp.MustCompile(`^` + prefix + `(\d+)-`)
+
+// checkRoot says clearly why an emulation cannot run without root.
+func checkRoot() error { return checkRootAs(os.Geteuid()) }
+
+func checkRootAs(euid int) error {
+	if euid != 0 {
+		return errors.New("the network emulator needs root (it creates network namespaces, veth pairs and TUN devices): run as root")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		return fmt.Errorf("the network emulator needs /dev/net/tun: %w", err)
+	}
+	return nil
+}
+
+// inNamespace runs f on a locked OS thread switched into namespace name.
+// Sockets and devices f creates belong to that namespace.
+func inNamespace(name string, f func() error) error {
+	target, err := os.Open(netnsDir + "/" + name)
+	if err != nil {
+		return fmt.Errorf("namespace %s: %w", name, err)
+	}
+	defer target.Close()
+	runtime.LockOSThread()
+	orig, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer orig.Close()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("setns %s: %w", name, err)
+	}
+	ferr := f()
+	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
+		// The thread stays locked and so dies with this goroutine rather
+		// than running other goroutines in the wrong namespace.
+		return fmt.Errorf("setns back from %s: %w", name, err)
+	}
+	runtime.UnlockOSThread()
+	return ferr
+}
+
+// sysctls writes net sysctls (path under /proc/sys/net → value) inside ns.
+func sysctls(ns string, kv [][2]string) error {
+	return inNamespace(ns, func() error {
+		for _, p := range kv {
+			if err := os.WriteFile("/proc/sys/net/"+p[0], []byte(p[1]), 0o644); err != nil {
+				return fmt.Errorf("sysctl %s in %s: %w", p[0], ns, err)
+			}
+		}
+		return nil
+	})
+}
+
+// ipBatch runs ip commands (one per line, without "ip") inside ns.
+func ipBatch(ns string, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	cmd := exec.Command("ip", "-n", ns, "-batch", "-")
+	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("ip -n %s -batch: %v: %s", ns, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func ip(args ...string) error {
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// deleteNamespace kills what still runs inside ns (only processes of the
+// emulation that made it can be there) and removes it, which takes its
+// interfaces with it.
+func deleteNamespace(ns string) error {
+	if out, err := exec.Command("ip", "netns", "pids", ns).Output(); err == nil {
+		for _, f := range bytes.Fields(out) {
+			if pid, err := strconv.Atoi(string(f)); err == nil && pid != os.Getpid() {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+	}
+	return ip("netns", "del", ns)
+}
+
+// Reap removes the namespaces of emulations whose process is gone (killed
+// with SIGKILL, say), with anything still running inside them.
+func Reap() error {
+	entries, err := os.ReadDir(netnsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		m := nsName.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		if pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+			continue // ours, or its run is alive
+		}
+		if err := deleteNamespace(e.Name()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
