@@ -74,6 +74,9 @@ func TestSSRCSimulcast(t *testing.T) {
 	}
 	for _, target := range []int{0, 1, 2, 1, 0, 2} {
 		mark := time.Now()
+		// On a loaded machine the estimate may already have taken the subscriber down to the
+		// target; strata then has no change to announce, so the event is only required for a switch.
+		switched := sub.layerNow() != target
 		data, _ := mustRequest(t, sub.h, map[string]any{"request": "configure", "streams": []map[string]any{{"mid": mid, "substream": target}}}, nil)
 		if data["configured"] != "ok" {
 			t.Fatalf("configure: %v", data)
@@ -82,9 +85,11 @@ func TestSSRCSimulcast(t *testing.T) {
 		if d < 0 {
 			t.Fatalf("substream %d: that layer never came (now %d)", target, sub.layerNow())
 		}
-		sub.waitEvent(func(e map[string]any) bool {
-			return e["_at"].(time.Time).After(mark) && e["mid"] == mid && e["substream"] == float64(target)
-		})
+		if switched {
+			sub.waitEvent(func(e map[string]any) bool {
+				return e["_at"].(time.Time).After(mark) && e["mid"] == mid && e["substream"] == float64(target)
+			})
+		}
 		time.Sleep(time.Second)
 		if l := sub.layerNow(); l != target {
 			t.Fatalf("substream %d: layer %d a second after it came", target, l)
