@@ -149,11 +149,25 @@ func TestDataQueueBeforeOpenIsBounded(t *testing.T) {
 	aliceIn.mu.Lock()
 	got := strings.Join(aliceIn.msgs, " ")
 	aliceIn.mu.Unlock()
-	if got != "burst:m0 burst:end" {
-		t.Errorf("alice received %q, want the burst's first message and bob's last", got)
+	// The queue holds one message while alice's channel is not open yet: the burst's first is kept,
+	// those after it are refused until her channel opens (on a loaded machine it can open in the
+	// middle of the burst, and the rest then go straight through). Every message is either
+	// delivered in order or counted as dropped, and at least one was refused.
+	msgs := strings.Fields(got)
+	if len(msgs) < 2 || msgs[0] != "burst:m0" || msgs[len(msgs)-1] != "burst:end" {
+		t.Fatalf("alice received %q, want the burst's first message first and bob's last last", got)
 	}
-	if d := dataDropped(t, srv, alice); d != 9 {
-		t.Errorf("alice's handle_info: data_dropped %d, want the 9 messages her queue refused", d)
+	last := 0
+	for _, m := range msgs[1 : len(msgs)-1] {
+		var i int
+		if _, err := fmt.Sscanf(m, "burst:m%d", &i); err != nil || i <= last {
+			t.Fatalf("alice received %q: %s out of order", got, m)
+		}
+		last = i
+	}
+	delivered := uint64(len(msgs) - 2) // of m1..m9
+	if d := dataDropped(t, srv, alice); d+delivered != 9 || d == 0 {
+		t.Errorf("alice's handle_info: data_dropped %d with %d of m1..m9 delivered, want the rest of the 9 refused (at least one)", d, delivered)
 	}
 	if d := dataDropped(t, srv, bob); d != 0 {
 		t.Errorf("bob's handle_info: data_dropped %d, want 0", d)
