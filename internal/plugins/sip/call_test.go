@@ -1,13 +1,9 @@
 package sip_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
@@ -162,7 +158,7 @@ func waitResult(t *testing.T, h *janusclient.Handle, name string) map[string]any
 // browser's answer; the audio it sends comes back through the bridge; hangup sends a BYE that
 // sipp answers (its scenario ends successfully).
 func TestCallToSippEcho(t *testing.T) {
-	port, done := runSipp(t, "-sf", "uas_echo.xml", "-rtp_echo", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	port, done := runSipp(t, "-sf", "uas_echo.xml", "-rtp_echo")
 	dir := t.TempDir()
 	h := startStrataIn(t, dir)
 	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "register", "type": "guest", "username": "sip:alice@127.0.0.1"}, nil)
@@ -218,108 +214,12 @@ func waitJSEP(t *testing.T, h *janusclient.Handle, name string) (map[string]any,
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
-
-// runSipp starts sipp on a free port of loopback with args (scenario files from testdata), its
-// media on another free port (sipp's default, 6000, may be another test's), in a temporary
-// directory, killed when the test ends; done gets its exit. A failed test shows what sipp said.
-func runSipp(t *testing.T, args ...string) (int, chan error) {
-	t.Helper()
-	bin, err := exec.LookPath("sipp")
-	if err != nil {
-		t.Fatal("sipp is not installed (Debian package sip-tester)")
-	}
-	port := freePort(t)
-	media := false
-	for i, a := range args {
-		if filepath.Ext(a) == ".xml" {
-			args[i], _ = filepath.Abs(filepath.Join("testdata", a))
-		}
-		media = media || a == "-mp"
-	}
-	if !media {
-		args = append(args, "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
-	}
-	cmd := exec.Command(bin, append([]string{"-i", "127.0.0.1", "-p", strconv.Itoa(port), "-m", "1", "-timeout", "25s",
-		"-timeout_error", "-nostdin", "-trace_err", "-trace_msg"}, args...)...)
-	cmd.Dir = t.TempDir()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() {
-		err := cmd.Wait()
-		close(exited)
-		if err != nil {
-			err = errors.New(err.Error() + ": " + sippErrors(cmd.Dir))
-		}
-		done <- err
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("sipp %v:\n%s\n%s", args, sippErrors(cmd.Dir), tail(out.String(), 2000))
-		}
-	})
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if bound(port) {
-			return port, done
-		}
-	}
-	t.Fatal("sipp did not start")
-	return 0, nil
-}
-
-// sippErrors is sipp's error log (-trace_err) in dir.
-func sippErrors(dir string) string {
-	m, _ := filepath.Glob(filepath.Join(dir, "*_errors.log"))
-	if os.Getenv("SIPP_TRACE") != "" {
-		m, _ = filepath.Glob(filepath.Join(dir, "*_messages.log"))
-	}
-	if len(m) == 0 {
-		return ""
-	}
-	b, _ := os.ReadFile(m[0])
-	return string(b)
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-func waitSippDone(t *testing.T, done chan error) {
-	t.Helper()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("sipp: %v", err)
-		}
-	case <-time.After(25 * time.Second):
-		t.Fatal("sipp did not finish")
-	}
-}
-
 // TestIncomingCallBusyAndRemoteHangup: strata registers at sipp, which calls it back: incomingcall
 // with a PCMU offer, the browser's answer in accept (200 OK, ACKed), audio echoed by sipp; a second
 // INVITE while in the call gets 486 and is reported as missed_call; sipp's BYE ends the call with
 // a hangup event.
 func TestIncomingCallBusyAndRemoteHangup(t *testing.T) {
-	port, done := runSipp(t, "-sf", "incoming_call.xml", "-rtp_echo", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	port, done := runSipp(t, "-sf", "incoming_call.xml", "-rtp_echo")
 	h := startStrata(t)
 	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
 		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
@@ -386,7 +286,7 @@ func callSipp(t *testing.T, h *janusclient.Handle, uri string, extra map[string]
 // TestCallWithDigestAuthOverTCP: the INVITE is challenged (401) and sent again with the
 // credentials of the call request (a guest's secret), over TCP; audio flows; hangup.
 func TestCallWithDigestAuthOverTCP(t *testing.T) {
-	port, done := runSipp(t, "-sf", "uas_auth.xml", "-t", "t1", "-rtp_echo", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	port, done := runSipp(t, "-sf", "uas_auth.xml", "-t", "t1", "-rtp_echo")
 	h := startStrata(t)
 	ph := callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(port)+";transport=tcp",
 		map[string]any{"secret": "secret", "authuser": "alice"})
@@ -418,27 +318,11 @@ func TestHangupWhileRingingCancels(t *testing.T) {
 	waitSippDone(t, done)
 }
 
-// bound says whether something listens on the port of loopback, over UDP or TCP.
-func bound(port int) bool {
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	u, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		return true
-	}
-	_ = u.Close()
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return true
-	}
-	_ = l.Close()
-	return false
-}
-
 // TestInDialogRequestsAndRemoteHangup: in an established call, hold (a sendonly re-INVITE),
 // dtmf_info (INFO), message (MESSAGE), unhold (sendrecv) and transfer (REFER) reach the sipp UAS as
 // it expects; its INFO is reported as info, its REFER as transfer; its BYE ends the call.
 func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
-	port, done := runSipp(t, "-sf", "uas_indialog.xml", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	port, done := runSipp(t, "-sf", "uas_indialog.xml")
 	h := startStrata(t)
 	ph := callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(port), nil)
 	_, answer := waitJSEP(t, h, "accepted")
@@ -480,7 +364,7 @@ func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 // TestIncomingCallDeclined: progress sends the browser's answer in a 183 (early media), decline
 // with a code answers the INVITE with it (sipp expects both).
 func TestIncomingCallDeclined(t *testing.T) {
-	port, done := runSipp(t, "-sf", "declined_call.xml", "-mi", "127.0.0.1", "-mp", strconv.Itoa(freePort(t)))
+	port, done := runSipp(t, "-sf", "declined_call.xml")
 	h := startStrata(t)
 	janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
 		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
