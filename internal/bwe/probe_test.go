@@ -125,3 +125,39 @@ func TestRepeatedFeedbackCountsOnce(t *testing.T) {
 		t.Fatalf("a packet received then reported lost is passed on again: %+v", out)
 	}
 }
+
+// TestPathSaysHowLongWhatWasSentWentUnanswered: Unanswered is 0 while everything sent has had
+// feedback, grows from the first packet sent after the last feedback, and is 0 again once feedback
+// comes.
+func TestPathSaysHowLongWhatWasSentWentUnanswered(t *testing.T) {
+	s := NewSendSide(gcc.NewSender(gcc.WithInitialRate(300*cc.Kbps)), 0)
+	defer s.Close()
+	w := s.BindLocalStream(&interceptor.StreamInfo{RTPHeaderExtensions: []interceptor.RTPHeaderExtension{{URI: TransportCCURI, ID: 5}}},
+		interceptor.RTPWriterFunc(func(*rtp.Header, []byte, interceptor.Attributes) (int, error) { return 0, nil }))
+	h := &rtp.Header{Version: 2, PayloadType: 111, SSRC: 1}
+	send := func() {
+		h.SequenceNumber++
+		if _, err := w.Write(h, make([]byte, 100), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if u := s.Estimator().Path().Unanswered; u != 0 {
+		t.Fatalf("Unanswered %v before anything was sent", u)
+	}
+	send()
+	time.Sleep(30 * time.Millisecond)
+	send()
+	if u := s.Estimator().Path().Unanswered; u < 30*time.Millisecond {
+		t.Fatalf("Unanswered %v 30 ms after the first unanswered packet", u)
+	}
+	feedbackFor(t, s, 0, 2)
+	if u := s.Estimator().Path().Unanswered; u != 0 {
+		t.Fatalf("Unanswered %v right after feedback", u)
+	}
+	sentAt := time.Now()
+	send()
+	time.Sleep(time.Millisecond)
+	if u := s.Estimator().Path().Unanswered; u < time.Millisecond || u > time.Since(sentAt) {
+		t.Fatalf("Unanswered %v %v after the packet sent after the feedback", u, time.Since(sentAt))
+	}
+}

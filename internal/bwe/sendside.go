@@ -39,6 +39,10 @@ type Estimator struct {
 	lastFeedback time.Duration
 	onUpdate     func()
 	queue        queueTrend
+	// unansweredSince is when the first packet sent after the last feedback left (valid while
+	// unanswered is set).
+	unansweredSince time.Duration
+	unanswered      bool
 
 	// The probe cluster being sent (0: none): every packet the interceptor sends is tagged with it
 	// and counted, as libwebrtc's pacer tags what it sends during a cluster.
@@ -86,7 +90,8 @@ func (e *Estimator) OnUpdate(f func()) {
 // fraction lost of the packets sent in the last 750 ms that the feedback of the last 500 ms
 // reported (0, and LossKnown false, when it reported fewer than ten), not the controller's last
 // loss fraction, which can be seconds old when little is sent (a paused video being probed for).
-// FeedbackAge is since the last feedback message (since the interceptor started, when none came).
+// FeedbackAge is since the last feedback message (since the interceptor started, when none came);
+// Unanswered since the first packet sent after it.
 func (e *Estimator) Path() policy.Path {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -98,6 +103,9 @@ func (e *Estimator) Path() policy.Path {
 		Congested:   st.Usage == cc.Overuse,
 		RTT:         time.Duration(st.RTTMs * float64(time.Millisecond)),
 		FeedbackAge: now - e.lastFeedback,
+	}
+	if e.unanswered {
+		p.Unanswered = now - e.unansweredSince
 	}
 	p.FeedbackLoss, p.LossKnown = e.queue.recentLoss(now)
 	if now-e.queue.evaluatedAt <= overloadTTL {
@@ -245,6 +253,9 @@ func (s *SendSide) BindLocalStream(info *interceptor.StreamInfo, writer intercep
 				s.est.probePackets++
 				s.est.probeBytes += size
 			}
+			if !s.est.unanswered {
+				s.est.unanswered, s.est.unansweredSince = true, now
+			}
 			s.history.add(full, now, size, cluster)
 			s.est.queue.onSent(now, size)
 			c.OnPacketSent(cc.SentPacket{SeqNo: full, SendTime: now, Size: size, ProbeCluster: cluster})
@@ -293,7 +304,7 @@ func (s *SendSide) onFeedback(fb *rtcpview.TWCC) {
 	s.withController(func(c cc.RateController) {
 		s.results = decodeTWCC(s.results[:0], fb, &s.unwrap, s.history)
 		s.est.feedback++
-		s.est.lastFeedback = now
+		s.est.lastFeedback, s.est.unanswered = now, false
 		if len(s.results) > 0 {
 			c.OnFeedback(cc.Feedback{Now: now, Packets: s.results})
 			s.est.queue.onFeedback(now, s.results)

@@ -33,8 +33,10 @@ import (
 // growing, so that video comes back within seconds of the path:
 //
 //   - a path that recovered: when the audio alone found the path full (loss, over-use: a link cut
-//     below even the audio) between probes, and the feedback has been clean for recoveredAfter
-//     since, the path changed, and the next probe goes out at once;
+//     below even the audio; or no feedback at all for starvedSilence: a link that died) between
+//     probes, and the feedback has been clean for recoveredAfter since, the path changed, and the
+//     next probe goes out at once (a subscriber without audio sends nothing while paused: only
+//     the probes can find its path back);
 //   - a shared cause: when many subscribers of the server are congested at once (Input.Shared),
 //     the cause is the server itself (its CPU stalled, its own link is full), not this path. Then
 //     the video is not paused (its layers still go down), and a resume probe that fails does not
@@ -74,6 +76,10 @@ const (
 	recoveredAfter = 500 * time.Millisecond
 	// probeSettle: the path's state this soon after a resume probe is the probe's doing.
 	probeSettle = time.Second
+	// starvedSilence: no feedback for this long on what was sent means nothing arrives (feedback
+	// comes every 50-100 ms on a path that delivers anything; the queue adds at most a few hundred
+	// milliseconds).
+	starvedSilence = time.Second
 	// resumeJitter is the random share (in percent, either way) of each resume probe interval.
 	resumeJitter = 20
 )
@@ -208,7 +214,7 @@ func (b *BWE) pathRecovered(in *Input, full bool) bool {
 	ps := &b.pause
 	now := in.Now
 	switch {
-	case full:
+	case full || b.silent(in):
 		if !ps.probing && now-ps.probeEnd >= probeSettle {
 			ps.audioStarved = true
 		}
@@ -219,6 +225,17 @@ func (b *BWE) pathRecovered(in *Input, full bool) bool {
 		ps.clean, ps.cleanSince = true, now
 	}
 	return ps.audioStarved && ps.clean && now-ps.cleanSince >= recoveredAfter
+}
+
+// silent says that what was sent since the last probe settled (the audio) has had no feedback at
+// all for starvedSilence: the path carries nothing, so no feedback can say it is full.
+func (b *BWE) silent(in *Input) bool {
+	ps := &b.pause
+	if in.Unanswered <= 0 || ps.probing {
+		return false
+	}
+	from := max(in.Now-in.Unanswered, ps.probeEnd+probeSettle)
+	return in.Now-from >= starvedSilence
 }
 
 // jitter spreads an interval by a random ±resumeJitter %.

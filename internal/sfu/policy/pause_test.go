@@ -137,6 +137,35 @@ func TestBWEResumesAtOnceWhenThePathThatStarvedTheAudioRecovers(t *testing.T) {
 	}
 }
 
+// TestBWEResumesAtOnceWhenThePathDied: the link is cut to 30 kbit/s, the video paused, and then
+// the link dies (Wi-Fi gone): nothing arrives, not even the audio, so no feedback comes back at all
+// and only its silence says the audio is starved. The feedback that follows the restore reports the
+// backlog (over-use, the estimate halves), which fails a probe under way; the clean feedback after
+// it must bring the video back at once, not after the backoff (up to 8 s), wherever the restore
+// falls among the probes.
+func TestBWEResumesAtOnceWhenThePathDied(t *testing.T) {
+	cut := 10 * time.Second
+	var worst time.Duration
+	for restore := 25 * time.Second; restore < 35*time.Second; restore += 250 * time.Millisecond {
+		silent := func(now time.Duration) bool { return now >= cut+2500*time.Millisecond && now < restore }
+		path := &toyPath{capacity: outage(cut, restore, 30*cc.Kbps), est: 300 * cc.Kbps, audio: 40 * cc.Kbps, silent: silent}
+		res := replay(t, NewBWE(DefaultBWEConfig()), []Track{camera()}, path, restore+15*time.Second, nil)
+		paused := res.firstAt(cut, restore, 0, func(l Layer) bool { return l == NoLayer })
+		if paused < 0 {
+			t.Fatalf("restore at %v: video never paused (changes %v)", restore, res.changes)
+		}
+		back := res.firstAt(restore, restore+15*time.Second, 0, func(l Layer) bool { return l != NoLayer })
+		if back < 0 || back-restore > 2*time.Second {
+			t.Errorf("restore at %v: video resumed %v after the path recovered, want within 2 s", restore, back-restore)
+		}
+		if n := res.probeStarts(paused, restore); n > 8 {
+			t.Errorf("restore at %v: %d resume probes in the %v of the outage: the backoff did not hold", restore, n, restore-paused)
+		}
+		worst = max(worst, back-restore)
+	}
+	t.Logf("resumed at most %v after the restore", worst)
+}
+
 // TestBWEDoesNotPauseForASharedCause: the same collapse, but while many of the server's
 // subscribers are congested at once (the server stalled): the layers go down to the base, the video
 // is not paused.

@@ -125,6 +125,10 @@ type Path struct {
 	// say). Its congestion verdicts and loss are that old: when nothing is sent (video paused)
 	// nothing comes back, and they are stale.
 	FeedbackAge time.Duration
+	// Unanswered is how long the oldest packet sent since the last feedback has waited for
+	// feedback (0 when none has): on a path that carries nothing, not even the audio of a paused
+	// subscriber, nothing arrives, so no feedback reports loss or delay, and this is what shows it.
+	Unanswered time.Duration
 	// Overload is the estimator's fast congestion signal: the path's queue grows while clearly
 	// more is sent than arrives (a path cut below the sending rate), seen before the estimate
 	// falls. Delivered is the rate at which the latest packets arrived (0 when unknown).

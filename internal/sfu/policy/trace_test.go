@@ -27,9 +27,39 @@ type toyPath struct {
 	shared func(time.Duration) bool
 	// sparse says when the feedback reports too few packets to tell their loss (nil: never).
 	sparse func(time.Duration) bool
+	// silent says when nothing arrives, so no feedback comes back at all (nil: never). The first
+	// feedback after a silence reports the backlog the cut link held: the estimate halves.
+	silent                     func(time.Duration) bool
+	lastFeedback, unansweredAt time.Duration
+	unanswered, wasSilent      bool
+}
+
+// feedback fills in the age of the feedback and how long what was sent has gone unanswered.
+func (p *toyPath) feedback(now time.Duration, sent cc.Bitrate, in *Path) {
+	if p.silent == nil || !p.silent(now) {
+		p.lastFeedback, p.unanswered = now, false
+		return
+	}
+	if sent+p.audio > 0 && !p.unanswered {
+		p.unanswered, p.unansweredAt = true, now
+	}
+	in.FeedbackAge = now - p.lastFeedback
+	if p.unanswered {
+		in.Unanswered = now - p.unansweredAt
+	}
 }
 
 func (p *toyPath) step(now, dt time.Duration, sent cc.Bitrate) (est cc.Bitrate, congested bool, loss float64) {
+	if p.silent != nil {
+		if p.silent(now) {
+			p.wasSilent = true
+			return p.est, false, -1 // no feedback: the verdicts stand, stale
+		}
+		if p.wasSilent {
+			p.wasSilent, p.est = false, p.est/2
+			return p.est, true, -1
+		}
+	}
 	c := p.capacity(now)
 	sent += p.audio
 	p.received = min(sent, c)
@@ -87,6 +117,7 @@ func replay(t *testing.T, pol Policy, tracks []Track, path *toyPath, d time.Dura
 		}
 		in := Input{Now: now, Path: Path{Estimate: est, Received: path.received, FeedbackLoss: path.feedbackLoss, LossKnown: path.sparse == nil || !path.sparse(now), Congested: congested, RTT: 50 * time.Millisecond}, Loss: loss, CanProbe: true, Tracks: tracks}
 		in.Shared = path.shared != nil && path.shared(now)
+		path.feedback(now, usage+out.Probe, &in.Path)
 		pol.Decide(&in, &out)
 		if len(out.Targets) != len(tracks) {
 			t.Fatalf("%d targets for %d tracks", len(out.Targets), len(tracks))
