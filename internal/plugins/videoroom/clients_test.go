@@ -398,25 +398,35 @@ func (s *testSubscriber) layerNow() int {
 	return -1
 }
 
-// layerShare is the share of the live frames that arrived between from and to that are on layer,
-// and how many live frames of a known layer arrived then.
-func (s *testSubscriber) layerShare(from, to time.Time, layer int) (share float64, n int) {
+// excursions are the stretches of [from, to] the subscriber spent on layers other than layer:
+// how many, their total and the longest (one still under way at to ends there); n is the frames
+// in the window.
+func (s *testSubscriber) excursions(from, to time.Time, layer int) (count int, total, longest time.Duration, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	on := 0
+	var away time.Time
+	end := func(at time.Time) {
+		total += at.Sub(away)
+		longest = max(longest, at.Sub(away))
+		away = time.Time{}
+	}
 	for _, f := range s.frames {
 		if !f.live || f.layer < 0 || f.at.Before(from) || f.at.After(to) {
 			continue
 		}
 		n++
-		if f.layer == layer {
-			on++
+		switch {
+		case f.layer != layer && away.IsZero():
+			away = f.at
+			count++
+		case f.layer == layer && !away.IsZero():
+			end(f.at)
 		}
 	}
-	if n == 0 {
-		return 0, 0
+	if !away.IsZero() {
+		end(to)
 	}
-	return float64(on) / float64(n), n
+	return count, total, longest, n
 }
 
 // waitFrame waits for the first frame arriving after since whose layer satisfies ok; it returns
