@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/ring"
 )
 
 // LimitUnit is the unit a queue limit or marking threshold is given in.
@@ -78,8 +80,7 @@ type Link struct {
 	// out holds packets on their way to the next hop, in arrival order
 	// (links never reorder). Only the first has an event in the scheduler,
 	// which keeps the scheduler's heap as small as the number of links.
-	out           []inFlight
-	outHead, outN int
+	out ring.Ring[inFlight]
 }
 
 type inFlight struct {
@@ -106,7 +107,7 @@ type LinkStats struct {
 
 func newLink(s *Sim, cfg LinkConfig) *Link {
 	return &Link{LinkCore: NewLinkCore(cfg, s.cfg.Seed, s.cfg.Duration, s.cfg.Interval), sim: s,
-		out: make([]inFlight, 64)}
+		out: ring.New[inFlight](64)}
 }
 
 // enqueue accepts a packet arriving at the link's input at time now. now
@@ -135,16 +136,8 @@ func (l *Link) enqueue(p *Packet, now time.Duration) {
 }
 
 func (l *Link) pushOut(at time.Duration, p *Packet) {
-	if l.outN == len(l.out) {
-		grown := make([]inFlight, 2*len(l.out))
-		for i := 0; i < l.outN; i++ {
-			grown[i] = l.out[(l.outHead+i)&(len(l.out)-1)]
-		}
-		l.out, l.outHead = grown, 0
-	}
-	l.out[(l.outHead+l.outN)&(len(l.out)-1)] = inFlight{at: at, p: p}
-	l.outN++
-	if l.outN == 1 {
+	l.out.Push(inFlight{at: at, p: p})
+	if l.out.Len() == 1 {
 		l.sim.sched.Schedule(at, l, 0, 0, nil)
 	}
 }
@@ -152,13 +145,9 @@ func (l *Link) pushOut(at time.Duration, p *Packet) {
 // HandleEvent delivers the packet that has crossed the link to its next
 // hop and arms the event for the one behind it.
 func (l *Link) HandleEvent(ev Event) {
-	slot := &l.out[l.outHead]
-	p := slot.p
-	slot.p = nil
-	l.outHead = (l.outHead + 1) & (len(l.out) - 1)
-	l.outN--
-	if l.outN > 0 {
-		l.sim.sched.Schedule(l.out[l.outHead].at, l, 0, 0, nil)
+	p := l.out.Pop().p
+	if l.out.Len() > 0 {
+		l.sim.sched.Schedule(l.out.Front().at, l, 0, 0, nil)
 	}
 	l.sim.forward(p)
 }

@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/strata-rtc/strata/internal/ring"
+)
 
 // LinkCore is a one-way link's admission and timing: random loss on entry, the
 // drop-tail queue (the waiting queue excludes the packet in transmission), ECN
@@ -13,9 +17,8 @@ type LinkCore struct {
 	cur     cursor
 	loss    *lossModel
 	jitter  func() float64
-	ring    []queued // FIFO of packets not yet fully transmitted
-	head, n int
-	bytes   int // bytes in ring
+	queue   ring.Ring[queued] // packets not yet fully transmitted
+	bytes   int               // bytes in the queue
 	lastDep time.Duration
 	lastArr time.Duration
 	end     time.Duration // transmissions ending later are not counted as sent
@@ -55,7 +58,7 @@ func NewLinkStats(cfg LinkConfig, bins int) LinkStats {
 // link, seeded from seed, as in the simulator.
 func NewLinkCore(cfg LinkConfig, seed uint64, duration, interval time.Duration) *LinkCore {
 	nb := int(duration/interval) + 1
-	c := &LinkCore{cfg: cfg, cur: newCursor(cfg.Rate), ring: make([]queued, 64), end: duration,
+	c := &LinkCore{cfg: cfg, cur: newCursor(cfg.Rate), queue: ring.New[queued](64), end: duration,
 		bin: func(t time.Duration) int { return min(int(t/interval), nb-1) }}
 	if cfg.Loss.Model != "" && cfg.Loss.Model != "none" {
 		c.loss = newLossModel(cfg.Loss, NewRNG(seed, "link/"+cfg.Name+"/loss"))
@@ -78,39 +81,31 @@ func (c *LinkCore) Rate(t time.Duration) float64 { return c.cur.rate(t) }
 
 // prune forgets packets whose transmission has ended by now.
 func (c *LinkCore) prune(now time.Duration) {
-	for c.n > 0 {
-		q := &c.ring[c.head]
+	for c.queue.Len() > 0 {
+		q := c.queue.Front()
 		if q.depart > now {
 			return
 		}
 		c.bytes -= q.size
-		c.head = (c.head + 1) & (len(c.ring) - 1)
-		c.n--
+		c.queue.Pop()
 	}
 }
 
 // waiting returns the packets and bytes queued behind the one in service.
 func (c *LinkCore) waiting(now time.Duration) (int, int) {
-	if c.n == 0 {
+	n := c.queue.Len()
+	if n == 0 {
 		return 0, 0
 	}
-	q := &c.ring[c.head]
+	q := c.queue.Front()
 	if q.start <= now {
-		return c.n - 1, c.bytes - q.size
+		return n - 1, c.bytes - q.size
 	}
-	return c.n, c.bytes
+	return n, c.bytes
 }
 
 func (c *LinkCore) push(q queued) {
-	if c.n == len(c.ring) {
-		grown := make([]queued, 2*len(c.ring))
-		for i := 0; i < c.n; i++ {
-			grown[i] = c.ring[(c.head+i)&(len(c.ring)-1)]
-		}
-		c.ring, c.head = grown, 0
-	}
-	c.ring[(c.head+c.n)&(len(c.ring)-1)] = q
-	c.n++
+	c.queue.Push(q)
 	c.bytes += q.size
 }
 

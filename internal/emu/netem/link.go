@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/strata-rtc/strata/internal/ring"
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
@@ -69,10 +70,8 @@ type Link struct {
 	core *sim.LinkCore
 	t0   time.Time
 
-	mu   sync.Mutex // guards core, pend, free, cnt
-	pend []pending  // packets in flight, in arrival order (the link never reorders)
-	ph   int
-	pn   int
+	mu   sync.Mutex         // guards core, pend, free, cnt
+	pend ring.Ring[pending] // packets in flight, in arrival order (the link never reorders)
 	free [][]byte
 	cnt  Counters
 
@@ -108,7 +107,7 @@ func New(dev Device, cfg Config) (*Link, error) {
 		return nil, err
 	}
 	return &Link{cfg: cfg, dev: dev, core: sim.NewLinkCore(cfg.Link, cfg.Seed, cfg.Duration, cfg.Interval),
-		pend: make([]pending, 256), wk: wk}, nil
+		pend: ring.New[pending](256), wk: wk}, nil
 }
 
 // Name is the link's name.
@@ -246,8 +245,8 @@ func (l *Link) admit(pkt []byte) {
 	}
 	buf := l.getBuf(len(pkt))
 	copy(buf, pkt)
-	l.push(pending{buf: buf, at: a.Arrive, tag: tag})
-	first := l.pn == 1
+	l.pend.Push(pending{buf: buf, at: a.Arrive, tag: tag})
+	first := l.pend.Len() == 1
 	l.mu.Unlock()
 	if first {
 		// The writer waits for this packet without a deadline; behind a
@@ -268,33 +267,19 @@ func (l *Link) getBuf(n int) []byte {
 	return make([]byte, n, max(n, 2048))
 }
 
-func (l *Link) push(p pending) {
-	if l.pn == len(l.pend) {
-		grown := make([]pending, 2*len(l.pend))
-		for i := 0; i < l.pn; i++ {
-			grown[i] = l.pend[(l.ph+i)&(len(l.pend)-1)]
-		}
-		l.pend, l.ph = grown, 0
-	}
-	l.pend[(l.ph+l.pn)&(len(l.pend)-1)] = p
-	l.pn++
-}
-
 // head returns the next packet to deliver.
 func (l *Link) head() (pending, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.pn == 0 {
+	if l.pend.Len() == 0 {
 		return pending{}, false
 	}
-	return l.pend[l.ph], true
+	return *l.pend.Front(), true
 }
 
 func (l *Link) pop() {
 	l.mu.Lock()
-	l.pend[l.ph] = pending{}
-	l.ph = (l.ph + 1) & (len(l.pend) - 1)
-	l.pn--
+	l.pend.Pop()
 	l.mu.Unlock()
 }
 

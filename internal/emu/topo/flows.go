@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/emu/netem"
+	"github.com/strata-rtc/strata/internal/ring"
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
@@ -244,10 +245,7 @@ func (o *linkObserver) Deliver(pkt []byte, now, late time.Duration, tag uint64) 
 // hopQueue holds, in order, the packets one hop passed on to the next with
 // their queueing so far. Links keep order, so the packet arriving at the next
 // hop is the oldest entry unless the kernel lost some in between.
-type hopQueue struct {
-	ring    []hopEntry
-	head, n int
-}
+type hopQueue struct{ entries ring.Ring[hopEntry] }
 
 type hopEntry struct {
 	hash   uint64
@@ -262,30 +260,18 @@ const (
 )
 
 func (q *hopQueue) put(hash uint64, queued time.Duration) {
-	if q.n == len(q.ring) {
-		if q.n >= maxPending {
-			q.head = (q.head + 1) & (len(q.ring) - 1)
-			q.n--
-		} else {
-			grown := make([]hopEntry, max(64, 2*len(q.ring)))
-			for i := 0; i < q.n; i++ {
-				grown[i] = q.ring[(q.head+i)&(len(q.ring)-1)]
-			}
-			q.ring, q.head = grown, 0
-		}
+	if q.entries.Len() >= maxPending {
+		q.entries.Pop()
 	}
-	q.ring[(q.head+q.n)&(len(q.ring)-1)] = hopEntry{hash, queued}
-	q.n++
+	q.entries.Push(hopEntry{hash, queued})
 }
 
 // take finds the packet with this hash among the oldest entries, forgets it
 // and those ahead of it (lost between the hops), and returns its queueing.
 func (q *hopQueue) take(hash uint64) (time.Duration, bool) {
-	for i := 0; i < min(q.n, search); i++ {
-		e := q.ring[(q.head+i)&(len(q.ring)-1)]
-		if e.hash == hash {
-			q.head = (q.head + i + 1) & (len(q.ring) - 1)
-			q.n -= i + 1
+	for i := range min(q.entries.Len(), search) {
+		if e := *q.entries.At(i); e.hash == hash {
+			q.entries.Discard(i + 1)
 			return e.queued, true
 		}
 	}

@@ -27,8 +27,8 @@ func TestHopQueue(t *testing.T) {
 	for i := range maxPending + 10 {
 		q.put(uint64(i), time.Duration(i))
 	}
-	if q.n != maxPending {
-		t.Fatalf("%d entries kept, at most %d", q.n, maxPending)
+	if n := q.entries.Len(); n != maxPending {
+		t.Fatalf("%d entries kept, at most %d", n, maxPending)
 	}
 	if _, found := q.take(5); found {
 		t.Fatal("the oldest entries should have been forgotten")
