@@ -43,3 +43,13 @@ func TestNoise(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkNoise720p(b *testing.B) {
+	g, err := NewNoise(1280, 720, 1, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		g.Next()
+	}
+}
