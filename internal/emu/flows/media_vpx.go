@@ -42,8 +42,8 @@ type vpxFrame struct {
 	ts   uint32
 }
 
-// newVPXSource opens the encoder at the codec's maximum rate (or 300 kbit/s, GCC's start): the
-// first capture sets the controller's.
+// newVPXSource opens the encoder at 300 kbit/s (GCC's start rate); every capture then sets the
+// controller's.
 func newVPXSource(m *Media) (*vpxSource, error) {
 	c := m.spec.Codec
 	gen, err := videogen.NewNoise(c.Width, c.Height, m.env.Seed, int(c.FPS*videogen.NoiseLoop+0.5))
@@ -89,18 +89,18 @@ func (v *vpxSource) run(ctx context.Context) {
 			return
 		case c = <-v.captures:
 		}
-		data, err := v.encode(c, pts)
+		size, err := v.encode(c, pts)
 		pts += v.tick
 		if err != nil {
 			v.logf("media flow %s: libvpx: %v: no more frames\n", v.name, err)
 			return
 		}
-		if data == 0 {
+		if size == 0 {
 			v.dropped++
 			continue
 		}
 		select {
-		case v.frames <- vpxFrame{size: data, ts: c.ts}:
+		case v.frames <- vpxFrame{size: size, ts: c.ts}:
 		case <-ctx.Done():
 			return
 		}
