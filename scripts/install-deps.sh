@@ -13,12 +13,14 @@ need_go() {
 }
 
 # The audio bridge decodes and encodes Opus with the real libopus through cgo (and reads Ogg/Opus
-# announcements with libopusfile), so building the server needs a C compiler and both libraries'
-# headers; the test set includes the run set.
+# announcements with libopusfile), and the lab's emulated sender encodes VP8 with the real libvpx,
+# so building the server needs a C compiler and these libraries' headers; the test set includes
+# the run set.
 packages_run=(
   ca-certificates
   gcc libc6-dev pkg-config        # cgo
   libopus-dev libopusfile-dev     # Opus codec and Ogg/Opus files (internal/audio)
+  libvpx-dev                      # VP8 encoder of the lab's emulated sender (internal/vp8enc)
 )
 packages_test=(
   chromium             # headless browser for the end-to-end tests

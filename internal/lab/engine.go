@@ -29,6 +29,9 @@ func canRun(engine string, s *scenario.Scenario) error {
 			if f.Kind == scenario.KindBrowser {
 				return fmt.Errorf("flow %s: %w", f.Name, scenario.ErrBrowserNeedsEmulation)
 			}
+			if err := f.Codec.Simulated(); err != nil {
+				return fmt.Errorf("flow %s: %w", f.Name, err)
+			}
 		}
 		return nil
 	case EngineEmu:

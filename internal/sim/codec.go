@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -20,8 +21,13 @@ import (
 // transient of BurstFrames frames whose first frame is an I-frame of
 // BurstSize bytes and whose remaining frames shrink so that the transient as
 // a whole stays near the target rate.
+//
+// Model "libvpx" is a real VP8 encoder (internal/vp8enc, configured as
+// libwebrtc configures it) fed Width × Height frames of generated Content
+// ("noise", internal/videogen, the content Chromium's browser flows send):
+// only the emulation engine's media sender runs it, and it is single-layer.
 type CodecConfig struct {
-	Model            string // "perfect" (default) or "statistical"
+	Model            string // "perfect" (default), "statistical" or "libvpx"
 	FPS              float64
 	Tau              time.Duration
 	BurstFrames      int
@@ -36,7 +42,16 @@ type CodecConfig struct {
 	// lowest, and the source sends as many as fit in the target (always the
 	// first).
 	Layers []float64
+	// Width, Height and Content are model libvpx's frames.
+	Width, Height int
+	Content       string
 }
+
+// Codec model names.
+const (
+	ModelLibvpx  = "libvpx"
+	ContentNoise = "noise" // the only generated content, and libvpx's default
+)
 
 // DefaultCodecConfig returns a perfect 30 fps codec; the statistical
 // parameters are RFC 8593's example values (tau 0.2 s, 8 transient frames,
@@ -50,8 +65,15 @@ func DefaultCodecConfig() CodecConfig {
 func (c CodecConfig) Validate() error {
 	switch c.Model {
 	case "perfect", "statistical":
+		if c.Width != 0 || c.Height != 0 || c.Content != "" {
+			return fmt.Errorf("width, height and content belong to codec model libvpx, not %s", c.Model)
+		}
+	case ModelLibvpx:
+		if err := c.validateLibvpx(); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("unknown codec model %q (want perfect or statistical)", c.Model)
+		return fmt.Errorf("unknown codec model %q (want perfect, statistical or libvpx)", c.Model)
 	}
 	if c.FPS <= 0 || c.FPS > 1000 {
 		return fmt.Errorf("fps %v out of range", c.FPS)
@@ -63,6 +85,31 @@ func (c CodecConfig) Validate() error {
 		if r <= 0 {
 			return fmt.Errorf("layer rate must be positive")
 		}
+	}
+	return nil
+}
+
+func (c CodecConfig) validateLibvpx() error {
+	if c.Width < 16 || c.Height < 16 || c.Width > 4096 || c.Height > 4096 || c.Width%2 != 0 || c.Height%2 != 0 {
+		return fmt.Errorf("codec model libvpx needs an even width and height between 16 and 4096 (got %dx%d)", c.Width, c.Height)
+	}
+	if c.Content != "" && c.Content != ContentNoise {
+		return fmt.Errorf("codec model libvpx: unknown content %q (noise)", c.Content)
+	}
+	if len(c.Layers) > 0 {
+		return fmt.Errorf("codec model libvpx is single-layer: drop layers")
+	}
+	return nil
+}
+
+// ErrLibvpxNeedsEmulation is what the simulator says about codec model libvpx.
+var ErrLibvpxNeedsEmulation = errors.New("codec model libvpx needs the emulation engine (strata lab run --engine emu)")
+
+// Simulated says whether the simulator can run the codec: model libvpx is a
+// real encoder, which only the emulation engine runs (in real time).
+func (c CodecConfig) Simulated() error {
+	if c.Model == ModelLibvpx {
+		return ErrLibvpxNeedsEmulation
 	}
 	return nil
 }

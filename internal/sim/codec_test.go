@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -83,5 +84,40 @@ func TestActiveLayers(t *testing.T) {
 		if got := activeLayers(layers, c.target); got != c.want {
 			t.Errorf("target %v: %d layers, want %d", c.target, got, c.want)
 		}
+	}
+}
+
+// Model libvpx takes a frame size and content and no layers; the simulator refuses to run it
+// (it is a real encoder) rather than substitute another model.
+func TestLibvpxCodecConfig(t *testing.T) {
+	c := DefaultCodecConfig()
+	c.Model, c.Width, c.Height = ModelLibvpx, 1280, 720
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.Content = ContentNoise
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*CodecConfig){
+		"odd width":     func(c *CodecConfig) { c.Width = 1281 },
+		"no size":       func(c *CodecConfig) { c.Width, c.Height = 0, 0 },
+		"huge":          func(c *CodecConfig) { c.Height = 8192 },
+		"content":       func(c *CodecConfig) { c.Content = "camera" },
+		"layers":        func(c *CodecConfig) { c.Layers = []float64{1e6, 2e6} },
+		"size on model": func(c *CodecConfig) { c.Model = "statistical" },
+	} {
+		bad := c
+		edit(&bad)
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	s, fwd, rev := duplex(t, 1, time.Second, LinkConfig{Rate: ConstantRate(1e6)})
+	_, err := NewMediaFlow(s, MediaConfig{Name: "v", Forward: fwd, Reverse: rev, Stop: time.Second,
+		Codec: c, Controller: &constRate{target: 1e6}})
+	want := "codec model libvpx needs the emulation engine (strata lab run --engine emu)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("the simulator ran model libvpx: error %v, want %q", err, want)
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -93,7 +94,7 @@ func NewMediaFlow(s *Sim, cfg MediaConfig) (*MediaFlow, error) {
 	if cfg.PacerQueueLimit <= 0 {
 		cfg.PacerQueueLimit = 2 * time.Second
 	}
-	if err := cfg.Codec.Validate(); err != nil {
+	if err := errors.Join(cfg.Codec.Validate(), cfg.Codec.Simulated()); err != nil {
 		return nil, fmt.Errorf("media flow %s: %w", cfg.Name, err)
 	}
 	f := &MediaFlow{sim: s, cfg: cfg, hist: make([]sentRecord, historySize)}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -140,7 +141,7 @@ func (u *SFU) AddSession(cfg SFUSessionConfig) (*SFUSession, error) {
 	if cfg.Down[0].cfg.From != u.cfg.Node {
 		return nil, fmt.Errorf("sfu session %s: the downstream path starts at %s, not at the SFU %s", cfg.Name, cfg.Down[0].cfg.From, u.cfg.Node)
 	}
-	if err := cfg.Codec.Validate(); err != nil {
+	if err := errors.Join(cfg.Codec.Validate(), cfg.Codec.Simulated()); err != nil {
 		return nil, fmt.Errorf("sfu session %s: %w", cfg.Name, err)
 	}
 	pol, err := policy.New(u.cfg.Policy, u.cfg.PolicyConfig)

@@ -20,6 +20,7 @@ import (
 	launch "github.com/strata-rtc/strata/internal/chromium"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
+	"github.com/strata-rtc/strata/internal/videogen"
 )
 
 // DefaultChromium is Debian's Chromium, as the e2e tests and benchmarks use it.
@@ -131,7 +132,7 @@ func (f *flow) prepareVideo() error {
 		}
 		f.videoDir = dir
 		f.y4m = filepath.Join(dir, "noise.y4m")
-		if err := writeNoiseY4M(f.y4m, v.Width, v.Height, v.FPS, 2, f.env.Seed); err != nil {
+		if err := writeNoiseY4M(f.y4m, v.Width, v.Height, v.FPS, videogen.NoiseLoop, f.env.Seed); err != nil {
 			return fmt.Errorf("generating the video: %w", err)
 		}
 	}

@@ -27,7 +27,8 @@ const (
 
 // Media is strata's own media sender on Pion, run between two hosts: a PeerConnection pair with
 // DTLS-SRTP and RTCP carrying one video track whose frames come from the simulator's synthetic
-// encoder, paced and probed as the scenario's controller says. It implements endpoint.Flow.
+// encoder (or, with codec model libvpx, from a real VP8 encoder: media_vpx.go), paced and probed
+// as the scenario's controller says. It implements endpoint.Flow.
 type Media struct {
 	env  endpoint.Env
 	spec scenario.Flow
@@ -132,9 +133,15 @@ func (m *Media) Start(ctx context.Context) error {
 		return fmt.Errorf("media flow %s: %w", m.spec.Name, err)
 	}
 	m.peers = peers
-	m.send = newMediaSender(m, peers.track, est.Estimator(), peers.absSendTimeID())
 	runCtx, runCancel := context.WithCancel(context.Background())
 	m.cancel = runCancel
+	if m.send, err = newMediaSender(m, peers.track, est.Estimator(), peers.absSendTimeID()); err != nil {
+		_ = m.Stop()
+		return fmt.Errorf("media flow %s: %w", m.spec.Name, err)
+	}
+	if m.send.vpx != nil {
+		m.run(func() { m.send.vpx.run(runCtx) })
+	}
 	m.run(func() { m.send.rtcpLoop(peers.sender) })
 	m.run(func() { m.send.loop(runCtx) })
 	select {

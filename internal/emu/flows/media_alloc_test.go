@@ -5,6 +5,8 @@ package flows
 import (
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/sim"
 )
 
 // Allocation tests stay out of race builds: the race detector allocates on its own.
@@ -29,6 +31,39 @@ func TestMediaSenderAllocs(t *testing.T) {
 		if allocs > 0 {
 			t.Errorf("%s: %.1f allocations per frame (%d packets), want 0", ccName, allocs, (sink.packets-before)/201)
 		}
+	}
+}
+
+// With codec model libvpx the pacer loop's side (handing over captures, queueing and sending
+// encoded frames) allocates nothing either; the encoder's goroutine is tested in internal/vp8enc.
+func TestMediaSenderLibvpxAllocs(t *testing.T) {
+	s, sink := newBenchSender(t, "gcc")
+	s.m.spec.Codec.Model, s.m.spec.Codec.Width, s.m.spec.Codec.Height = sim.ModelLibvpx, 320, 180
+	vpx, err := newVPXSource(s.m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = vpx.enc.Close() })
+	s.vpx = vpx
+	now := time.Now()
+	frame := func() {
+		now = now.Add(33 * time.Millisecond)
+		s.onFrame(now) // a capture for the encoder (lost: nothing encodes here)
+		s.onEncoded(vpxFrame{size: 9000, ts: s.rtpTime(now)})
+		for s.pending() {
+			s.sendOne(now)
+			s.nextSend = now
+		}
+	}
+	for range 100 {
+		frame()
+	}
+	before := sink.packets
+	if allocs := testing.AllocsPerRun(200, frame); allocs > 0 {
+		t.Errorf("%.1f allocations per frame, want 0", allocs)
+	}
+	if sink.packets == before || vpx.busy == 0 {
+		t.Fatalf("%d packets sent, %d captures handed over", sink.packets-before, vpx.busy)
 	}
 }
 

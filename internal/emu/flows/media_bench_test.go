@@ -52,7 +52,10 @@ func newBenchSender(tb testing.TB, ccName string, layers ...float64) (*mediaSend
 	est := bwe.NewSendSide(m.ctl.Rate, time.Hour)
 	tb.Cleanup(func() { _ = est.Close() })
 	sink := &sinkWriter{buf: make([]byte, 1500)}
-	s := newMediaSender(m, sink, est.Estimator(), 3)
+	s, err := newMediaSender(m, sink, est.Estimator(), 3)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	s.start = time.Now()
 	s.nextFrame, s.nextSend = s.start, s.start
 	return s, sink

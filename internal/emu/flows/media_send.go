@@ -35,6 +35,8 @@ type mediaSender struct {
 	shaper interface{ SetShapingBuffer(bytes int) }
 
 	encs      []*sim.Encoder
+	vpx       *vpxSource      // codec model libvpx, instead of encs
+	encoded   <-chan vpxFrame // vpx's frames; nil (never ready) without it
 	layersOn  int
 	overhead  int // wire bytes of a packet that are not payload
 	perPacket int // most payload bytes in a media packet
@@ -68,20 +70,30 @@ type queued struct {
 	marker     bool
 }
 
-func newMediaSender(m *Media, out rtpWriter, est *bwe.Estimator, absID uint8) *mediaSender {
+// newMediaSender builds the sender; with codec model libvpx it opens the encoder, which the
+// caller must run (vpx.run) to have frames and to free it.
+func newMediaSender(m *Media, out rtpWriter, est *bwe.Estimator, absID uint8) (*mediaSender, error) {
 	s := &mediaSender{m: m, out: out, est: est, absID: absID, overhead: m.overhead()}
 	s.perPacket = m.spec.PacketSize - s.overhead
 	s.payload = make([]byte, s.perPacket)
 	s.queue.init(1024)
 	s.prober, _ = m.ctl.Rate.(cc.Prober)
 	s.shaper, _ = m.ctl.Rate.(interface{ SetShapingBuffer(bytes int) })
-	for i := range max(1, len(m.spec.Codec.Layers)) {
-		rng := sim.NewRNG(m.env.Seed, fmt.Sprintf("flow/%s/codec/%d", m.spec.Name, i))
-		s.encs = append(s.encs, sim.NewEncoder(m.spec.Codec, rng))
+	if m.spec.Codec.Model == sim.ModelLibvpx {
+		var err error
+		if s.vpx, err = newVPXSource(m); err != nil {
+			return nil, err
+		}
+		s.encoded = s.vpx.frames
+	} else {
+		for i := range max(1, len(m.spec.Codec.Layers)) {
+			rng := sim.NewRNG(m.env.Seed, fmt.Sprintf("flow/%s/codec/%d", m.spec.Name, i))
+			s.encs = append(s.encs, sim.NewEncoder(m.spec.Codec, rng))
+		}
 	}
 	s.pkt.Version = 2
 	s.pkt.PayloadType = mediaPayloadType
-	return s
+	return s, nil
 }
 
 // loop produces frames at the encoder's intervals and sends queued packets at the pacing rate
@@ -92,6 +104,9 @@ func (s *mediaSender) loop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	defer s.reportLate()
+	if s.vpx != nil {
+		defer func() { s.vpx.reportBusy(time.Since(s.start)) }()
+	}
 	for {
 		now := time.Now()
 		if !now.Before(s.nextFrame) {
@@ -109,6 +124,9 @@ func (s *mediaSender) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		case f := <-s.encoded:
+			s.onEncoded(f)
+			continue
 		}
 		if late := time.Since(wake); late > lateWake {
 			s.late++
@@ -184,6 +202,10 @@ func (s *mediaSender) encode(now time.Duration, ts uint32) time.Duration {
 	payloadRate := func(wire float64) float64 {
 		return sim.PayloadRate(wire, codec.FPS, s.m.spec.PacketSize, s.overhead)
 	}
+	if s.vpx != nil {
+		s.vpx.capture(payloadRate(s.target), ts)
+		return time.Duration(float64(time.Second) / codec.FPS)
+	}
 	if len(codec.Layers) == 0 {
 		size, interval := s.encs[0].Frame(now, payloadRate(s.target))
 		s.packetize(size, ts)
@@ -203,6 +225,14 @@ func (s *mediaSender) encode(now time.Duration, ts uint32) time.Duration {
 	}
 	s.layersOn = n
 	return interval
+}
+
+// onEncoded queues a frame libvpx encoded, unless the flow has stopped meanwhile.
+func (s *mediaSender) onEncoded(f vpxFrame) {
+	if s.m.env.Clock.Now() < s.m.spec.Stop {
+		s.packetize(f.size, f.ts)
+		s.vpx.queued++
+	}
 }
 
 // packetize splits a frame of payload bytes into packets of equal size (within a byte), at most

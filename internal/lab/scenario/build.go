@@ -33,6 +33,9 @@ func addFlow(sm *sim.Sim, seed uint64, f Flow) error {
 	if f.Kind == KindBrowser {
 		return ErrBrowserNeedsEmulation
 	}
+	if err := f.Codec.Simulated(); err != nil {
+		return err
+	}
 	fwd, err := sm.Path(f.Path)
 	if err != nil {
 		return err

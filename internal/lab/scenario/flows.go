@@ -225,6 +225,9 @@ func (d *decoder) codec(n *yaml.Node, field string, c *sim.CodecConfig) {
 		"keyframe_interval": func(v *yaml.Node, f string) { d.Duration(v, f, &c.KeyframeInterval) },
 		"min_rate":          func(v *yaml.Node, f string) { d.Rate(v, f, &c.MinRate) },
 		"max_rate":          func(v *yaml.Node, f string) { d.Rate(v, f, &c.MaxRate) },
+		"width":             func(v *yaml.Node, f string) { d.Integer(v, f, 16, 4096, &c.Width) },
+		"height":            func(v *yaml.Node, f string) { d.Integer(v, f, 16, 4096, &c.Height) },
+		"content":           func(v *yaml.Node, f string) { d.Str(v, f, &c.Content) },
 	})
 	if err := c.Validate(); err != nil {
 		d.Failf(n, field, "%v", err)

@@ -281,3 +281,54 @@ func TestBrowserFlowErrors(t *testing.T) {
 		t.Errorf("receiver on a media flow: %v", err)
 	}
 }
+
+// Codec model libvpx parses with its frame size and content, builds only in emulation, and is
+// refused where it cannot run.
+func TestLibvpxCodec(t *testing.T) {
+	doc := `
+duration: 10s
+links:
+  - {name: a, from: x, to: y, rate: 1Mbps, duplex: true}
+flows:
+  - {name: v, cc: gcc, path: [x, y], codec: {model: libvpx, width: 1280, height: 720, fps: 30, content: noise}}
+`
+	f, err := Parse("v.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Runs[0].Flows[0].Codec
+	if c.Model != sim.ModelLibvpx || c.Width != 1280 || c.Height != 720 || c.FPS != 30 || c.Content != "noise" {
+		t.Fatalf("codec %+v", c)
+	}
+	if _, err := f.Runs[0].Build(1); !errors.Is(err, sim.ErrLibvpxNeedsEmulation) ||
+		!strings.Contains(err.Error(), "codec model libvpx needs the emulation engine (strata lab run --engine emu)") {
+		t.Fatalf("the simulator built model libvpx: %v", err)
+	}
+	for _, c := range []struct{ edit, want string }{
+		{"width: 1280, height: 720", "even width and height"},
+		{"content: noise", "unknown content"},
+		{"model: libvpx", "belong to codec model libvpx"},
+	} {
+		bad := strings.Replace(doc, c.edit, map[string]string{
+			"width: 1280, height: 720": "width: 1281, height: 720",
+			"content: noise":           "content: camera",
+			"model: libvpx":            "model: statistical",
+		}[c.edit], 1)
+		if _, err := Parse("v.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.edit, err, c.want)
+		}
+	}
+	sfu := `
+duration: 10s
+links:
+  - {name: up, from: p, to: s, rate: 5Mbps, duplex: true}
+  - {name: down, from: s, to: r, rate: 5Mbps, duplex: true}
+sfu:
+  node: s
+  sessions:
+    - {name: s1, layers: [1Mbps], path: [p, s, r], codec: {model: libvpx, width: 640, height: 360}}
+`
+	if _, err := Parse("s.yaml", []byte(sfu)); err == nil || !strings.Contains(err.Error(), "not SFU sessions") {
+		t.Errorf("an SFU session took model libvpx: %v", err)
+	}
+}

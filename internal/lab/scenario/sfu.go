@@ -77,6 +77,14 @@ func decodeSFU(d *decoder, n *yaml.Node, s *Scenario) *SFU {
 	return u
 }
 
+// sessionCodec decodes a session's frame model: the simulator's models only, since the SFU's
+// sessions run in the simulator alone.
+func (d *decoder) sessionCodec(n *yaml.Node, field string, c *sim.CodecConfig) {
+	if d.codec(n, field, c); c.Model == sim.ModelLibvpx {
+		d.Failf(n, field, "codec model libvpx is for media flows, not SFU sessions")
+	}
+}
+
 func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFUSession {
 	ss := SFUSession{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Line: v.Line}
 	if name := nameOf(v); name != "" {
@@ -88,7 +96,7 @@ func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFU
 		"name":       func(v *yaml.Node, f string) { d.Str(v, f, &ss.Name) },
 		"count":      func(v *yaml.Node, f string) { d.Integer(v, f, 1, 100, &count) },
 		"layers":     func(v *yaml.Node, f string) { ss.Layers = d.rates(v, f) },
-		"codec":      func(v *yaml.Node, f string) { d.codec(v, f, &ss.Codec) },
+		"codec":      func(v *yaml.Node, f string) { d.sessionCodec(v, f, &ss.Codec) },
 		"path":       func(v *yaml.Node, f string) { d.StrList(v, f, &ss.Path) },
 		"start":      func(v *yaml.Node, f string) { d.Duration(v, f, &ss.Start) },
 		"stop":       func(v *yaml.Node, f string) { d.Duration(v, f, &ss.Stop) },
