@@ -111,12 +111,12 @@ func TestMediaSenderLayersAndPauses(t *testing.T) {
 		now = now.Add(33 * time.Millisecond)
 		s.onFrame(now)
 	}
-	if s.queue.n != 0 {
-		t.Errorf("paused flow queued %d packets", s.queue.n)
+	if s.queue.len() != 0 {
+		t.Errorf("paused flow queued %d packets", s.queue.len())
 	}
 	s.m.spec.Pauses = nil
 	s.onFrame(now.Add(33 * time.Millisecond))
-	if s.queue.n == 0 {
+	if s.queue.len() == 0 {
 		t.Error("resumed flow queued nothing")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/bwe"
+	"github.com/strata-rtc/strata/internal/ring"
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
@@ -147,7 +148,7 @@ func (s *mediaSender) reportLate() {
 	}
 }
 
-func (s *mediaSender) pending() bool { return s.probeLeft > 0 || s.queue.n > 0 }
+func (s *mediaSender) pending() bool { return s.probeLeft > 0 || s.queue.len() > 0 }
 
 // onFrame runs the controller's timers, reads its rates and probe requests, and encodes one frame
 // (one per active layer) unless the flow is paused, as the simulator's media flow does.
@@ -313,37 +314,24 @@ func (s *mediaSender) write(now time.Time, payload int, ts uint32, marker bool) 
 	return payload + s.overhead
 }
 
-// packetQueue is the pacer's FIFO: a ring that grows when full and never shrinks, so steady state
-// allocates nothing.
+// packetQueue is the pacer's FIFO with the wire bytes it holds; its ring grows when full and
+// never shrinks, so steady state allocates nothing.
 type packetQueue struct {
-	buf     []queued
-	head, n int
+	packets ring.Ring[queued]
 	bytes   int // wire bytes queued
 }
 
-func (q *packetQueue) init(capacity int) { q.buf = make([]queued, capacity) }
+func (q *packetQueue) init(capacity int) { q.packets = ring.New[queued](capacity) }
+
+func (q *packetQueue) len() int { return q.packets.Len() }
 
 func (q *packetQueue) push(p queued) {
-	if q.n == len(q.buf) {
-		q.grow()
-	}
-	q.buf[(q.head+q.n)%len(q.buf)] = p
-	q.n++
+	q.packets.Push(p)
 	q.bytes += int(p.wire)
 }
 
 func (q *packetQueue) pop() queued {
-	p := q.buf[q.head]
+	p := q.packets.Pop()
 	q.bytes -= int(p.wire)
-	q.head = (q.head + 1) % len(q.buf)
-	q.n--
 	return p
-}
-
-func (q *packetQueue) grow() {
-	buf := make([]queued, 2*len(q.buf))
-	for i := range q.n {
-		buf[i] = q.buf[(q.head+i)%len(q.buf)]
-	}
-	q.buf, q.head = buf, 0
 }
