@@ -82,11 +82,14 @@ lab: deps-test build
 ## LAB_EMU_FLAGS passes flags to both runs (e.g. --scale 0.2).
 LAB_EMU_ONLY  ?= examples/dumbbell-6tcp,seed004,rfc8867,seed003
 LAB_EMU_FLAGS ?=
-# strata's GCC (Pion sender) against Chromium's on the same network: emu-dir-a:emu-dir-b:table-name.
+# strata's GCC (Pion sender; the statistical codec, then libvpx as Chromium's encoder) against
+# Chromium's on the same network: emu-dir-a:emu-dir-b:table-name.
 LAB_EMU_VERSUS := seed003/gcc-caps:seed003/chromium-caps:seed003-caps seed003/gcc-latency:seed003/chromium-latency:seed003-latency \
 	seed003/gcc-loss:seed003/chromium-loss:seed003-loss seed003/gcc-vs-tcp/gcc:seed003/chromium-vs-tcp:seed003-vs-tcp \
 	rfc8867/5.1/gcc:rfc8867/chromium-5.1:rfc8867-5.1 rfc8867/5.2/gcc:rfc8867/chromium-5.2:rfc8867-5.2 \
-	rfc8867/5.3/gcc:rfc8867/chromium-5.3:rfc8867-5.3
+	rfc8867/5.3/gcc:rfc8867/chromium-5.3:rfc8867-5.3 \
+	seed003/gcc-libvpx-caps:seed003/chromium-caps:seed003-caps-libvpx rfc8867/gcc-libvpx-5.1:rfc8867/chromium-5.1:rfc8867-5.1-libvpx \
+	rfc8867/gcc-libvpx-5.2:rfc8867/chromium-5.2:rfc8867-5.2-libvpx rfc8867/gcc-libvpx-5.3:rfc8867/chromium-5.3:rfc8867-5.3-libvpx
 lab-emu: deps-test build
 	rm -rf lab-emu-out
 	./$(BIN) lab run scenarios --engine emu --only $(LAB_EMU_ONLY) --out lab-emu-out/emu --results docs/RESULTS.md $(LAB_EMU_FLAGS)
