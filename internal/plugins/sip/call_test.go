@@ -158,7 +158,7 @@ func waitResult(t *testing.T, h *janusclient.Handle, name string) map[string]any
 // browser's answer; the audio it sends comes back through the bridge; hangup sends a BYE that
 // sipp answers (its scenario ends successfully).
 func TestCallToSippEcho(t *testing.T) {
-	port, done := runSipp(t, "-sf", "uas_echo.xml", "-rtp_echo")
+	sp := runSipp(t, "-sf", "uas_echo.xml", "-rtp_echo")
 	dir := t.TempDir()
 	h := startStrataIn(t, dir)
 	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "register", "type": "guest", "username": "sip:alice@127.0.0.1"}, nil)
@@ -171,7 +171,7 @@ func TestCallToSippEcho(t *testing.T) {
 		t.Fatal(err)
 	}
 	jsep := janustest.CompleteLocal(t, ph.pc, offer)
-	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "call", "uri": "sip:service@127.0.0.1:" + strconv.Itoa(port)}, jsep)
+	data, _ = janustest.MustRequest(t, h, map[string]any{"request": "call", "uri": "sip:service@127.0.0.1:" + strconv.Itoa(sp.Port)}, jsep)
 	if result(data) != "calling" {
 		t.Fatalf("call: %v", data)
 	}
@@ -190,7 +190,7 @@ func TestCallToSippEcho(t *testing.T) {
 		t.Fatalf("hangup: %v", data)
 	}
 	waitResult(t, h, "hangup")
-	waitSippDone(t, done)
+	sp.Wait(t, sippDone)
 }
 
 // waitJSEP waits for the event name and returns it with its JSEP (which it must have).
@@ -219,17 +219,17 @@ func waitJSEP(t *testing.T, h *janusclient.Handle, name string) (map[string]any,
 // INVITE while in the call gets 486 and is reported as missed_call; sipp's BYE ends the call with
 // a hangup event.
 func TestIncomingCallBusyAndRemoteHangup(t *testing.T) {
-	port, done := runSipp(t, "-sf", "incoming_call.xml", "-rtp_echo")
+	sp := runSipp(t, "-sf", "incoming_call.xml", "-rtp_echo")
 	h := startStrata(t)
 	data, _ := janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
-		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
+		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(sp.Port)}, nil)
 	if result(data) != "registering" {
 		t.Fatalf("register: %v", data)
 	}
 	waitResult(t, h, "registered")
 	call, offer := waitJSEP(t, h, "incomingcall")
 	r := call["result"].(map[string]any)
-	if r["username"] != "sip:bob@127.0.0.1:"+strconv.Itoa(port) || r["displayname"] != "Bob" || call["call_id"] == nil {
+	if r["username"] != "sip:bob@127.0.0.1:"+strconv.Itoa(sp.Port) || r["displayname"] != "Bob" || call["call_id"] == nil {
 		t.Errorf("incomingcall %v", call)
 	}
 	ph := newPhone(t)
@@ -256,7 +256,7 @@ func TestIncomingCallBusyAndRemoteHangup(t *testing.T) {
 	if m := hangup["result"].(map[string]any); m["code"] != float64(200) {
 		t.Errorf("hangup %v", hangup)
 	}
-	waitSippDone(t, done)
+	sp.Wait(t, sippDone)
 }
 
 // callSipp registers a guest (or an account when creds are given) and calls uri with a fresh phone;
@@ -286,9 +286,9 @@ func callSipp(t *testing.T, h *janusclient.Handle, uri string, extra map[string]
 // TestCallWithDigestAuthOverTCP: the INVITE is challenged (401) and sent again with the
 // credentials of the call request (a guest's secret), over TCP; audio flows; hangup.
 func TestCallWithDigestAuthOverTCP(t *testing.T) {
-	port, done := runSipp(t, "-sf", "uas_auth.xml", "-t", "t1", "-rtp_echo")
+	sp := runSipp(t, "-sf", "uas_auth.xml", "-t", "t1", "-rtp_echo")
 	h := startStrata(t)
-	ph := callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(port)+";transport=tcp",
+	ph := callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(sp.Port)+";transport=tcp",
 		map[string]any{"secret": "secret", "authuser": "alice"})
 	waitResult(t, h, "ringing")
 	_, answer := waitJSEP(t, h, "accepted")
@@ -301,30 +301,30 @@ func TestCallWithDigestAuthOverTCP(t *testing.T) {
 	ph.waitEcho(t, 25)
 	janustest.MustRequest(t, h, map[string]any{"request": "hangup"}, nil)
 	waitResult(t, h, "hangup")
-	waitSippDone(t, done)
+	sp.Wait(t, sippDone)
 }
 
 // TestHangupWhileRingingCancels: hangup before the answer sends a CANCEL; the call ends with 487.
 func TestHangupWhileRingingCancels(t *testing.T) {
-	port, done := runSipp(t, "-sf", "uas_cancel.xml")
+	sp := runSipp(t, "-sf", "uas_cancel.xml")
 	h := startStrata(t)
-	callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(port), nil)
+	callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(sp.Port), nil)
 	waitResult(t, h, "ringing")
 	janustest.MustRequest(t, h, map[string]any{"request": "hangup"}, nil)
 	ev := waitResult(t, h, "hangup")
 	if r := ev["result"].(map[string]any); r["code"] != float64(487) {
 		t.Errorf("hangup %v, want 487", ev)
 	}
-	waitSippDone(t, done)
+	sp.Wait(t, sippDone)
 }
 
 // TestInDialogRequestsAndRemoteHangup: in an established call, hold (a sendonly re-INVITE),
 // dtmf_info (INFO), message (MESSAGE), unhold (sendrecv) and transfer (REFER) reach the sipp UAS as
 // it expects; its INFO is reported as info, its REFER as transfer; its BYE ends the call.
 func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
-	port, done := runSipp(t, "-sf", "uas_indialog.xml")
+	sp := runSipp(t, "-sf", "uas_indialog.xml")
 	h := startStrata(t)
-	ph := callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(port), nil)
+	ph := callSipp(t, h, "sip:service@127.0.0.1:"+strconv.Itoa(sp.Port), nil)
 	_, answer := waitJSEP(t, h, "accepted")
 	if err := ph.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer.SDP}); err != nil {
 		t.Fatal(err)
@@ -358,16 +358,16 @@ func TestInDialogRequestsAndRemoteHangup(t *testing.T) {
 		t.Errorf("transfer %v", transfer)
 	}
 	waitResult(t, h, "hangup")
-	waitSippDone(t, done)
+	sp.Wait(t, sippDone)
 }
 
 // TestIncomingCallDeclined: progress sends the browser's answer in a 183 (early media), decline
 // with a code answers the INVITE with it (sipp expects both).
 func TestIncomingCallDeclined(t *testing.T) {
-	port, done := runSipp(t, "-sf", "declined_call.xml")
+	sp := runSipp(t, "-sf", "declined_call.xml")
 	h := startStrata(t)
 	janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
-		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
+		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(sp.Port)}, nil)
 	waitResult(t, h, "registered")
 	_, offer := waitJSEP(t, h, "incomingcall")
 	ph := newPhone(t)
@@ -389,17 +389,17 @@ func TestIncomingCallDeclined(t *testing.T) {
 	if ev := waitResult(t, h, "hangup"); ev["result"].(map[string]any)["code"] != float64(603) {
 		t.Errorf("hangup %v", ev)
 	}
-	waitSippDone(t, done)
+	sp.Wait(t, sippDone)
 }
 
 // TestIncomingReinviteToTheBrowser: with autoaccept_reinvites false (as Janus's siptest accepts),
 // the peer's re-INVITE reaches the browser as updatingcall with a JSEP offer; its answer in update
 // becomes the 200 OK's SDP, which sipp checks and ACKs.
 func TestIncomingReinviteToTheBrowser(t *testing.T) {
-	port, done := runSipp(t, "-sf", "incoming_reinvite.xml")
+	sp := runSipp(t, "-sf", "incoming_reinvite.xml")
 	h := startStrata(t)
 	janustest.MustRequest(t, h, map[string]any{"request": "register", "username": "sip:alice@strata.test",
-		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)}, nil)
+		"secret": "unused", "proxy": "sip:127.0.0.1:" + strconv.Itoa(sp.Port)}, nil)
 	waitResult(t, h, "registered")
 	_, offer := waitJSEP(t, h, "incomingcall")
 	ph := newPhone(t)
@@ -423,5 +423,5 @@ func TestIncomingReinviteToTheBrowser(t *testing.T) {
 		t.Fatalf("update: %v", data)
 	}
 	waitResult(t, h, "hangup")
-	waitSippDone(t, done)
+	sp.Wait(t, sippDone)
 }

@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/sipptest"
 )
 
 // event is one event a handle pushed.
@@ -108,93 +106,8 @@ func (e event) field(name string) any {
 	return r[name]
 }
 
-// freeUDPPort is a UDP port free on loopback now (sipp takes its ports from its command line).
-func freeUDPPort(t *testing.T) int {
+// sipp starts sipp for one call with args (a scenario of ./testdata and options).
+func sipp(t *testing.T, args ...string) *sipptest.Sipp {
 	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
-
-// sipp runs sipp with the scenario file (testdata) or built-in scenario and args, in a temporary
-// directory; the returned channel gets its exit error. It is killed at the end of the test.
-func sipp(t *testing.T, args ...string) (port int, done chan error) {
-	t.Helper()
-	bin, err := exec.LookPath("sipp")
-	if err != nil {
-		t.Fatal("sipp is not installed (Debian package sip-tester)")
-	}
-	port = freeUDPPort(t)
-	for i, a := range args {
-		if filepath.Ext(a) == ".xml" {
-			abs, _ := filepath.Abs(filepath.Join("testdata", a))
-			args[i] = abs
-		}
-	}
-	all := append([]string{"-i", "127.0.0.1", "-p", strconv.Itoa(port), "-m", "1", "-timeout", "25s", "-timeout_error",
-		"-nostdin", "-trace_err", "-trace_msg", "-mp", strconv.Itoa(freeUDPPort(t))}, args...)
-	cmd := exec.Command(bin, all...)
-	cmd.Dir = t.TempDir()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done = make(chan error, 1)
-	go func() {
-		err := cmd.Wait()
-		if err != nil {
-			if log, _ := os.ReadFile(firstMatch(cmd.Dir, "*_errors.log")); len(log) > 0 {
-				err = errors.New(err.Error() + ": " + string(log))
-			}
-		}
-		done <- err
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		if t.Failed() { // what sipp received and sent, to see who is wrong
-			msgs, _ := os.ReadFile(firstMatch(cmd.Dir, "*_messages.log"))
-			if len(msgs) > 4000 {
-				msgs = msgs[len(msgs)-4000:]
-			}
-			t.Logf("sipp %v:\n%s", args, msgs)
-		}
-	})
-	waitBound(t, port)
-	return port, done
-}
-
-func firstMatch(dir, pattern string) string {
-	m, _ := filepath.Glob(filepath.Join(dir, pattern))
-	if len(m) == 0 {
-		return ""
-	}
-	return m[0]
-}
-
-// waitSipp waits for sipp to finish and fails the test if it failed.
-func waitSipp(t *testing.T, done chan error) {
-	t.Helper()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("sipp: %v", err)
-		}
-	case <-time.After(28 * time.Second):
-		t.Fatal("sipp did not finish")
-	}
-}
-
-// waitBound waits until something (sipp) has bound the UDP port on loopback.
-func waitBound(t *testing.T, port int) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		c, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			return
-		}
-		_ = c.Close()
-	}
-	t.Fatalf("sipp did not bind port %d", port)
+	return sipptest.Start(t, append([]string{"-m", "1"}, args...)...)
 }

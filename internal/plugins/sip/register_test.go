@@ -3,6 +3,7 @@ package sip
 import (
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestRegisterWithDigestAndRefresh: strata registers at a sipp registrar that challenges every
@@ -14,10 +15,10 @@ func TestRegisterWithDigestAndRefresh(t *testing.T) {
 		{"ha1", "ha1_secret", md5hex("alice:strata.test:secret")},
 	} {
 		t.Run(cred.name, func(t *testing.T) {
-			port, done := sipp(t, "-sf", "registrar_auth.xml")
+			sp := sipp(t, "-sf", "registrar_auth.xml")
 			_, s, h := attach(t)
 			send(s, "r1", map[string]any{"request": "register", "username": "sip:alice@strata.test",
-				cred.key: cred.value, "proxy": "sip:127.0.0.1:" + strconv.Itoa(port), "display_name": "Alice"})
+				cred.key: cred.value, "proxy": "sip:127.0.0.1:" + strconv.Itoa(sp.Port), "display_name": "Alice"})
 			if e := h.next(t); e.result() != "registering" || e.tx != "r1" {
 				t.Fatalf("first event %+v, want registering", e)
 			}
@@ -27,21 +28,21 @@ func TestRegisterWithDigestAndRefresh(t *testing.T) {
 					t.Fatalf("event %d: %+v, want registered", i, e.data)
 				}
 			}
-			waitSipp(t, done)
+			sp.Wait(t, 28*time.Second)
 		})
 	}
 }
 
 // TestRegisterWrongPassword: a 403 after the challenge is registration_failed with its code.
 func TestRegisterWrongPassword(t *testing.T) {
-	port, done := sipp(t, "-sf", "registrar_auth.xml")
+	sp := sipp(t, "-sf", "registrar_auth.xml")
 	_, s, h := attach(t)
 	send(s, "r1", map[string]any{"request": "register", "username": "sip:alice@strata.test",
-		"secret": "wrong", "proxy": "sip:127.0.0.1:" + strconv.Itoa(port)})
+		"secret": "wrong", "proxy": "sip:127.0.0.1:" + strconv.Itoa(sp.Port)})
 	h.next(t) // registering
 	e := h.next(t)
 	if e.result() != "registration_failed" || e.field("code") != float64(403) {
 		t.Fatalf("got %+v, want registration_failed 403", e.data)
 	}
-	waitSipp(t, done)
+	sp.Wait(t, 28*time.Second)
 }
