@@ -25,15 +25,7 @@ const (
 func canRun(engine string, s *scenario.Scenario) error {
 	switch engine {
 	case EngineSim:
-		for _, f := range s.Flows {
-			if f.Kind == scenario.KindBrowser {
-				return fmt.Errorf("flow %s: %w", f.Name, scenario.ErrBrowserNeedsEmulation)
-			}
-			if err := f.Codec.Simulated(); err != nil {
-				return fmt.Errorf("flow %s: %w", f.Name, err)
-			}
-		}
-		return nil
+		return s.NeedsEmulation()
 	case EngineEmu:
 		return emu.CanRun(s)
 	}

@@ -29,6 +29,26 @@ func (s *Scenario) Build(seed uint64) (*sim.Sim, error) {
 	return sm, nil
 }
 
+// NeedsEmulation says why the simulator cannot run s (nil if it can): a browser flow, a flow
+// with codec model libvpx, or a session with a browser subscriber, which only the emulation
+// engine runs.
+func (s *Scenario) NeedsEmulation() error {
+	for _, f := range s.Flows {
+		if f.Kind == KindBrowser {
+			return fmt.Errorf("flow %s: %w", f.Name, ErrBrowserNeedsEmulation)
+		}
+		if err := f.Codec.Simulated(); err != nil {
+			return fmt.Errorf("flow %s: %w", f.Name, err)
+		}
+	}
+	if s.SFU != nil {
+		if err := s.SFU.NeedsEmulation(); err != nil {
+			return fmt.Errorf("sfu: %w", err)
+		}
+	}
+	return nil
+}
+
 func addFlow(sm *sim.Sim, seed uint64, f Flow) error {
 	if f.Kind == KindBrowser {
 		return ErrBrowserNeedsEmulation

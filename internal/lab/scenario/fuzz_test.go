@@ -29,7 +29,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, s := range file.Runs {
 			if _, err := s.Build(1); err != nil && !errors.Is(err, ErrBrowserNeedsEmulation) &&
-				!errors.Is(err, sim.ErrLibvpxNeedsEmulation) {
+				!errors.Is(err, ErrBrowserSubscriberNeedsEmulation) && !errors.Is(err, sim.ErrLibvpxNeedsEmulation) {
 				t.Fatalf("parsed scenario does not build: %v", err)
 			}
 		}

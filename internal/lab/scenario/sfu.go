@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,7 +22,8 @@ import (
 //	  netctl: auto             # on, off, or auto (on for network and hybrid)
 //	  sessions:
 //	    - {name: s, count: 5, start_step: 700ms, layers: [0.6Mbps, 0.6Mbps, 1.2Mbps],
-//	       path: [london, paris, madrid], codec: {model: statistical, keyframe_interval: 3s}}
+//	       path: [london, paris, madrid], codec: {model: statistical, keyframe_interval: 3s},
+//	       subscriber: pion}   # or browser: headless Chromium (emulation only)
 type SFU struct {
 	Node     string
 	Policy   string
@@ -39,8 +41,19 @@ type SFUSession struct {
 	Codec       sim.CodecConfig
 	Path        []string
 	Start, Stop time.Duration
-	Line        int
+	// Subscriber is what receives the session in emulation: SubscriberPion or SubscriberBrowser.
+	Subscriber string
+	Line       int
 }
+
+// Subscribers of an SFU session in emulation.
+const (
+	SubscriberPion    = "pion"    // a Pion PeerConnection counting every packet
+	SubscriberBrowser = "browser" // headless Chromium through janus.js, read with getStats
+)
+
+// ErrBrowserSubscriberNeedsEmulation is what the simulator says about a browser subscriber.
+var ErrBrowserSubscriberNeedsEmulation = errors.New("browser subscribers run only in emulation: strata lab run --engine emu")
 
 func decodeSFU(d *decoder, n *yaml.Node, s *Scenario) *SFU {
 	u := &SFU{Line: n.Line, Policy: policy.NameBWE}
@@ -86,7 +99,7 @@ func (d *decoder) sessionCodec(n *yaml.Node, field string, c *sim.CodecConfig) {
 }
 
 func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFUSession {
-	ss := SFUSession{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Line: v.Line}
+	ss := SFUSession{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Subscriber: SubscriberPion, Line: v.Line}
 	if name := nameOf(v); name != "" {
 		field = "sfu.sessions[" + name + "]"
 	}
@@ -101,6 +114,12 @@ func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFU
 		"start":      func(v *yaml.Node, f string) { d.Duration(v, f, &ss.Start) },
 		"stop":       func(v *yaml.Node, f string) { d.Duration(v, f, &ss.Stop) },
 		"start_step": func(v *yaml.Node, f string) { d.Duration(v, f, &startStep) },
+		"subscriber": func(v *yaml.Node, f string) {
+			d.Str(v, f, &ss.Subscriber)
+			if ss.Subscriber != SubscriberPion && ss.Subscriber != SubscriberBrowser {
+				d.Failf(v, f, "unknown subscriber %q (pion or browser)", ss.Subscriber)
+			}
+		},
 	})
 	if ss.Name == "" {
 		d.Failf(v, field+".name", "a session needs a name")
@@ -148,9 +167,22 @@ func validateSFU(d *decoder, s *Scenario, between map[[2]string]bool, names map[
 	}
 }
 
+// NeedsEmulation says which session the simulator cannot run (nil if it can run them all).
+func (u *SFU) NeedsEmulation() error {
+	for _, ss := range u.Sessions {
+		if ss.Subscriber == SubscriberBrowser {
+			return fmt.Errorf("session %s: %w", ss.Name, ErrBrowserSubscriberNeedsEmulation)
+		}
+	}
+	return nil
+}
+
 // buildSFU adds the SFU node, its sessions and, if asked, the controller and switch.
 func (s *Scenario) buildSFU(sm *sim.Sim) error {
 	u := s.SFU
+	if err := u.NeedsEmulation(); err != nil {
+		return err
+	}
 	cfg := sim.SFUConfig{Node: u.Node, Policy: u.Policy, PolicyConfig: policy.DefaultConfig()}
 	if u.NetCtl {
 		nc, err := sim.NewNetCtl(sm, sim.NetCtlConfig{Enforcers: []string{u.Node}})

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,7 @@ func TestParseSFUErrors(t *testing.T) {
 		{"layers: [0.6Mbps, 0.6Mbps, 1.2Mbps]", "layers: [1Mbps, 1Mbps, 1Mbps, 1Mbps]", "want 1 to 3 layer rates"},
 		{"node: hub", "node: nowhere", "through the SFU node nowhere"},
 		{"  policy: network\n", "  policy: network\n  netctl: maybe\n", "sfu.netctl: want on, off or auto"},
+		{"path: [a, hub, b]", "path: [a, hub, b], subscriber: firefox", `sfu.sessions[s].subscriber: unknown subscriber "firefox" (pion or browser)`},
 	} {
 		doc := strings.Replace(noSweep, c.from, c.to, 1)
 		_, err := Parse("bad.yaml", []byte(doc))
@@ -77,11 +79,40 @@ func TestParseSFUErrors(t *testing.T) {
 	}
 }
 
+// A session may ask for a Chromium subscriber; the simulator has none and says where it runs.
+func TestSFUBrowserSubscriberNeedsEmulation(t *testing.T) {
+	noSweep := sfuDoc[:strings.Index(sfuDoc, "sweep:")]
+	f, err := Parse("pion.yaml", []byte(noSweep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Runs[0].SFU.Sessions[0].Subscriber; got != SubscriberPion {
+		t.Errorf("default subscriber %q, want pion", got)
+	}
+	doc := strings.Replace(noSweep, "path: [a, hub, b]", "path: [a, hub, b], subscriber: browser", 1)
+	if f, err = Parse("browser.yaml", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	s := f.Runs[0]
+	if s.SFU.Sessions[1].Subscriber != SubscriberBrowser {
+		t.Fatalf("sessions %+v", s.SFU.Sessions)
+	}
+	want := "sfu: session s-1: browser subscribers run only in emulation: strata lab run --engine emu"
+	for what, err := range map[string]error{"Build": second(s.Build(1)), "NeedsEmulation": s.NeedsEmulation()} {
+		if !errors.Is(err, ErrBrowserSubscriberNeedsEmulation) || err.Error() != want {
+			t.Errorf("%s: %v, want %q", what, err, want)
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
 func FuzzParseSFU(f *testing.F) {
 	f.Add(sfuDoc)
 	f.Add(strings.Replace(sfuDoc, "count: 2", "count: 0", 1))
 	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps, duplex: true}]\nsfu: {node: x, sessions: [{name: s, layers: [1Mbps], path: [y, x, y]}]}\n")
 	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps}]\nsfu: {node: y}\n")
+	f.Add(strings.Replace(sfuDoc, "path: [a, hub, b]", "path: [a, hub, b], subscriber: browser", 1))
 	f.Fuzz(func(t *testing.T, doc string) {
 		file, err := Parse("fuzz.yaml", []byte(doc))
 		if err != nil {
@@ -91,7 +122,7 @@ func FuzzParseSFU(f *testing.F) {
 			return
 		}
 		for _, s := range file.Runs {
-			if _, err := s.Build(1); err != nil {
+			if _, err := s.Build(1); err != nil && !errors.Is(err, ErrBrowserSubscriberNeedsEmulation) {
 				t.Fatalf("parsed scenario does not build: %v", err)
 			}
 		}
