@@ -13,6 +13,10 @@ import (
 // paddingSize is the padding carried by one probe packet (the most one RTP packet can say).
 const paddingSize = 255
 
+// ProbePaddingSize is the RTP padding of every probe packet: how a receiver that sees only byte
+// counts (a browser's getStats) tells the probes apart.
+const ProbePaddingSize = paddingSize
+
 // ReadRTCP reads the subscriber's feedback about this track from its sender until the sender
 // closes. Run it on its own goroutine.
 func (d *DownTrack) ReadRTCP(sender *webrtc.RTPSender) {

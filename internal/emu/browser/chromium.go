@@ -47,6 +47,10 @@ type chromiumConfig struct {
 	videoFPS float64
 	y4m      string // a y4m file as the camera, or ""
 	log      io.Writer
+	// pages, when set, is served instead of flow.html (its "/" is loaded), and ready is true in
+	// the page once it can be driven (default: the flow page's).
+	pages http.Handler
+	ready string
 }
 
 // startChromium launches Chromium in cfg.host's namespace and loads the flow page. Chromium is
@@ -61,7 +65,7 @@ func startChromium(ctx context.Context, cfg chromiumConfig) (_ *chromium, err er
 			_ = c.close()
 		}
 	}()
-	if err := c.servePage(cfg.host); err != nil {
+	if err := c.servePage(cfg.host, cfg.pages); err != nil {
 		return nil, err
 	}
 	execCtx, cancelExec := chromedp.NewExecAllocator(context.Background(), execOptions(cfg, c.profile)...)
@@ -87,8 +91,16 @@ func startChromium(ctx context.Context, cfg chromiumConfig) (_ *chromium, err er
 		return nil, fmt.Errorf("%s: starting Chromium: %w", cfg.who, err)
 	}
 	c.notePID()
-	if _, err := evalJS[bool](ctx, c, `typeof window.flow === 'object'`); err != nil {
+	ready := cfg.ready
+	if ready == "" {
+		ready = `typeof window.flow === 'object'`
+	}
+	ok, err := evalJS[bool](ctx, c, ready)
+	if err != nil {
 		return nil, fmt.Errorf("%s: loading the page: %w", cfg.who, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: the page loaded but is not ready (%s)", cfg.who, ready)
 	}
 	return c, nil
 }
@@ -97,12 +109,14 @@ func startChromium(ctx context.Context, cfg chromiumConfig) (_ *chromium, err er
 // rate, the camera's file, a fresh profile, and `ip netns exec` into the host's namespace.
 func execOptions(cfg chromiumConfig, profile string) []chromedp.ExecAllocatorOption {
 	opts := append(launch.Options(cfg.path, profile),
-		launch.FakeCameraFPS(cfg.videoFPS),
 		// The receiver never asks for the camera.
 		launch.HostCandidates,
 		launch.FullRate,
 		launch.InNamespace(cfg.host.Name(), cfg.path),
 	)
+	if cfg.videoFPS > 0 {
+		opts = append(opts, launch.FakeCameraFPS(cfg.videoFPS))
+	}
 	if cfg.y4m != "" {
 		opts = append(opts, chromedp.Flag("use-file-for-fake-video-capture", cfg.y4m))
 	}
@@ -126,8 +140,9 @@ func logOrDiscard(w io.Writer) io.Writer {
 	return w
 }
 
-// servePage serves flow.html on 127.0.0.1 inside the host's namespace (loopback brought up).
-func (c *chromium) servePage(host endpoint.Host) error {
+// servePage serves pages (nil: flow.html) on 127.0.0.1 inside the host's namespace (loopback
+// brought up).
+func (c *chromium) servePage(host endpoint.Host, pages http.Handler) error {
 	if out, err := host.Command(context.Background(), "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: loopback up in %s: %v: %s", c.who, host.Name(), err, out)
 	}
@@ -138,12 +153,15 @@ func (c *chromium) servePage(host endpoint.Host) error {
 	}); err != nil {
 		return fmt.Errorf("%s: page server in %s: %w", c.who, host.Name(), err)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write(flowPage)
-	})
-	c.pages = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if pages == nil {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write(flowPage)
+		})
+		pages = mux
+	}
+	c.pages = &http.Server{Handler: pages, ReadHeaderTimeout: 10 * time.Second}
 	c.pageURL = "http://" + l.Addr().String() + "/"
 	go func() { _ = c.pages.Serve(l) }()
 	return nil

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/emu/browser"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 	"github.com/strata-rtc/strata/internal/load/client"
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
@@ -24,13 +25,13 @@ type run struct {
 	index int
 	spec  scenario.SFUSession
 	hosts Session
-	count *layerCounter
+	count counter
 	media *mediasrc.Media
 
 	mu      sync.Mutex
 	started bool
 	pub     *client.Publisher
-	sub     *subscriber
+	sub     interface{ close() error }
 }
 
 // newRun prepares a session; its clips come from media (shared by sessions with the same layers).
@@ -52,7 +53,13 @@ func newRun(s *Sessions, index int, spec scenario.SFUSession, hosts Session, med
 	for i := len(layers) - 1; i >= 0; i-- { // base first
 		sizes = append(sizes, [2]int{layers[i].Width, layers[i].Height})
 	}
-	return &run{s: s, index: index, spec: spec, hosts: hosts, count: newLayerCounter(sizes), media: media[key]}, nil
+	r := &run{s: s, index: index, spec: spec, hosts: hosts, media: media[key]}
+	if spec.Subscriber == scenario.SubscriberBrowser {
+		r.count = newSampleCounter(sizes)
+	} else {
+		r.count = newLayerCounter(sizes)
+	}
+	return r, nil
 }
 
 // start joins the publisher, then the subscriber to its video.
@@ -76,23 +83,41 @@ func (r *run) start(ctx context.Context) error {
 	if r.pub, err = client.JoinPublisher(ctx, cenv, r.index+1); err != nil {
 		return err
 	}
+	if err := r.startSubscriber(ctx); err != nil {
+		return fmt.Errorf("%s subscriber: %w", r.spec.Subscriber, err)
+	}
+	fmt.Fprintf(env.Log, "sfuflow: session %s up at %v (feed %d, %s subscriber)\n", r.spec.Name,
+		env.Clock.Now().Round(time.Millisecond), r.pub.ID, r.spec.Subscriber)
+	return nil
+}
+
+// startSubscriber joins the session's subscriber (Pion, or Chromium) to the publisher's video,
+// with the receiver's node and the session's name as its handle's opaque_id (netctl maps it to
+// the node).
+func (r *run) startSubscriber(ctx context.Context) error {
+	env := r.s.env
+	opaque := receiverNode(r.spec) + "-" + r.spec.Name
+	if r.spec.Subscriber == scenario.SubscriberBrowser {
+		sub := &browserSubscriber{count: r.count.(*sampleCounter), rec: r.hosts.Rec, now: env.Clock.Now, log: env.Log,
+			who: r.spec.Name + "/subscriber"}
+		r.sub = sub // closed by stop, also when it failed half-way
+		return sub.start(ctx, browser.LaunchConfig{Who: sub.who, Chromium: env.Chromium, Host: r.hosts.Sub,
+			WorkDir: r.s.dir, Log: env.Log}, joinSpec{Server: r.s.server, Room: r.s.room, Feed: r.pub.ID, Mid: videoMid,
+			Opaque: opaque}, env.Interval)
+	}
 	subNet, err := newHostNet(r.hosts.Sub)
 	if err != nil {
-		return fmt.Errorf("subscriber host: %w", err)
+		return fmt.Errorf("host: %w", err)
 	}
 	api, err := subscriberAPI(subNet)
 	if err != nil {
 		return err
 	}
-	r.sub = &subscriber{count: r.count, rec: r.hosts.Rec, now: env.Clock.Now}
+	sub := &subscriber{count: r.count.(*layerCounter), rec: r.hosts.Rec, now: env.Clock.Now}
+	r.sub = sub
 	jctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
-	opaque := receiverNode(r.spec) + "-" + r.spec.Name
-	if err := subscribe(jctx, api, hostHTTP(r.hosts.Sub), r.s.server, r.s.room, r.pub.ID, videoMid, opaque, r.sub); err != nil {
-		return fmt.Errorf("subscriber: %w", err)
-	}
-	fmt.Fprintf(env.Log, "sfuflow: session %s up at %v (feed %d)\n", r.spec.Name, env.Clock.Now().Round(time.Millisecond), r.pub.ID)
-	return nil
+	return subscribe(jctx, api, hostHTTP(r.hosts.Sub), r.s.server, r.s.room, r.pub.ID, videoMid, opaque, sub)
 }
 
 // stop ends the subscriber and the publisher; safe to call twice.

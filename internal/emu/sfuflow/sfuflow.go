@@ -1,8 +1,8 @@
 // Package sfuflow runs a scenario's `sfu:` block (seed 000) on real stacks: one `strata serve`
 // in the SFU node's host with the scenario's layer policy (and `strata netctl serve` when the
 // scenario turns the network controller on), and per session a Pion publisher sending VP8
-// simulcast at the session's layer rates and a Pion subscriber that counts what the SFU
-// forwards to it per layer.
+// simulcast at the session's layer rates and a subscriber that counts what the SFU forwards to
+// it per layer: Pion, or headless Chromium joining through janus.js (`subscriber: browser`).
 //
 // A simulated session forwards cumulative layers (base, +spatial, +temporal); a real VP8
 // publisher sends simulcast, one encoding per layer, of which the SFU forwards one. So layer k
@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/emu/browser"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/lab/metrics"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
@@ -52,8 +53,12 @@ type Env struct {
 	// links' meters. Without it the controller assumes its links carry nothing else.
 	LinkLoad func(link string) (bps float64, ok bool)
 	// Binary is the strata executable; Dir takes its configuration and logs (a temporary
-	// directory when empty); MediaDir caches the encoded clips (mediasrc.DefaultDir when empty).
+	// directory when empty) and the browser subscribers' profiles; MediaDir caches the encoded
+	// clips (mediasrc.DefaultDir when empty).
 	Binary, Dir, MediaDir string
+	// Chromium is the browser that `subscriber: browser` sessions run (browser.DefaultChromium
+	// when empty).
+	Chromium string
 	// Duration and Interval are the run's length and its statistics' bins (the scenario's;
 	// Interval defaults to 100 ms, Duration to the sessions' last stop).
 	Duration, Interval time.Duration
@@ -95,8 +100,16 @@ func New(env Env) (*Sessions, error) {
 	if env.Interval <= 0 {
 		env.Interval = 100 * time.Millisecond
 	}
+	if env.Chromium == "" {
+		env.Chromium = browser.DefaultChromium
+	}
 	for _, ss := range env.SFU.Sessions {
 		env.Duration = max(env.Duration, ss.Stop)
+		if ss.Subscriber == scenario.SubscriberBrowser {
+			if err := checkBrowser(env.Chromium); err != nil {
+				return nil, fmt.Errorf("sfuflow: session %s: %w", ss.Name, err)
+			}
+		}
 	}
 	s := &Sessions{env: env, dir: env.Dir, room: room}
 	byName := map[string]Session{}
@@ -245,8 +258,8 @@ func (s *Sessions) Summaries() []metrics.SessionSummary {
 	return metrics.Summarize(rec, metrics.Meta{}).Sessions
 }
 
-// Forwarding is the layer (1 = base) each session's subscriber last got a keyframe of, 0 before
-// the first.
+// Forwarding is the layer (1 = base) each session's subscriber last got a keyframe of (a Pion
+// subscriber) or decoded a frame of (a browser), 0 before the first.
 func (s *Sessions) Forwarding() map[string]int {
 	out := map[string]int{}
 	for _, r := range s.runs {
