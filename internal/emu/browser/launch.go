@@ -53,7 +53,9 @@ func (b *Chromium) Close() error { return b.c.close() }
 
 // Eval evaluates js in b's page, awaiting a promise, and decodes the result; it ends with ctx,
 // and after 20 s.
-func Eval[T any](ctx context.Context, b *Chromium, js string) (T, error) { return evalJS[T](ctx, b.c, js) }
+func Eval[T any](ctx context.Context, b *Chromium, js string) (T, error) {
+	return evalJS[T](ctx, b.c, js)
+}
 
 // JSValue is v as a JavaScript literal (JSON).
 func JSValue(v any) string { return jsValue(v) }
