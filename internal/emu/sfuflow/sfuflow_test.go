@@ -157,6 +157,11 @@ func TestNewNeedsEveryHost(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "session s has no publisher or subscriber host") {
 		t.Errorf("no session hosts: %v", err)
 	}
+	u.Sessions[0].Subscriber = scenario.SubscriberBrowser
+	_, err = New(Env{SFU: u, SFUHost: &topo.Host{}, Binary: "strata", Clock: emutest.Clock{}, Chromium: "/no/chromium"})
+	if err == nil || !strings.Contains(err.Error(), "session s: a browser subscriber needs headless Chromium at /no/chromium") {
+		t.Errorf("no Chromium: %v", err)
+	}
 }
 
 // A server that cannot start fails Start with its reason, and leaves no process behind.
