@@ -53,6 +53,9 @@ func newRun(s *Sessions, index int, spec scenario.SFUSession, hosts Session, med
 	for i := len(layers) - 1; i >= 0; i-- { // base first
 		sizes = append(sizes, [2]int{layers[i].Width, layers[i].Height})
 	}
+	if spec.Subscriber == "" { // a session built in code rather than parsed
+		spec.Subscriber = scenario.SubscriberPion
+	}
 	r := &run{s: s, index: index, spec: spec, hosts: hosts, media: media[key]}
 	if spec.Subscriber == scenario.SubscriberBrowser {
 		r.count = newSampleCounter(sizes)
