@@ -65,7 +65,6 @@ type sampleCounter struct {
 	samples []sample
 	bytes   []int64 // payload bytes received by each sample (cumulative)
 	last    int     // layer (0 = base) of the last sample with a known size, -1 before
-	unknown int     // samples whose frame size no layer has
 }
 
 func newSampleCounter(resolutions [][2]int) *sampleCounter {
@@ -84,8 +83,6 @@ func (c *sampleCounter) observe(at time.Duration, s pageStats) {
 	c.bytes = append(c.bytes, int64(s.Recv))
 	if l, ok := c.layerOf[[2]int{s.W, s.H}]; ok {
 		c.last = l
-	} else if s.W != 0 {
-		c.unknown++
 	}
 }
 
@@ -172,6 +169,9 @@ func (c *sampleCounter) stats(name, policy string, bins int, interval time.Durat
 		l := &st.Layers[layer]
 		newRecv := min(max(0, s.pkts-recv), l.Sent-l.Received)
 		recv += newRecv
+		if newRecv == 0 {
+			continue // the payload goes with the next packets counted
+		}
 		payload := max(0, c.bytes[i]-bytes)
 		bytes = max(bytes, c.bytes[i])
 		for k := range newRecv {
