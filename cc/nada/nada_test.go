@@ -234,3 +234,31 @@ func TestReceiverClockOffsetDoesNotMatter(t *testing.T) {
 		}
 	}
 }
+
+// earlyFeedback delivers every other feedback report 1 ms early, as a receiver's timer and the
+// network do: feedback every DELTA give or take a little.
+type earlyFeedback struct {
+	cc.RateController
+	n int
+}
+
+func (e *earlyFeedback) OnFeedback(fb cc.Feedback) {
+	if e.n++; e.n%2 == 0 {
+		fb.Now -= time.Millisecond
+	}
+	e.RateController.OnFeedback(fb)
+}
+
+func TestFeedbackJitterDoesNotSlowTheRampUp(t *testing.T) {
+	// Feedback every DELTA, every other report 1 ms early: each report must still update the
+	// rate, so the accelerated ramp-up climbs as fast as with exact intervals.
+	cfg := cctest.RateConfig{Link: bottleneck(20 * cc.Mbps), Duration: 8 * time.Second, FeedbackInterval: 100 * time.Millisecond}
+	opts := []Option{WithRMax(20 * cc.Mbps)}
+	exact := cctest.RunRate(NewSender(opts...), cfg)
+	jittered := cctest.RunRate(&earlyFeedback{RateController: NewSender(opts...)}, cfg)
+	from, to := 7*time.Second, 8*time.Second
+	e, j := exact.MeanTarget(from, to), jittered.MeanTarget(from, to)
+	if j.Bps() < 0.9*e.Bps() {
+		t.Errorf("after 7 s the jittered feedback reached %v, exact feedback %v: early reports were skipped", j, e)
+	}
+}

@@ -46,8 +46,15 @@ func (s *Sender) OnReport(now time.Duration, r Report) {
 	s.update(now, r.RMode, ms(r.XCurr), r.RRecv.Bps())
 }
 
+// updateSlack sets how early, as a fraction 1/updateSlack of DELTA, feedback may arrive and still
+// update the rate. Real feedback (a timer at the receiver, the network) arrives every DELTA give
+// or take a millisecond: a strict DELTA gate skips each report that comes a little early, halving
+// the update rate, and with it the accelerated ramp-up, on every real link. Feedback sent more
+// often than DELTA still updates only once per DELTA.
+const updateSlack = 5
+
 // OnFeedback runs the send-side mode: the receiver's computation on per-packet feedback, then a
-// rate update once at least DELTA passed since the last one. Packets are taken in the order given
+// rate update once about DELTA (at least DELTA − DELTA/updateSlack) passed since the last one. Packets are taken in the order given
 // (sequence order, as TWCC and RFC 8888 list them); a run of lost packets is one loss event.
 func (s *Sender) OnFeedback(fb cc.Feedback) {
 	s.now = max(s.now, fb.Now)
@@ -72,7 +79,7 @@ func (s *Sender) OnFeedback(fb cc.Feedback) {
 		}
 		s.sig.onReceived(p.SendTime, p.Arrival, p.Size, p.CE)
 	}
-	if !s.hasRecv || (s.updated && s.now-s.last < s.cfg.Delta) {
+	if !s.hasRecv || (s.updated && s.now-s.last < s.cfg.Delta-s.cfg.Delta/updateSlack) {
 		return
 	}
 	s.report = s.sig.report(s.lastRecv)
