@@ -32,6 +32,16 @@ type MediaConfig struct {
 	Receiver        ReceiveSide // optional receive-side half
 }
 
+// ProbePadding is the padding a probe packet carries: the most an RTP packet can (its last byte
+// counts it), and nothing else, as strata's senders probe (the emulator's Pion sender, the SFU's
+// down-tracks). A probe packet on the wire is ProbePadding plus the flow's Overhead, so a cluster
+// takes more, smaller packets than media: sized like media packets, the simulator's probes were
+// twice the bytes of the real sender's and, on a slow link, twice the queue.
+const ProbePadding = 255
+
+// probeSize is a probe packet's size on the wire.
+func (f *MediaFlow) probeSize() int { return min(f.cfg.PacketSize, ProbePadding+f.cfg.Overhead) }
+
 type sentRecord struct {
 	seq    int64
 	sentAt time.Duration
@@ -166,7 +176,7 @@ func (f *MediaFlow) onFrame(now time.Duration) {
 	if f.prober != nil && f.probeLeft == 0 {
 		if req, ok := f.prober.NextProbe(now); ok && req.Rate > 0 {
 			f.probe = req
-			f.probeLeft = max(req.MinPackets, int(math.Ceil(float64(req.MinBytes)/float64(f.cfg.PacketSize))))
+			f.probeLeft = max(req.MinPackets, int(math.Ceil(float64(req.MinBytes)/float64(f.probeSize()))))
 		}
 	}
 	var interval time.Duration
@@ -239,7 +249,7 @@ func (f *MediaFlow) onPace(now time.Duration) {
 	switch {
 	case f.probeLeft > 0:
 		p = f.sim.NewPacket()
-		p.Kind, p.Size, p.Padding, p.Probe = KindMedia, f.cfg.PacketSize, true, f.probe.ID
+		p.Kind, p.Size, p.Padding, p.Probe = KindMedia, f.probeSize(), true, f.probe.ID
 		f.probeLeft--
 		rate = f.probe.Rate.Bps()
 	case f.queueHead < len(f.queue):

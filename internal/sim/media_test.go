@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/cc"
 )
 
 func TestMediaSendsAtTargetAndGetsFeedback(t *testing.T) {
@@ -64,6 +66,49 @@ func TestMediaPause(t *testing.T) {
 	for b := 21; b < 70; b++ {
 		if f.Stats().BinSent[b] != 0 {
 			t.Fatalf("sent during the pause (bin %d)", b)
+		}
+	}
+}
+
+// probingRate is constRate with one probe cluster at the start, recording its packets' sizes.
+type probingRate struct {
+	constRate
+	handed     bool
+	probeSizes []int
+}
+
+func (p *probingRate) NextProbe(time.Duration) (cc.ProbeCluster, bool) {
+	if p.handed {
+		return cc.ProbeCluster{}, false
+	}
+	p.handed = true
+	return cc.ProbeCluster{ID: 1, Rate: 1200 * cc.Kbps, MinPackets: 5, MinBytes: 3000}, true
+}
+
+func (p *probingRate) OnPacketSent(sp cc.SentPacket) {
+	p.constRate.OnPacketSent(sp)
+	if sp.ProbeCluster == 1 {
+		p.probeSizes = append(p.probeSizes, sp.Size)
+	}
+}
+
+// TestProbesArePaddingPackets: a probe cluster is sent as padding-only packets of ProbePadding
+// bytes plus the headers, as strata's real senders send it, as many as its byte minimum needs
+// (3000 bytes: 11 packets of 295), not as media-sized packets.
+func TestProbesArePaddingPackets(t *testing.T) {
+	s, fwd, rev := duplex(t, 1, 2*time.Second, LinkConfig{Rate: ConstantRate(10e6), Delay: 10 * time.Millisecond})
+	c := &probingRate{constRate: constRate{target: 300_000}}
+	if _, err := NewMediaFlow(s, MediaConfig{Name: "m", Forward: fwd, Reverse: rev, Stop: 2 * time.Second,
+		Codec: DefaultCodecConfig(), Controller: c}); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Run()
+	if len(c.probeSizes) != 11 {
+		t.Fatalf("%d probe packets, want 11 (3000 bytes in packets of %d)", len(c.probeSizes), ProbePadding+40)
+	}
+	for _, size := range c.probeSizes {
+		if size != ProbePadding+40 {
+			t.Fatalf("probe packet of %d bytes, want %d", size, ProbePadding+40)
 		}
 	}
 }

@@ -17,9 +17,9 @@ import (
 // rtpWriter is where the sender's packets go: the Pion track (or a sink in benchmarks).
 type rtpWriter interface{ WriteRTP(p *rtp.Packet) error }
 
-// Padding packets carry the most padding RTP allows (an 8-bit count) and nothing else, so probe
-// clusters take more, smaller packets than media: the receiver counts none of it as goodput.
-const maxPadding = 255
+// Padding packets carry the most padding RTP allows (an 8-bit count) and nothing else, as the
+// simulator's probes do (sim.ProbePadding): the receiver counts none of it as goodput.
+const maxPadding = sim.ProbePadding
 
 // pacerBurst is how far behind schedule the pacer may fall and catch up at once: timer wake-ups
 // are late by tens of microseconds, which would otherwise lower the pacing rate.
