@@ -25,7 +25,9 @@ import (
 // Model "libvpx" is a real VP8 encoder (internal/vp8enc, configured as
 // libwebrtc configures it) fed Width × Height frames of generated Content
 // ("noise", internal/videogen, the content Chromium's browser flows send):
-// only the emulation engine's media sender runs it, and it is single-layer.
+// only the emulation engine's media sender runs it, and it is single-layer. Adapt (default on)
+// runs libwebrtc's encoder adaptation around it (internal/encadapt: resolution scaling on QP and
+// frame drops, and the bitrate adjuster), as Chromium does; false keeps the size and the target.
 type CodecConfig struct {
 	Model            string // "perfect" (default), "statistical" or "libvpx"
 	FPS              float64
@@ -45,7 +47,11 @@ type CodecConfig struct {
 	// Width, Height and Content are model libvpx's frames.
 	Width, Height int
 	Content       string
+	Adapt         *bool // nil: the model's default (libvpx: on)
 }
+
+// Adapts says whether the encoder adapts as libwebrtc's does (model libvpx only; default on).
+func (c CodecConfig) Adapts() bool { return c.Model == ModelLibvpx && (c.Adapt == nil || *c.Adapt) }
 
 // Codec model names.
 const (
@@ -65,8 +71,8 @@ func DefaultCodecConfig() CodecConfig {
 func (c CodecConfig) Validate() error {
 	switch c.Model {
 	case "perfect", "statistical":
-		if c.Width != 0 || c.Height != 0 || c.Content != "" {
-			return fmt.Errorf("width, height and content belong to codec model libvpx, not %s", c.Model)
+		if c.Width != 0 || c.Height != 0 || c.Content != "" || c.Adapt != nil {
+			return fmt.Errorf("width, height, content and adapt belong to codec model libvpx, not %s", c.Model)
 		}
 	case ModelLibvpx:
 		if err := c.validateLibvpx(); err != nil {

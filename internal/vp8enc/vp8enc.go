@@ -72,6 +72,14 @@ static vpx_codec_err_t strata_vp8_open(strata_vp8 *e, strata_vp8_params p) {
 	return VPX_CODEC_OK;
 }
 
+// strata_vp8_last_qp is the last frame's quantiser on VP8's 0–127 scale (the scale libwebrtc's
+// quality scaler reads).
+static int strata_vp8_last_qp(strata_vp8 *e) {
+	int qp = -1;
+	if (vpx_codec_control(&e->ctx, VP8E_GET_LAST_QUANTIZER, &qp) != VPX_CODEC_OK) return -1;
+	return qp;
+}
+
 static vpx_codec_err_t strata_vp8_set_rate(strata_vp8 *e, unsigned kbps) {
 	e->cfg.rc_target_bitrate = kbps;
 	return vpx_codec_enc_config_set(&e->ctx, &e->cfg);
@@ -204,6 +212,39 @@ func (enc *Encoder) SetBitrate(bps float64) error {
 	}
 	enc.kbps = k
 	return nil
+}
+
+// Resize makes the encoder take width × height frames from the next one on, as libwebrtc does when
+// its video adapter changes the resolution: it releases the encoder and initialises a new one for
+// the new size (LibvpxVp8Encoder::InitEncode starts with Release), so the rate control starts
+// afresh, the speed and thread count follow the size, and the next frame is a keyframe. The
+// current target carries over.
+func (enc *Encoder) Resize(width, height int) error {
+	if enc.e == nil {
+		return ErrClosed
+	}
+	if width == enc.width && height == enc.height {
+		return nil
+	}
+	next, err := New(width, height, enc.fps, float64(enc.kbps)*1000)
+	if err != nil {
+		return err
+	}
+	enc.Close()
+	*enc = *next
+	return nil
+}
+
+// Size is the frame size the encoder takes.
+func (enc *Encoder) Size() (width, height int) { return enc.width, enc.height }
+
+// LastQP is the quantiser of the last encoded frame on VP8's 0–127 scale (VP8E_GET_LAST_QUANTIZER,
+// what libwebrtc reports as the frame's QP), or -1 before the first frame or after Close.
+func (enc *Encoder) LastQP() int {
+	if enc.e == nil {
+		return -1
+	}
+	return int(C.strata_vp8_last_qp(enc.e))
 }
 
 // ForceKeyframe makes the next frame a keyframe.

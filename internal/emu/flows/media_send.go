@@ -204,7 +204,7 @@ func (s *mediaSender) encode(now time.Duration, ts uint32) time.Duration {
 		return sim.PayloadRate(wire, codec.FPS, s.m.spec.PacketSize, s.overhead)
 	}
 	if s.vpx != nil {
-		s.vpx.capture(payloadRate(s.target), ts)
+		s.vpx.capture(now, payloadRate(s.target), ts)
 		return time.Duration(float64(time.Second) / codec.FPS)
 	}
 	if len(codec.Layers) == 0 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/encadapt"
 	"github.com/strata-rtc/strata/internal/sim"
 	"github.com/strata-rtc/strata/internal/videogen"
 	"github.com/strata-rtc/strata/internal/vp8enc"
@@ -15,9 +16,14 @@ import (
 // rate and a real VP8 encoder configured as libwebrtc's, so that strata's sender encodes what
 // Chromium's browser flows encode. Encoding a 720p frame takes milliseconds, so it runs in its
 // own goroutine (run) and the pacer loop only hands it captures and takes back encoded frames.
+// With adaptation (the default, as in Chromium) libwebrtc's encoder adaptation runs around the
+// encoder (internal/encadapt): the capture is scaled down to the resolution the quality scaler
+// chose, the encoder reopened at each new size, and its target divided by its measured overshoot.
 type vpxSource struct {
 	enc      *vp8enc.Encoder
 	gen      *videogen.Noise
+	adapt    *encadapt.Adapter // nil: a fixed size and the controller's target as is
+	scaler   *videogen.Scaler
 	codec    sim.CodecConfig
 	captures chan vpxCapture
 	frames   chan vpxFrame
@@ -26,14 +32,18 @@ type vpxSource struct {
 	busy    int // captures lost because the encoder was still busy (the sender's goroutine)
 	queued  int // encoded frames the sender queued (the sender's goroutine)
 	dropped int // frames the rate control dropped (run's goroutine)
+	small   int // frames dropped before encoding for their size (run's goroutine)
+	changes int // resolution changes (run's goroutine)
 	log     io.Writer
 	name    string
 }
 
-// vpxCapture is one captured frame's encoding target (payload bit/s) and RTP timestamp.
+// vpxCapture is one captured frame's time (the run's clock), encoding target (payload bit/s) as
+// the controller gave it and after the codec's limits, and RTP timestamp.
 type vpxCapture struct {
-	rate float64
-	ts   uint32
+	at         time.Duration
+	link, rate float64
+	ts         uint32
 }
 
 // vpxFrame is one encoded frame for the packetiser: its size and its capture's RTP timestamp.
@@ -42,19 +52,37 @@ type vpxFrame struct {
 	ts   uint32
 }
 
-// newVPXSource opens the encoder at 300 kbit/s (GCC's start rate); every capture then sets the
+// vpxStartRate is the encoder's start target, GCC's start rate; every capture then sets the
 // controller's.
+const vpxStartRate = 300e3
+
+// vpxMinRate is libwebrtc's default minimum video bitrate (kDefaultMinVideoBitrateBps), which the
+// bitrate adjuster does not go under.
+const vpxMinRate = 30e3
+
+// newVPXSource opens the encoder at the start rate and, with adaptation, the adapter and the
+// capture's scaler.
 func newVPXSource(m *Media) (*vpxSource, error) {
 	c := m.spec.Codec
 	gen, err := videogen.NewNoise(c.Width, c.Height, m.env.Seed, int(c.FPS*videogen.NoiseLoop+0.5))
 	if err != nil {
 		return nil, err
 	}
-	enc, err := vp8enc.New(c.Width, c.Height, c.FPS, 300e3)
+	enc, err := vp8enc.New(c.Width, c.Height, c.FPS, vpxStartRate)
 	if err != nil {
 		return nil, err
 	}
-	return &vpxSource{enc: enc, gen: gen, codec: c, tick: int64(90000/c.FPS + 0.5),
+	var adapt *encadapt.Adapter
+	var scaler *videogen.Scaler
+	if c.Adapts() {
+		adapt = encadapt.New(encadapt.Config{Width: c.Width, Height: c.Height, FPS: c.FPS,
+			StartRate: vpxStartRate, MinRate: vpxMinRate, Scale: true, Adjust: true})
+		if scaler, err = videogen.NewScaler(c.Width, c.Height, c.Width, c.Height); err != nil {
+			enc.Close()
+			return nil, err
+		}
+	}
+	return &vpxSource{enc: enc, gen: gen, adapt: adapt, scaler: scaler, codec: c, tick: int64(90000/c.FPS + 0.5),
 		// One capture may wait while a frame encodes, as a capturer's one-frame queue; a few
 		// encoded frames may wait for the pacer loop.
 		captures: make(chan vpxCapture, 1), frames: make(chan vpxFrame, 4),
@@ -63,7 +91,8 @@ func newVPXSource(m *Media) (*vpxSource, error) {
 
 // capture hands the encoder the next frame to encode at rate, unless it is still busy with the
 // one before (then the frame is lost, as a real capture pipeline loses it).
-func (v *vpxSource) capture(rate float64, ts uint32) {
+func (v *vpxSource) capture(at time.Duration, rate float64, ts uint32) {
+	link := rate
 	if v.codec.MinRate > 0 {
 		rate = max(rate, v.codec.MinRate)
 	}
@@ -71,7 +100,7 @@ func (v *vpxSource) capture(rate float64, ts uint32) {
 		rate = min(rate, v.codec.MaxRate)
 	}
 	select {
-	case v.captures <- vpxCapture{rate: max(rate, 1000), ts: ts}:
+	case v.captures <- vpxCapture{at: at, link: link, rate: max(rate, 1000), ts: ts}:
 	default:
 		v.busy++
 	}
@@ -96,7 +125,6 @@ func (v *vpxSource) run(ctx context.Context) {
 			return
 		}
 		if size == 0 {
-			v.dropped++
 			continue
 		}
 		select {
@@ -107,20 +135,79 @@ func (v *vpxSource) run(ctx context.Context) {
 	}
 }
 
-// encode sets the capture's rate and encodes the next frame of the video; it returns the encoded
-// size (0: the rate control dropped the frame).
+// encode encodes the next frame of the video for capture c, at the adapted resolution and rate
+// when the source adapts; it returns the encoded size (0: the frame was dropped, by the rate
+// control or for its size).
 func (v *vpxSource) encode(c vpxCapture, pts int64) (int, error) {
-	if err := v.enc.SetBitrate(c.rate); err != nil {
+	frame, rate := v.gen.Next(), c.rate
+	if v.adapt != nil {
+		f := v.adapt.OnFrame(c.at, c.rate, max(c.link, c.rate))
+		if f.Drop {
+			v.small++
+			return 0, nil
+		}
+		if f.Resized {
+			if err := v.resize(c.at, f); err != nil {
+				return 0, err
+			}
+		}
+		var err error
+		if frame, err = v.scaler.Scale(frame); err != nil {
+			return 0, err
+		}
+		rate = f.Rate
+	}
+	if err := v.enc.SetBitrate(rate); err != nil {
 		return 0, err
 	}
-	data, _, err := v.enc.Encode(v.gen.Next(), pts)
-	return len(data), err
+	data, _, err := v.enc.Encode(frame, pts)
+	if err != nil {
+		return 0, err
+	}
+	if len(data) == 0 {
+		v.dropped++
+		if v.adapt != nil {
+			v.adapt.OnDropped()
+		}
+		return 0, nil
+	}
+	if v.adapt != nil {
+		v.adapt.OnEncoded(c.at, len(data), v.enc.LastQP())
+	}
+	return len(data), nil
+}
+
+// resize reopens the encoder and resizes the scaler for the adapter's new resolution, and logs it
+// (as Chromium's stats give the frame size the encoder sends).
+func (v *vpxSource) resize(at time.Duration, f encadapt.Frame) error {
+	w, h := v.enc.Size()
+	if err := v.enc.Resize(f.Width, f.Height); err != nil {
+		return err
+	}
+	if err := v.scaler.Resize(v.codec.Width, v.codec.Height, f.Width, f.Height); err != nil {
+		return err
+	}
+	v.changes++
+	why := f.Reason
+	if f.QP >= 0 {
+		why = fmt.Sprintf("%s, smoothed qp %d", f.Reason, f.QP)
+	}
+	v.logf("media flow %s: resolution %dx%d → %dx%d at %.1f s (%s)\n", v.name, w, h, f.Width, f.Height, at.Seconds(), why)
+	return nil
 }
 
 func (v *vpxSource) report() {
 	if v.dropped > 0 {
 		v.logf("media flow %s: libvpx's rate control dropped %d frames\n", v.name, v.dropped)
 	}
+	if v.adapt == nil {
+		return
+	}
+	w, h := v.enc.Size()
+	high, low := v.adapt.QP()
+	v.logf("media flow %s: last %dx%d after %d resolution changes; %d frames dropped for their size before encoding; "+
+		"smoothed qp %d (high test) and %d (low test); bitrate adjuster's last factor %.2f\n",
+		v.name, w, h, v.changes, v.small, high, low, v.adapt.Factor())
 }
 
 // reportBusy says how many captures the sender lost to a busy encoder (after the sender's loop).

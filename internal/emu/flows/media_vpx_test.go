@@ -57,3 +57,50 @@ func TestMediaLibvpxBadSpec(t *testing.T) {
 		}
 	}
 }
+
+// encodeVirtual drives a libvpx source's encoder goroutine body directly with captures at the
+// codec's frame rate on a virtual clock (the adaptation takes times as arguments), at rate.
+func encodeVirtual(t *testing.T, codec sim.CodecConfig, rate float64, dur time.Duration) (*vpxSource, string) {
+	t.Helper()
+	var log strings.Builder
+	spec := vpxSpec(dur)
+	spec.Codec = codec
+	v, err := newVPXSource(&Media{env: endpoint.Env{Seed: 1, Log: &log}, spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.enc.Close()
+	frames := int(dur.Seconds() * codec.FPS)
+	for i := range frames {
+		at := time.Duration(float64(i) / codec.FPS * float64(time.Second))
+		if _, err := v.encode(vpxCapture{at: at, link: rate, rate: rate}, int64(i)*v.tick); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v.report()
+	return v, log.String()
+}
+
+// Starved of rate, an adapting libvpx source steps down at the quality scaler's 2 s and 7 s
+// checks, logs each change and its last size, and encodes the smaller frames; with adapt: false
+// it keeps its size.
+func TestMediaLibvpxAdapts(t *testing.T) {
+	codec := vpxSpec(0).Codec
+	v, log := encodeVirtual(t, codec, 40e3, 8*time.Second)
+	t.Log(log)
+	for _, want := range []string{"resolution 640x360 → 480x270 at 2.0 s (", "resolution 480x270 → 320x180 at 7.0 s (",
+		"last 320x180 after 2 resolution changes"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+	if w, h := v.enc.Size(); w != 320 || h != 180 {
+		t.Errorf("encoder at %dx%d", w, h)
+	}
+	off := false
+	codec.Adapt = &off
+	v, log = encodeVirtual(t, codec, 40e3, 3*time.Second)
+	if w, h := v.enc.Size(); w != 640 || h != 360 || strings.Contains(log, "resolution") || v.adapt != nil {
+		t.Errorf("adapt: false: encoder at %dx%d, log %q", w, h, log)
+	}
+}

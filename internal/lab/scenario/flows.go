@@ -228,6 +228,11 @@ func (d *decoder) codec(n *yaml.Node, field string, c *sim.CodecConfig) {
 		"width":             func(v *yaml.Node, f string) { d.Integer(v, f, 16, 4096, &c.Width) },
 		"height":            func(v *yaml.Node, f string) { d.Integer(v, f, 16, 4096, &c.Height) },
 		"content":           func(v *yaml.Node, f string) { d.Str(v, f, &c.Content) },
+		"adapt": func(v *yaml.Node, f string) {
+			var on bool
+			d.Boolean(v, f, &on)
+			c.Adapt = &on
+		},
 	})
 	if err := c.Validate(); err != nil {
 		d.Failf(n, field, "%v", err)

@@ -17,6 +17,8 @@ func FuzzParse(f *testing.F) {
 		"flows: [{name: b, kind: browser, receiver: echotest, video: {width: 640, height: 480, fps: 25, max_rate: 1Mbps}, path: [x, y]}]\n")
 	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps, duplex: true}]\n" +
 		"flows: [{name: v, cc: gcc, path: [x, y], codec: {model: libvpx, width: 640, height: 360, content: noise}}]\n")
+	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps, duplex: true}]\n" +
+		"flows: [{name: v, cc: gcc, path: [x, y], codec: {model: libvpx, width: 640, height: 360, adapt: false}}]\n")
 	f.Add("a: &x [*x]\n")
 	f.Add("duration: 1s\nlinks: &l [{name: a, from: x, to: y, rate: 1Mbps}]\nflows: *l\n")
 	f.Fuzz(func(t *testing.T, doc string) {

@@ -297,8 +297,16 @@ flows:
 		t.Fatal(err)
 	}
 	c := f.Runs[0].Flows[0].Codec
-	if c.Model != sim.ModelLibvpx || c.Width != 1280 || c.Height != 720 || c.FPS != 30 || c.Content != "noise" {
+	if c.Model != sim.ModelLibvpx || c.Width != 1280 || c.Height != 720 || c.FPS != 30 || c.Content != "noise" || !c.Adapts() {
 		t.Fatalf("codec %+v", c)
+	}
+	// adapt: false keeps the size and the target; it belongs to model libvpx only.
+	fixed, err := Parse("v.yaml", []byte(strings.Replace(doc, "content: noise", "content: noise, adapt: false", 1)))
+	if err != nil || fixed.Runs[0].Flows[0].Codec.Adapts() {
+		t.Fatalf("adapt: false: %v", err)
+	}
+	if _, err := Parse("v.yaml", []byte(strings.Replace(doc, "content: noise", "content: noise, adapt: maybe", 1))); err == nil {
+		t.Fatal("adapt: maybe parsed")
 	}
 	if _, err := f.Runs[0].Build(1); !errors.Is(err, sim.ErrLibvpxNeedsEmulation) ||
 		!strings.Contains(err.Error(), "codec model libvpx needs the emulation engine (strata lab run --engine emu)") {
@@ -308,12 +316,18 @@ flows:
 		{"width: 1280, height: 720", "even width and height"},
 		{"content: noise", "unknown content"},
 		{"model: libvpx", "belong to codec model libvpx"},
+		{"fps: 30", "belong to codec model libvpx"},
 	} {
 		bad := strings.Replace(doc, c.edit, map[string]string{
 			"width: 1280, height: 720": "width: 1281, height: 720",
 			"content: noise":           "content: camera",
 			"model: libvpx":            "model: statistical",
+			"fps: 30":                  "fps: 30, adapt: true",
 		}[c.edit], 1)
+		if c.edit == "fps: 30" {
+			bad = strings.Replace(bad, "libvpx, width: 1280, height: 720", "statistical", 1)
+			bad = strings.Replace(bad, ", content: noise", "", 1)
+		}
 		if _, err := Parse("v.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.edit, err, c.want)
 		}
