@@ -1,7 +1,6 @@
 package sfuflow
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -25,22 +24,7 @@ func TestBrowserSubscriber(t *testing.T) {
 		Layers: []float64{150e3, 250e3, 800e3}, Path: []string{"pub", "sfu", "sub"}, Stop: run}}}
 	rec := emutest.NewRecorder()
 	net.Start(rec.T0)
-	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: rec, Log: emutest.Log(t),
-		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub"), Rec: rec}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := ss.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = ss.Stop()
-		}
-	}()
+	ss := startSession(t, bin, net, u, rec, 60*time.Second)
 	up := rec.Now()
 	t.Logf("session up at %v", up.Round(time.Millisecond))
 	if !waitFor(5*time.Second, func() bool { return ss.Forwarding()["s"] > 0 }) {
@@ -48,7 +32,6 @@ func TestBrowserSubscriber(t *testing.T) {
 	}
 	time.Sleep(run - rec.Now())
 	layer := ss.Forwarding()["s"]
-	stopped = true
 	if err := ss.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}

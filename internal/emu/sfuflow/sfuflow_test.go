@@ -21,6 +21,25 @@ import (
 
 // network is pub ⇄ sfu ⇄ sub through the emulator: 100 Mbit/s, 5 ms, 100-packet queues, except
 // the downlink sfu → sub, cut at cutAt to 700 kbit/s behind a 100 ms queue.
+// startSession starts the SFU block u, whose one session "s" runs from net's pub host through
+// its sfu host to its sub host, recorded by rec, within the time given; the test's end stops it
+// (Stop is idempotent: a test may stop it itself to check the error).
+func startSession(t *testing.T, bin string, net *topo.Network, u *scenario.SFU, rec *emutest.Recorder, within time.Duration) *Sessions {
+	t.Helper()
+	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: rec, Log: emutest.Log(t),
+		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub"), Rec: rec}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	if err := ss.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Stop() })
+	return ss
+}
+
 func network(t *testing.T, cutAt time.Duration) *topo.Network {
 	link := func(from, to string, rate sim.RateSchedule, queue sim.Limit) sim.LinkConfig {
 		return sim.LinkConfig{Name: from + "-" + to, From: from, To: to, Rate: rate, Delay: 5 * time.Millisecond, Queue: queue}
@@ -57,23 +76,8 @@ func TestSessionTopLayerThenCut(t *testing.T) {
 		Layers: []float64{150e3, 250e3, 800e3}, Path: []string{"pub", "sfu", "sub"}, Stop: 30 * time.Second}}}
 	rec := emutest.NewRecorder()
 	net.Start(rec.T0)
-	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: rec, Log: emutest.Log(t),
-		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub"), Rec: rec}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := ss.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ss := startSession(t, bin, net, u, rec, 20*time.Second)
 	pids := ss.pids()
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = ss.Stop()
-		}
-	}()
 	up := rec.Now()
 	if !waitFor(cutAt-up, func() bool { return ss.Forwarding()["s"] == 3 }) {
 		t.Fatalf("the subscriber did not reach the top layer on a free path within %v of joining (layer %d); %+v",
@@ -86,7 +90,6 @@ func TestSessionTopLayerThenCut(t *testing.T) {
 	}
 	t.Logf("layer %d %v after the cut", ss.Forwarding()["s"], (rec.Now() - cutAt).Round(time.Millisecond))
 	time.Sleep(time.Second)
-	stopped = true
 	if err := ss.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
 	}
