@@ -9,16 +9,8 @@ import (
 // After Resize the encoder takes frames of the new size, its next frame is a keyframe, and a
 // receiver's decoder that saw the old stream decodes the new one at the new size.
 func TestResize(t *testing.T) {
-	enc, err := New(640, 360, testFPS, 600e3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	dec, err := newDecoder()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.close()
+	enc := mustNew(t, 640, 360, testFPS, 600e3)
+	dec := mustDecoder(t)
 	big, _ := videogen.NewNoise(640, 360, 5, 0)
 	small, _ := videogen.NewNoise(480, 270, 5, 0)
 	pts := int64(0)
@@ -72,11 +64,7 @@ func TestResize(t *testing.T) {
 // quantiser, at a generous one a low one.
 func TestLastQP(t *testing.T) {
 	qp := func(bps float64) int {
-		enc, err := New(320, 180, testFPS, bps)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer enc.Close()
+		enc := mustNew(t, 320, 180, testFPS, bps)
 		if q := enc.LastQP(); q > 0 {
 			t.Fatalf("QP %d before the first frame", q)
 		}

@@ -101,11 +101,7 @@ func TestMeetsTarget(t *testing.T) {
 // A new target is followed within a second: after a step from 1.5 Mbit/s down to 500 kbit/s and
 // back up, the second after the first second of each step is within 20 % of the new target.
 func TestBitrateStep(t *testing.T) {
-	enc, err := New(640, 360, testFPS, 1.5e6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
+	enc := mustNew(t, 640, 360, testFPS, 1.5e6)
 	gen, _ := videogen.NewNoise(640, 360, 2, 0)
 	n := int64(0)
 	step := func(target float64) float64 {
@@ -128,11 +124,7 @@ func TestBitrateStep(t *testing.T) {
 
 // ForceKeyframe makes the next frame a keyframe, and only it.
 func TestForceKeyframe(t *testing.T) {
-	enc, err := New(320, 180, testFPS, 500e3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
+	enc := mustNew(t, 320, 180, testFPS, 500e3)
 	gen, _ := videogen.NewNoise(320, 180, 3, 0)
 	keys := 0
 	for i := range 20 {
@@ -160,16 +152,8 @@ func TestForceKeyframe(t *testing.T) {
 
 // The frames decode with libvpx's own decoder to the encoder's size.
 func TestDecodes(t *testing.T) {
-	enc, err := New(320, 180, testFPS, 800e3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
-	dec, err := newDecoder()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.close()
+	enc := mustNew(t, 320, 180, testFPS, 800e3)
+	dec := mustDecoder(t)
 	gen, _ := videogen.NewNoise(320, 180, 4, 0)
 	decoded := 0
 	for i := range 30 {
@@ -235,11 +219,7 @@ func TestBadInput(t *testing.T) {
 
 // Encoding reuses its output buffer: no allocation per frame once it has grown.
 func TestEncodeAllocs(t *testing.T) {
-	enc, err := New(320, 180, testFPS, 1e6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer enc.Close()
+	enc := mustNew(t, 320, 180, testFPS, 1e6)
 	gen, _ := videogen.NewNoise(320, 180, 5, 0)
 	encodeNoise(t, enc, gen, 10, 0)
 	frame := gen.Next()
@@ -281,4 +261,26 @@ func BenchmarkEncode(b *testing.B) {
 			}
 		})
 	}
+}
+
+// mustNew opens an encoder for the test, closed at its end (Close is idempotent).
+func mustNew(t testing.TB, width, height int, fps, bps float64) *Encoder {
+	t.Helper()
+	enc, err := New(width, height, fps, bps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { enc.Close() })
+	return enc
+}
+
+// mustDecoder opens libvpx's decoder for the test, closed at its end.
+func mustDecoder(t testing.TB) *decoder {
+	t.Helper()
+	dec, err := newDecoder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dec.close)
+	return dec
 }
