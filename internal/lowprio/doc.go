@@ -33,7 +33,7 @@
 // # State machines
 //
 // Sender: open (Write buffers up to SendBuffer bytes; Poll sends retransmissions first, then new
-// data, while bytes in flight stay ≤ min(LEDBAT cwnd, peer window, external cap)) → closing
+// data, paced, while bytes in flight stay ≤ min(LEDBAT cwnd, peer window, external cap)) → closing
 // (Close: a FIN follows the last byte) → done (the FIN is acknowledged). Losses come from SACKs
 // (three later-sent messages acknowledged, or a RACK-style time threshold of 5/4 RTT) and from the
 // RFC 6298 retransmission timeout with exponential backoff. A zero peer window starts a persist

@@ -16,6 +16,8 @@ const Never = time.Duration(math.MaxInt64)
 const (
 	reorderThreshold = 3 // later-sent messages acknowledged before a message counts as lost
 	maxProbeInterval = 30 * time.Second
+	// pacingBurst is how many messages the pacer lets go back to back after a pause.
+	pacingBurst = 2
 	// maxSeq leaves room for the FIN: sequence numbers do not wrap (4 × 10⁹ messages, 4 TB).
 	maxSeq = math.MaxUint32 - 1
 )
@@ -57,6 +59,7 @@ type Sender struct {
 	resetSent             bool
 
 	lastRecv, rtoAt, probeAt time.Duration
+	sendAt                   time.Duration // the pacer's next send time
 	probeInterval            time.Duration
 
 	stats   SenderStats
@@ -322,6 +325,9 @@ func (s *Sender) Poll(now time.Duration, out func(msg []byte)) time.Duration {
 	s.sendNew(now, out)
 	s.probe(now, out)
 	next = min(next, s.rtoAt, s.probeAt)
+	if s.sendAt > now && s.wantsToSend() {
+		next = min(next, s.sendAt)
+	}
 	if s.outstanding() {
 		next = min(next, s.lastRecv+s.cfg.IdleTimeout)
 	}
@@ -345,9 +351,41 @@ func (s *Sender) timeout(now time.Duration) {
 	s.ctrl.OnTimeout(now, 0)
 }
 
-// fits reports whether n more bytes may enter the network; one message always may when the
-// network is empty, so a window below a message never stalls the transfer.
-func (s *Sender) fits(n int) bool { return s.pipe == 0 || s.pipe+n <= s.window() }
+// fits reports whether n more bytes may enter the network now: the pacer allows it and the
+// window has room; one message always may when the network is empty, so a window below a
+// message never stalls the transfer.
+func (s *Sender) fits(now time.Duration, n int) bool {
+	return now >= s.sendAt && (s.pipe == 0 || s.pipe+n <= s.window())
+}
+
+// wantsToSend reports that a retransmission or new data waits (for the pacer or the window).
+func (s *Sender) wantsToSend() bool {
+	if s.next < min(s.end, s.limit) {
+		return true
+	}
+	for i := range s.segs.Len() {
+		if g := s.segs.At(i); g.lost && !g.acked {
+			return true
+		}
+	}
+	return false
+}
+
+// pace spreads a window's messages over the RTT at the controller's pacing rate (1.25 × cwnd per
+// SRTT, or the external rate cap if lower), so that a window does not reach the bottleneck as
+// one burst that the media's delay-based estimate would see as congestion.
+func (s *Sender) pace(now time.Duration, n int) {
+	rate := s.ctrl.PacingRate()
+	if s.capRate > 0 && (rate == 0 || s.capRate < rate) {
+		rate = s.capRate
+	}
+	if rate <= 0 {
+		return
+	}
+	bytes := float64(DataHeader + n)
+	gap := time.Duration(bytes * 8 / float64(rate) * float64(time.Second))
+	s.sendAt = max(s.sendAt, now-pacingBurst*gap) + gap
+}
 
 func (s *Sender) retransmit(now time.Duration, out func([]byte)) {
 	for i := 0; i < s.segs.Len(); i++ {
@@ -355,7 +393,7 @@ func (s *Sender) retransmit(now time.Duration, out func([]byte)) {
 		if !g.lost || g.acked {
 			continue
 		}
-		if !s.fits(g.n) {
+		if !s.fits(now, g.n) {
 			return
 		}
 		g.lost = false
@@ -373,7 +411,7 @@ func (s *Sender) sendNew(now time.Duration, out func([]byte)) {
 				return // the peer's window is closed: probe()
 			}
 		}
-		if !s.fits(n) {
+		if !s.fits(now, n) {
 			return
 		}
 		if s.nextSeq >= maxSeq {
@@ -400,6 +438,7 @@ func (s *Sender) transmit(now time.Duration, g *segment, out func([]byte)) {
 	g.sentAt, g.xmit = now, s.xmits
 	s.pipe += g.n
 	s.stats.Sent += uint64(g.n)
+	s.pace(now, g.n)
 	if s.rtoAt == Never {
 		s.rtoAt = now + s.rtt.RTO()
 	}
