@@ -33,20 +33,23 @@
 // # State machines
 //
 // Sender: open (Write buffers up to SendBuffer bytes; Poll sends retransmissions first, then new
-// data, paced, while bytes in flight stay ≤ min(LEDBAT cwnd, peer window, external cap)) → closing
-// (Close: a FIN follows the last byte) → done (the FIN is acknowledged). Losses come from SACKs
-// (three later-sent messages acknowledged, or a RACK-style time threshold of 5/4 RTT) and from the
-// RFC 6298 retransmission timeout with exponential backoff. A zero peer window starts a persist
-// timer that sends probes. Any state → failed on a forged or malformed message, a peer RESET, or
-// no message from the peer for IdleTimeout while data is outstanding.
+// data, paced, while bytes in flight stay ≤ min(LEDBAT cwnd, peer window, external cap)) →
+// closing (Close: a FIN follows the last byte) → done (the FIN is acknowledged). Losses come from
+// SACKs (three later-sent messages acknowledged, or a RACK-style time threshold of 5/4 RTT) and
+// from the RFC 6298 retransmission timeout with exponential backoff. A zero peer window starts a
+// persist timer that sends probes; an open stream with nothing to send probes as a keepalive.
+// Any state → failed on a forged or malformed message, a peer RESET, Abort, or no message from
+// the peer for IdleTimeout while the transfer runs.
 //
 // Receiver: open (in-order bytes readable with Read, out-of-order ones kept within the window;
-// ACK at once on out-of-order or duplicate data, otherwise every second message or after
-// AckDelay) → finished (FIN received and every byte up to its final length read: Read returns
-// io.EOF) or failed (a malformed or impossible message, or a peer RESET).
+// ACK at once on out-of-order, hole-filling, duplicate or FIN messages, otherwise every second
+// message or after AckDelay) → finished (FIN received and every byte up to its final length
+// read: Read returns io.EOF) or failed (a malformed or impossible message, a peer RESET, Abort,
+// or no message for IdleTimeout before the stream ended).
 //
-// A failed endpoint emits one RESET carrying a code and a reason and returns the error from
-// OnMessage, Err, Read or Write; the other transfers and the PeerConnection are not affected.
+// A failed endpoint emits one RESET carrying a code and a reason from its next Poll, and reports
+// the error from OnMessage, Err and (receiver) Read; Write then takes nothing. The other transfers
+// and the PeerConnection are not affected.
 //
 // # What cc/ledbat gets
 //

@@ -293,10 +293,11 @@ func (s *Sender) detectLoss(now time.Duration) time.Duration {
 	return next
 }
 
-// outstanding reports that the sender waits for the peer: unacknowledged messages, or data or a
-// FIN held back by the peer's window.
+// outstanding reports that the sender expects to hear from the peer: the transfer started and
+// is not done (unacknowledged messages, data held back, or an open stream kept alive), or data
+// or a FIN wait for their first transmission.
 func (s *Sender) outstanding() bool {
-	return s.segs.Len() > 0 || s.next < s.end || (s.closed && !s.finSent)
+	return (s.nextSeq > 0 && !s.done) || s.next < s.end || (s.closed && !s.finSent)
 }
 
 // Poll emits the messages that may be sent now through out (each valid only during the call)
@@ -456,16 +457,24 @@ func (s *Sender) transmit(now time.Duration, g *segment, out func([]byte)) {
 	out(b)
 }
 
-// probe sends a zero-length duplicate DATA when the peer's window holds everything back and
-// nothing is in flight, so that a lost window update cannot stall the transfer (RFC 9293's
-// persist timer, backed off up to maxProbeInterval).
+// probe sends a zero-length duplicate DATA when nothing is in flight and either the peer's window
+// holds everything back, so that a lost window update cannot stall the transfer (RFC 9293's
+// persist timer, backed off), or the application has nothing to send but has not closed, so
+// that the receiver's idle timeout tells a silent stream from a vanished sender (a keepalive).
+// Either way the answer keeps this side's idle clock running too.
 func (s *Sender) probe(now time.Duration, out func([]byte)) {
-	if s.segs.Len() > 0 || s.next >= s.end || s.next < s.limit || s.nextSeq == 0 {
+	blocked := s.next < s.end && s.next >= s.limit
+	idle := s.next >= s.end && !s.closed
+	if s.segs.Len() > 0 || !(blocked || idle) || s.nextSeq == 0 {
 		s.probeAt = Never
 		return
 	}
+	keepalive := s.cfg.IdleTimeout / 4
 	if s.probeAt == Never {
-		s.probeInterval = s.rtt.RTO()
+		s.probeInterval = min(s.rtt.RTO(), keepalive)
+		if idle {
+			s.probeInterval = keepalive
+		}
 		s.probeAt = now + s.probeInterval
 		return
 	}
@@ -474,8 +483,7 @@ func (s *Sender) probe(now time.Duration, out func([]byte)) {
 	}
 	b, _ := EncodeData(s.scratch, s.cfg.Transfer, s.nextSeq-1, ts(now), s.next, nil)
 	out(b)
-	// Probes keep both ends' idle clocks running while the window is closed.
-	s.probeInterval = min(2*s.probeInterval, maxProbeInterval, s.cfg.IdleTimeout/4)
+	s.probeInterval = min(2*s.probeInterval, maxProbeInterval, keepalive)
 	s.probeAt = now + s.probeInterval
 }
 

@@ -108,6 +108,7 @@ type sim struct {
 	written  int
 	got      []byte
 	reading  bool
+	open     bool // do not Close after the last byte: more data may follow
 	eof      bool
 	sErr     error
 	rErr     error
@@ -135,7 +136,7 @@ func (m *sim) run(until time.Duration, stop func() bool) {
 		m.readAll()
 		if m.written < len(m.data) {
 			m.written += m.s.Write(m.data[m.written:])
-			if m.written == len(m.data) {
+			if m.written == len(m.data) && !m.open {
 				m.s.Close()
 			}
 		}

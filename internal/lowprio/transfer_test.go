@@ -167,3 +167,32 @@ func TestWindowsAtLimits(t *testing.T) {
 		})
 	}
 }
+
+// An open stream with nothing to send stays alive through keepalives: neither side times out
+// during a long pause, the stream resumes, and a sender that vanishes during a pause is noticed.
+func TestIdleStreamKeepsAlive(t *testing.T) {
+	cfg := Config{IdleTimeout: 5 * time.Second}
+	fwd, rev := path(20*time.Millisecond, 5e6, 0, 0, 0)
+	data := stream(200<<10, 12)
+	m := newSim(cfg, NewSender(cfg, nil), data[:50<<10], fwd, rev)
+	m.open = true
+	m.run(2*time.Minute, nil)
+	if err := errors.Join(m.s.Err(), m.r.Err(), m.sErr, m.rErr); err != nil {
+		t.Fatalf("paused stream failed: %v", err)
+	}
+	m.data, m.open = data, false
+	m.run(m.now+time.Minute, nil)
+	if !m.eof || !bytes.Equal(m.got, data) {
+		t.Fatalf("after the pause: eof %v, got %d of %d", m.eof, len(m.got), len(data))
+	}
+
+	fwd, rev = path(20*time.Millisecond, 5e6, 0, 0, 0)
+	m = newSim(cfg, NewSender(cfg, nil), data[:50<<10], fwd, rev)
+	m.open = true
+	m.run(10*time.Second, nil)
+	fwd.down, rev.down = true, true
+	m.run(time.Minute, func() bool { return m.s.Err() != nil && m.r.Err() != nil })
+	if !errors.Is(m.s.Err(), ErrIdleTimeout) || !errors.Is(m.r.Err(), ErrIdleTimeout) {
+		t.Fatalf("vanished during a pause: sender %v, receiver %v", m.s.Err(), m.r.Err())
+	}
+}
