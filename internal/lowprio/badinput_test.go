@@ -170,3 +170,18 @@ func (f readerFunc) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// An ACK echoing a timestamp the sender never sent gives no RTT sample: a forged echo cannot
+// inflate the RTO and stall the transfer.
+func TestSenderIgnoresForgedEcho(t *testing.T) {
+	s := NewSender(Config{}, nil)
+	sent(t, s, 2)
+	a := ack(1, 1<<20)
+	a[9], a[10], a[11], a[12] = 0x80, 0, 0, 0 // echo ≈ 35 min before now
+	if err := s.OnMessage(time.Second+40*time.Millisecond, a); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Acked != 1079 || st.RTT != 0 || s.rtt.RTO() > time.Second {
+		t.Fatalf("after a forged echo: %+v, RTO %v", st, s.rtt.RTO())
+	}
+}

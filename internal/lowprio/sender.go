@@ -60,6 +60,7 @@ type Sender struct {
 
 	lastRecv, rtoAt, probeAt time.Duration
 	sendAt                   time.Duration // the pacer's next send time
+	firstSent                time.Duration // the first transmission: no echo is older
 	probeInterval            time.Duration
 
 	stats   SenderStats
@@ -247,18 +248,19 @@ func (s *Sender) popAcked() bool {
 // are unambiguous), one-way delay from the receiver's clock offset by the first sample.
 func (s *Sender) sample(now time.Duration, m *Message, acked, flight int) {
 	rtt := since(now, m.EchoTS)
-	if rtt > 0 {
+	var owd time.Duration
+	if rtt >= 0 && rtt <= now-s.firstSent { // else an echo we never sent: no delay sample
 		s.rtt.Update(rtt)
+		owd = time.Duration(int32(m.RecvTS-m.EchoTS)) * time.Microsecond
+		if !s.owdSet {
+			s.owdRef, s.owdSet = owd, true
+		}
+		// The offset is arbitrary (clocks differ); a constant keeps the sample positive, which
+		// the controller needs (0 means "no sample"), and cancels against the base delay.
+		owd = max(owd-s.owdRef+time.Second, time.Microsecond)
 	} else {
 		rtt = 0
 	}
-	owd := time.Duration(int32(m.RecvTS-m.EchoTS)) * time.Microsecond
-	if !s.owdSet {
-		s.owdRef, s.owdSet = owd, true
-	}
-	// The offset is arbitrary (clocks differ); a constant keeps the sample positive, which the
-	// controller needs (0 means "no sample"), and cancels against the base delay.
-	owd = max(owd-s.owdRef+time.Second, time.Microsecond)
 	if acked > 0 {
 		s.ctrl.OnAck(cc.Ack{Now: now, Acked: acked, InFlight: flight, RTT: rtt, OneWayDelay: owd})
 	}
@@ -435,6 +437,9 @@ func (s *Sender) sendNew(now time.Duration, out func([]byte)) {
 
 // transmit encodes and emits one segment.
 func (s *Sender) transmit(now time.Duration, g *segment, out func([]byte)) {
+	if s.xmits == 0 {
+		s.firstSent = now
+	}
 	s.xmits++
 	g.sentAt, g.xmit = now, s.xmits
 	s.pipe += g.n

@@ -119,6 +119,8 @@ type sim struct {
 	crossBacklog          int
 	// maxPipe is the largest number of bytes the sender had in flight.
 	maxPipe int
+	// ooo counts messages that arrived while the receiver had a gap (reordering or loss).
+	ooo int
 }
 
 func newSim(cfg Config, s *Sender, data []byte, fwd, rev *link) *sim {
@@ -131,7 +133,12 @@ func newSim(cfg Config, s *Sender, data []byte, fwd, rev *link) *sim {
 // run advances the virtual clock until until, the transfer ends, or stop says so.
 func (m *sim) run(until time.Duration, stop func() bool) {
 	for m.now < until && !(stop != nil && stop()) {
-		m.fwd.deliver(m.now, func(b []byte) { keep(&m.rErr, m.r.OnMessage(m.now+m.offset, b)) })
+		m.fwd.deliver(m.now, func(b []byte) {
+			if m.r.seqs.n > 0 {
+				m.ooo++
+			}
+			keep(&m.rErr, m.r.OnMessage(m.now+m.offset, b))
+		})
 		m.rev.deliver(m.now, func(b []byte) { keep(&m.sErr, m.s.OnMessage(m.now, b)) })
 		m.readAll()
 		if m.written < len(m.data) {

@@ -55,7 +55,11 @@ func TestTransferIntact(t *testing.T) {
 			if c.loss > 0 && st.Retransmits == 0 {
 				t.Error("no retransmissions despite loss")
 			}
-			t.Logf("%v: %d retransmits, %d timeouts, %.1f s", c.name, st.Retransmits, st.Timeouts, (m.now - time.Second).Seconds())
+			if (c.loss > 0 || c.jitter > 0) && m.ooo == 0 {
+				t.Error("the path never reordered or lost a message")
+			}
+			t.Logf("%v: %d messages arrived out of order, %d retransmits, %d timeouts, %.1f s",
+				c.name, m.ooo, st.Retransmits, st.Timeouts, (m.now - time.Second).Seconds())
 		})
 	}
 }
