@@ -77,7 +77,7 @@ func TestSenderBadAcks(t *testing.T) {
 // Duplicate ACKs count nothing twice; an ACK for another transfer is refused without harm.
 func TestSenderDuplicateAcks(t *testing.T) {
 	s := NewSender(Config{}, nil)
-	sent(t, s, 2)
+	msgs := sent(t, s, 2)
 	for range 3 {
 		if err := s.OnMessage(time.Second+40*time.Millisecond, ack(1, 1<<20)); err != nil {
 			t.Fatal(err)
@@ -85,6 +85,9 @@ func TestSenderDuplicateAcks(t *testing.T) {
 	}
 	if st := s.Stats(); st.Acked != 1079 || st.InFlight != 1079 || st.Retransmits != 0 {
 		t.Fatalf("after duplicate acks: %+v", st)
+	}
+	if err := s.OnMessage(time.Second, msgs[0]); !errors.Is(err, ErrUnexpected) || s.Err() != nil {
+		t.Fatalf("DATA to the sender: %v, transfer error %v", err, s.Err())
 	}
 	other := ack(3, 1<<20)
 	other[4] = 9 // transfer id 9

@@ -83,6 +83,7 @@ var (
 	ErrIdleTimeout   = errors.New("lowprio: peer idle timeout")
 	ErrTooLong       = errors.New("lowprio: stream longer than the sequence space")
 	ErrWrongTransfer = errors.New("lowprio: message for another transfer")
+	ErrUnexpected    = errors.New("lowprio: message type not for this endpoint")
 )
 
 // ResetError is a RESET: one received from the peer, or the application's own Abort.
@@ -92,7 +93,7 @@ type ResetError struct {
 }
 
 func (e *ResetError) Error() string {
-	return fmt.Sprintf("lowprio: peer reset transfer (code %d): %s", e.Code, e.Reason)
+	return fmt.Sprintf("lowprio: transfer reset (code %d): %q", e.Code, e.Reason) // quoted: the peer chose it
 }
 
 // encodeReset encodes the RESET for the error that ended a transfer: the peer's or the

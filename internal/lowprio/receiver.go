@@ -1,7 +1,6 @@
 package lowprio
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -105,7 +104,7 @@ func (r *Receiver) OnMessage(now time.Duration, b []byte) error {
 		r.lastRecv, r.started = now, true
 		return r.onData(now, m)
 	}
-	return errors.New("lowprio: receiver got an ACK")
+	return ErrUnexpected // an ACK: the binding routes it to the Sender
 }
 
 func (r *Receiver) onData(now time.Duration, m *Message) error {

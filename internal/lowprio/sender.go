@@ -1,7 +1,6 @@
 package lowprio
 
 import (
-	"errors"
 	"math"
 	"time"
 
@@ -184,7 +183,7 @@ func (s *Sender) OnMessage(now time.Duration, b []byte) error {
 	case TypeAck:
 		return s.onAck(now, m)
 	}
-	return errors.New("lowprio: sender got a DATA or FIN message")
+	return ErrUnexpected // DATA or FIN: the binding routes them to the Receiver
 }
 
 func (s *Sender) onAck(now time.Duration, m *Message) error {
