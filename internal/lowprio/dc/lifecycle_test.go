@@ -129,3 +129,29 @@ func TestNoGoroutineLeft(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// A writer that stalls for longer than the idle timeout closes the receive window; the sender's
+// window probes keep both sides' idle clocks running, and the transfer completes when it resumes.
+func TestStalledWriterDoesNotTimeOut(t *testing.T) {
+	p := newPCPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const n = 2_000_000
+	cfg := lowprio.Config{IdleTimeout: 2 * time.Second}
+	served := serveGet(ctx, p, n, Options{Config: cfg})
+	v := &Verifier{N: n}
+	stalled := false
+	_, err := Get(ctx, p.a, "gen:2000000", writerFunc(func(b []byte) (int, error) {
+		if !stalled && v.Off > n/4 {
+			stalled = true
+			time.Sleep(5 * time.Second)
+		}
+		return v.Write(b)
+	}), Options{Config: cfg})
+	if err != nil || v.Check() != nil {
+		t.Fatal(err, v.Check())
+	}
+	if err := <-served; err != nil {
+		t.Fatal("sender:", err)
+	}
+}
