@@ -4,43 +4,20 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
-	"strconv"
-	"strings"
 
 	"github.com/strata-rtc/strata/internal/lowprio/dc"
 )
 
-// generatedPrefix names a generated stream: gen:<bytes>.
-const generatedPrefix = "gen:"
-
 // Errors a transfer is refused or ended with; their text is the RESET's reason.
 var (
-	errNoFiles     = errors.New("no files are served here, only gen:<bytes>")
-	errNotFound    = errors.New("no such file")
-	errNotRegular  = errors.New("not a regular file")
-	errTooLarge    = errors.New("upload larger than the server's max_upload")
-	errShort       = errors.New("upload shorter than its gen:<bytes> length")
-	errLong        = errors.New("upload longer than its gen:<bytes> length")
-	errBadGenerate = errors.New("gen:<bytes> needs a decimal byte count")
+	errNoFiles    = errors.New("no files are served here, only gen:<bytes>")
+	errNotFound   = errors.New("no such file")
+	errNotRegular = errors.New("not a regular file")
+	errTooLarge   = errors.New("upload larger than the server's max_upload")
 )
-
-// generated reports whether name is gen:<bytes>, and the byte count.
-func generated(name string) (n int64, ok bool, err error) {
-	digits, ok := strings.CutPrefix(name, generatedPrefix)
-	if !ok {
-		return 0, false, nil
-	}
-	n, err = strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 || digits == "" || digits[0] == '+' {
-		return 0, true, errBadGenerate
-	}
-	return n, true, nil
-}
 
 // openRoot opens a configured directory ("" gives nil: the directory is not served). Names are
 // resolved inside an os.Root, so neither ".." nor a symbolic link can lead out of it.
@@ -95,23 +72,21 @@ type upload struct {
 	root      *os.Root
 	f         *os.File
 	tmp, name string
-	verify    io.Reader // gen:<bytes>: what must arrive
-	want      int64     // gen:<bytes>: how much
+	verify    *dc.Verifier // gen:<bytes>
 	n, max    int64
-	cmp       []byte
 }
 
 // newUpload prepares the destination of a put of name.
 func newUpload(root *os.Root, name string, max int64) (*upload, error) {
 	u := &upload{root: root, name: name, max: max}
-	if n, ok, err := generated(name); ok {
+	if n, ok, err := dc.ParseGenerated(name); ok {
 		if err != nil {
 			return nil, err
 		}
 		if n > max {
 			return nil, errTooLarge
 		}
-		u.verify, u.want, u.cmp = dc.Generated(n), n, make([]byte, 16<<10)
+		u.verify = &dc.Verifier{N: n}
 		return u, nil
 	}
 	if root == nil {
@@ -134,7 +109,7 @@ func (u *upload) Write(p []byte) (int, error) {
 		return 0, errTooLarge
 	}
 	if u.verify != nil {
-		if err := u.compare(p); err != nil {
+		if _, err := u.verify.Write(p); err != nil {
 			return 0, err
 		}
 	}
@@ -147,28 +122,11 @@ func (u *upload) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// compare checks p against the generated stream at the upload's offset.
-func (u *upload) compare(p []byte) error {
-	for off := 0; off < len(p); {
-		want := u.cmp[:min(len(u.cmp), len(p)-off)]
-		k, err := io.ReadFull(u.verify, want)
-		for i := range k {
-			if p[off+i] != want[i] {
-				return fmt.Errorf("byte %d differs from gen:%d", u.n+int64(off+i), u.want)
-			}
-		}
-		if err != nil {
-			return errLong
-		}
-		off += k
-	}
-	return nil
-}
-
-// commit ends a complete upload: the file takes its name (replacing one of that name).
+// commit ends a complete upload: the file takes its name (replacing one of that name), or the
+// generated stream's length is checked.
 func (u *upload) commit() error {
-	if u.verify != nil && u.n != u.want {
-		return errShort
+	if u.verify != nil {
+		return u.verify.Check()
 	}
 	if u.f == nil {
 		return nil

@@ -102,16 +102,23 @@ func (ps *peerState) refuse(t *transfer, err error) {
 	ps.trimLocked()
 }
 
-// finish records how a running transfer ended.
-func (ps *peerState) finish(t *transfer, err error) {
+// finish records how a running transfer ended; refused says it never started (its file could
+// not be opened, say).
+func (ps *peerState) finish(t *transfer, err error, refused bool) {
 	state := stateDone
-	if err != nil {
+	switch {
+	case refused:
+		state = stateRefused
+	case err != nil:
 		state = stateFailed
 	}
 	t.end(state, err)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	ps.running--
+	if refused {
+		ps.refused++
+	}
 	ps.trimLocked()
 }
 
