@@ -23,6 +23,7 @@ import (
 	"github.com/strata-rtc/strata/internal/lowprio"
 	"github.com/strata-rtc/strata/internal/lowprio/dc"
 	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
 // ShareHeadroom caps a download at what the PeerConnection's media leaves of its estimate.
@@ -195,7 +196,8 @@ func (s *Service) open(name string) (io.ReadCloser, int64, error) {
 // RTP, so the transfer's bytes are in neither), and the queue drains for the media. Once the
 // congestion is over the cap rises by capRamp a second, so the transfer comes back more slowly
 // than its LEDBAT window would let it (about a message per RTT: 220 kbit/s a second on a 40 ms
-// path) and does not refill the queue at once; when it no longer binds it is lifted. Before the
+// path) and does not refill the queue at once; when the transfer no longer uses it, it is
+// lifted. Before the
 // first congestion, and while no media is acknowledged, LEDBAT alone finds the spare capacity: an
 // estimator that only sees the media is application-limited (GCC starts at its initial 300
 // kbit/s and stays within 1.5 times what is acknowledged), so its estimate follows the media,
@@ -206,27 +208,42 @@ func headroom(p *peer.Peer, t *transfer) func() cc.Bitrate {
 	if e == nil {
 		return nil
 	}
-	c, last := uncapped, time.Now()
+	g := governor{cap: uncapped, last: time.Now()}
 	return func() cc.Bitrate {
-		now := time.Now()
-		path := e.Path()
-		switch {
-		case path.Received > 0 && (path.Congested || path.Overload):
-			c = max(path.Estimate-path.Received, 0)
-		case c != uncapped:
-			c += cc.Bitrate(float64(capRamp) * now.Sub(last).Seconds())
-			if c > max(t.currentRate(), dc.MinCap)*2 { // the cap no longer binds
-				c = uncapped
-			}
-		}
-		last = now
+		c := g.next(e.Path(), time.Now(), t.currentRate())
 		t.setCap(c)
 		return c
 	}
 }
 
-// capRamp is how fast a download's cap rises after congestion, per second.
-const capRamp = 50 * cc.Kbps
+// governor is headroom's state: the cap in force and when it was last updated.
+type governor struct {
+	cap  cc.Bitrate
+	last time.Time
+}
+
+// next is the cap at now, from the path's signals and the transfer's current rate.
+func (g *governor) next(path policy.Path, now time.Time, rate cc.Bitrate) cc.Bitrate {
+	switch {
+	case path.Received > 0 && (path.Congested || path.Overload):
+		g.cap = max(path.Estimate-path.Received, 0)
+	case g.cap != uncapped:
+		g.cap += cc.Bitrate(float64(capRamp) * now.Sub(g.last).Seconds())
+		if g.cap > max(rate, dc.MinCap)+capSlack { // the transfer no longer uses it
+			g.cap = uncapped
+		}
+	}
+	g.last = now
+	return g.cap
+}
+
+// capRamp is how fast a download's cap rises after congestion, per second; capSlack how far
+// above the transfer's rate it may go before it is lifted (four seconds of ramp: the rate,
+// measured every 250 ms, lags the cap).
+const (
+	capRamp  = 50 * cc.Kbps
+	capSlack = 4 * capRamp
+)
 
 // uncapped is a cap that never binds (handle_info shows none).
 const uncapped = cc.MaxBitrate
