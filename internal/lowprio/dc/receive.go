@@ -13,20 +13,26 @@ import (
 
 // Receive receives a stream on ch at low priority and writes it to w. It returns when the whole
 // stream was written and the sender closed the channel (or Options.Linger passed), or with the
-// error that ended the transfer (after a RESET, the channel closed). It takes over ch's
-// handlers; ch may still be connecting. w is written on a goroutine of its own; a writer that
-// falls behind closes the receive window, which holds the sender back.
+// error that ended the transfer (after a RESET, the channel closed). It is
+// Attach(ch, opts).Receive(ctx, w).
 func Receive(ctx context.Context, ch *webrtc.DataChannel, w io.Writer, opts Options) (Stats, error) {
-	if err := CheckVariant(opts.Variant); err != nil {
+	return Attach(ch, opts).Receive(ctx, w)
+}
+
+// Receive runs the transfer as the receiving side (see the package function Receive). w is
+// written on a goroutine of its own; a writer that falls behind closes the receive window,
+// which holds the sender back.
+func (t *Transfer) Receive(ctx context.Context, w io.Writer) (Stats, error) {
+	if err := CheckVariant(t.opts.Variant); err != nil {
+		t.Close()
 		return Stats{}, err
 	}
-	cfg := opts.config()
-	c := attach(ch, cfg.MaxMessage)
+	c, err := t.start(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
 	defer c.detach()
-	if err := c.waitOpen(ctx); err != nil {
-		return Stats{}, err
-	}
-	l := &recvLoop{c: c, r: lowprio.NewReceiver(cfg), opts: &opts, p: newProgress(&opts),
+	l := &recvLoop{c: c, r: lowprio.NewReceiver(t.opts.config()), opts: &t.opts, p: newProgress(&t.opts),
 		free: make(chan []byte, 2), jobs: make(chan []byte, 2), done: make(chan chunk, 2)}
 	for range cap(l.free) {
 		l.free <- make([]byte, chunkSize)
@@ -182,6 +188,13 @@ func (l *recvLoop) ended(now time.Duration) (bool, error) {
 	case l.complete() && (l.gone() || l.lingerTill > 0 && now >= l.lingerTill):
 		return true, nil
 	case l.gone() && l.dry && !l.eof && l.writing == 0:
+		if !l.peerClosed {
+			l.c.settle()
+		}
+		l.c.drain(func(m inbound) { _ = l.onMessage(now, m) })
+		if l.r.Err() != nil {
+			return true, l.r.Err() // the peer's RESET says why
+		}
 		if l.c.sendErr != nil && !l.peerClosed {
 			return true, fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr)
 		}
