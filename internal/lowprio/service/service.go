@@ -88,7 +88,9 @@ func (s *Service) Close() {
 	}
 }
 
-// serve takes a channel the remote peer opened (on Pion's goroutine: nothing here blocks).
+// serve takes a channel the remote peer opened, on Pion's goroutine that accepts channels: it
+// checks the label, opens the file or the upload (quick local calls) and attaches the transfer
+// at once, so the client's first messages are not lost; the transfer runs on its own goroutine.
 func (s *Service) serve(p *peer.Peer, ch *webrtc.DataChannel) {
 	ps := s.state(p)
 	if ps == nil {
@@ -107,11 +109,17 @@ func (s *Service) serve(p *peer.Peer, ch *webrtc.DataChannel) {
 		s.refuse(ps, t, ch, lowprio.CodeAbort, fmt.Errorf("too many transfers on this PeerConnection (%d)", s.cfg.MaxTransfers))
 		return
 	}
+	run, err := s.prepare(p, ch, t)
+	if err != nil {
+		ps.finish(t, err, true)
+		go reject(ch, lowprio.CodeAbort, err)
+		return
+	}
 	s.wg.Add(1) // state() returned ps, so Close has not begun waiting
 	go func() {
 		defer s.wg.Done()
-		refused, err := s.run(ps.ctx, p, ch, t)
-		ps.finish(t, err, refused)
+		err := run(ps.ctx)
+		ps.finish(t, err, false)
 		info := t.info()
 		s.log.Info("low-priority transfer ended", "name", info.Name, "direction", info.Direction,
 			"bytes", info.Bytes, "seconds", info.Seconds, "err", err)
@@ -152,33 +160,38 @@ func (s *Service) state(p *peer.Peer) *peerState {
 	return ps
 }
 
-// run is one transfer, from its channel's opening to its end; refused says it never started.
-func (s *Service) run(ctx context.Context, p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (refused bool, err error) {
+// prepare opens what t sends or where it writes and attaches the transfer to ch; the function
+// it returns runs the transfer to its end.
+func (s *Service) prepare(p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (func(context.Context) error, error) {
 	opts := dc.Options{Variant: s.cfg.Variant, Target: s.cfg.TargetDelay, Progress: t.progress}
 	if t.direction == dc.VerbPut {
 		u, err := newUpload(s.uploads, t.name, s.cfg.MaxUpload)
 		if err != nil {
-			reject(ch, lowprio.CodeAbort, err)
-			return true, err
+			return nil, err
 		}
-		if _, err := dc.Receive(ctx, ch, u, opts); err != nil {
-			u.abort()
-			return false, err
-		}
-		return false, u.commit()
+		tr := dc.Attach(ch, opts)
+		return func(ctx context.Context) error {
+			if _, err := tr.Receive(ctx, u); err != nil {
+				u.abort()
+				return err
+			}
+			return u.commit()
+		}, nil
 	}
 	r, size, err := s.open(t.name)
 	if err != nil {
-		reject(ch, lowprio.CodeAbort, err)
-		return true, err
+		return nil, err
 	}
-	defer func() { _ = r.Close() }()
 	t.setSize(size)
 	if s.cfg.Share == ShareHeadroom {
 		opts.Cap = headroom(p, t)
 	}
-	_, err = dc.Send(ctx, ch, r, opts)
-	return false, err
+	tr := dc.Attach(ch, opts)
+	return func(ctx context.Context) error {
+		defer func() { _ = r.Close() }()
+		_, err := tr.Send(ctx, r)
+		return err
+	}, nil
 }
 
 // open returns what a get of name sends, and its length.
