@@ -119,7 +119,7 @@ func runCall(t *testing.T, bin, share string) callResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	api := fmt.Sprintf("http://%s/janus", netip.AddrPortFrom(hs.Addr(), apiPort))
-	startStrata(ctx, t, bin, hs, hc, api, share)
+	log := startStrata(ctx, t, bin, hs, hc, api, share)
 	c, err := newCallClient(hc, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +148,14 @@ func runCall(t *testing.T, bin, share string) callResult {
 	with := [2]time.Duration{alone[1] + callRampUp, time.Since(t0)}
 	tr.stop()
 	stopVideo()
+	time.Sleep(500 * time.Millisecond) // strata logs how the transfer ended
+	if b, err := os.ReadFile(log); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if strings.Contains(line, "low-priority transfer ended") {
+				t.Log("strata: " + strings.TrimSpace(line))
+			}
+		}
+	}
 	r := callResult{Share: share, Alone: c.video(alone[0], alone[1]), With: c.video(with[0], with[1]), Goodput: tr.goodput(with[0], with[1])}
 	if st := n.FlowStats("call"); st != nil {
 		r.QueueAlone, r.QueueWith = meanQueue(st, alone), meanQueue(st, with)
@@ -181,9 +189,9 @@ func callNetwork(t *testing.T) *topo.Network {
 
 // startStrata runs strata serve in hs's namespace with the echotest on and lowprio.share set,
 // stopped by its PID when the test ends, and waits for its API (asked from hc, across the link).
-func startStrata(ctx context.Context, t *testing.T, bin string, hs, hc endpoint.Host, api, share string) {
+func startStrata(ctx context.Context, t *testing.T, bin string, hs, hc endpoint.Host, api, share string) (log string) {
 	dir := t.TempDir()
-	extra := fmt.Sprintf("plugins:\n  echotest:\n    enabled: true\nlowprio:\n  share: %s\n", share)
+	extra := fmt.Sprintf("general:\n  log_level: info\nplugins:\n  echotest:\n    enabled: true\nlowprio:\n  share: %s\n", share)
 	cfg, err := rig.WriteStrataConfig(dir, hs.Addr().String(), "", apiPort, extra)
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +206,7 @@ func startStrata(ctx context.Context, t *testing.T, bin string, hs, hc endpoint.
 	if err := p.WaitHTTP(ctx, hostHTTP(hc), strings.TrimSuffix(api, "/janus")+"/janus/info"); err != nil {
 		t.Fatal(err)
 	}
+	return filepath.Join(dir, "strata.log")
 }
 
 // linkRate is the downlink's delivered rate in the window (IP packets).

@@ -118,11 +118,12 @@ func (s *Service) serve(p *peer.Peer, ch *webrtc.DataChannel) {
 	s.wg.Add(1) // state() returned ps, so Close has not begun waiting
 	go func() {
 		defer s.wg.Done()
-		err := run(ps.ctx)
+		st, err := run(ps.ctx)
 		ps.finish(t, err, false)
 		info := t.info()
 		s.log.Info("low-priority transfer ended", "name", info.Name, "direction", info.Direction,
-			"bytes", info.Bytes, "seconds", info.Seconds, "err", err)
+			"bytes", info.Bytes, "seconds", info.Seconds, "retransmits", st.Retransmits,
+			"timeouts", st.Timeouts, "dropped", st.Dropped, "err", err)
 	}()
 }
 
@@ -162,7 +163,7 @@ func (s *Service) state(p *peer.Peer) *peerState {
 
 // prepare opens what t sends or where it writes and attaches the transfer to ch; the function
 // it returns runs the transfer to its end.
-func (s *Service) prepare(p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (func(context.Context) error, error) {
+func (s *Service) prepare(p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (func(context.Context) (dc.Stats, error), error) {
 	opts := dc.Options{Variant: s.cfg.Variant, Target: s.cfg.TargetDelay, Progress: t.progress}
 	if t.direction == dc.VerbPut {
 		u, err := newUpload(s.uploads, t.name, s.cfg.MaxUpload)
@@ -170,12 +171,13 @@ func (s *Service) prepare(p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (fu
 			return nil, err
 		}
 		tr := dc.Attach(ch, opts)
-		return func(ctx context.Context) error {
-			if _, err := tr.Receive(ctx, u); err != nil {
+		return func(ctx context.Context) (dc.Stats, error) {
+			st, err := tr.Receive(ctx, u)
+			if err != nil {
 				u.abort()
-				return err
+				return st, err
 			}
-			return u.commit()
+			return st, u.commit()
 		}, nil
 	}
 	r, size, err := s.open(t.name)
@@ -187,10 +189,9 @@ func (s *Service) prepare(p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (fu
 		opts.Cap = headroom(p, t)
 	}
 	tr := dc.Attach(ch, opts)
-	return func(ctx context.Context) error {
+	return func(ctx context.Context) (dc.Stats, error) {
 		defer func() { _ = r.Close() }()
-		_, err := tr.Send(ctx, r)
-		return err
+		return tr.Send(ctx, r)
 	}, nil
 }
 
