@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,4 +144,79 @@ func TestLowprioBrowserToBrowser(t *testing.T) {
 	}
 	a.requireCleanConsole("during the transfers")
 	b.requireCleanConsole("during the transfers")
+}
+
+// TestLowprioBrowserBadInput: a peer that opens a lowprio channel with the wrong options, or sends
+// garbage on a right one, gets a RESET with a clear reason and that channel closed; the receiving
+// page's PeerConnection and its other transfers keep working.
+func TestLowprioBrowserBadInput(t *testing.T) {
+	srv := startStrata(t)
+	a := lowprioPage(t, srv.HTTPAddr())
+	b := lowprioPage(t, srv.HTTPAddr())
+	mustEval[bool](b, `(lp.accept(pc, { onTransfer: track }), true)`)
+	// a's raw channels record the RESET they get back (code and reason) and their closing.
+	mustEval[bool](a, `(() => {
+		window.raw = {};
+		window.rawChannel = (label, opts, send) => {
+			const ch = pc.createDataChannel(label, opts);
+			ch.binaryType = 'arraybuffer';
+			const rec = (raw[label] = { reset: null, closed: false });
+			ch.onopen = () => send && ch.send(new Uint8Array(send));
+			ch.onmessage = (ev) => {
+				const m = new Uint8Array(ev.data);
+				if (m[0] !== 0x14) return;
+				const code = (m[5] << 8) | m[6];
+				rec.reset = { code, reason: new TextDecoder().decode(m.subarray(8, 8 + m[7])) };
+			};
+			ch.onclose = () => (rec.closed = true);
+		};
+		rawChannel('lowprio:put:ordered', {}, null);
+		rawChannel('lowprio:put:gen:1000', lp.CHANNEL_OPTIONS, [0xff, 1, 2, 3, 4, 5, 6, 7, 8]);
+		rawChannel('lowprio:get:../etc/passwd', lp.CHANNEL_OPTIONS, null);
+		return true;
+	})()`)
+	connectPages(t, a, b)
+
+	type reset struct {
+		Code   int
+		Reason string
+	}
+	type rawRec struct {
+		Reset  *reset
+		Closed bool
+	}
+	a.waitFor("RESETs on the three bad channels", `Object.values(raw).every((r) => r.reset && r.closed)`, 20*time.Second)
+	got := mustEval[map[string]rawRec](a, `raw`)
+	want := map[string]string{
+		"lowprio:put:ordered":       "unordered with maxRetransmits 0",
+		"lowprio:put:gen:1000":      "unknown version",
+		"lowprio:get:../etc/passwd": `".." in name`,
+	}
+	for label, reason := range want {
+		r := got[label]
+		t.Logf("%s: RESET %+v, closed %v", label, r.Reset, r.Closed)
+		if r.Reset == nil || !strings.Contains(r.Reset.Reason, reason) {
+			t.Errorf("%s: RESET %+v, want a reason containing %q", label, r.Reset, reason)
+		}
+	}
+
+	// The PeerConnection is still up and carries a transfer.
+	mustEval[bool](a, `(async () => { track(await lp.put(pc, 'gen:300000', null)); return true; })()`)
+	list := waitTransfers(b, 2, 30*time.Second) // the garbage one (failed) and this one
+	var ok bool
+	for _, tr := range list {
+		t.Logf("b: %s %s: %s %s", tr.Verb, tr.Name, tr.State, tr.Error)
+		if tr.Name == "gen:300000" {
+			ok = tr.State == "done" && tr.Result.Verified == 300000
+		}
+		if tr.Name == "gen:1000" && tr.State != "error" {
+			t.Errorf("b: the transfer that got garbage: %s, want error", tr.State)
+		}
+	}
+	if !ok {
+		t.Errorf("the transfer after the bad channels did not complete verified: %+v", list)
+	}
+	if st := mustEval[string](b, `pc.connectionState`); st != "connected" {
+		t.Errorf("b's PeerConnection: %s", st)
+	}
 }

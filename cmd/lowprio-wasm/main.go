@@ -12,7 +12,8 @@
 //	                   −1 for none), setCap(windowBytes, bitsPerSecond), stats(), done(), error(),
 //	                   free()
 //	newReceiver(opts)  a Receiver: onMessage, poll, read(max) → Uint8Array (empty: nothing yet) or
-//	                   null at the end, received(), abort(reason), error(), free()
+//	                   null at the end, received(), queueDelayMs() (lowprio.QueueMeter), abort(reason),
+//	                   error(), free()
 //	generated(n)       the generated stream gen:<n> (internal/lowprio/dc.Generated): read(max),
 //	                   free()
 //
@@ -226,8 +227,14 @@ func newReceiver(opts js.Value) js.Value {
 		return failed(err)
 	}
 	r := lowprio.NewReceiver(cfg)
+	var meter lowprio.QueueMeter
+	onMessage := func(now time.Duration, b []byte) error {
+		meter.Observe(now, b)
+		return r.OnMessage(now, b)
+	}
 	e := newEndpoint(512) // ACKs and RESETs
-	e.bind(r.OnMessage, r.Poll, r.Abort, r.Err)
+	e.bind(onMessage, r.Poll, r.Abort, r.Err)
+	e.method("queueDelayMs", func([]js.Value) any { return toMillis(meter.Delay()) })
 	var buf []byte
 	e.method("read", func(args []js.Value) any { return readInto(r, &buf, arg(args, 0).Int()) })
 	e.method("received", func([]js.Value) any { return float64(r.Received()) })

@@ -20,7 +20,8 @@ const LINGER_MS = 10000; // a finished receiver keeps answering a sender's FIN r
  * @property {number|null} total   the stream's length when known (a Blob, a buffer, gen:<n>)
  * @property {number} rateBps      goodput over the last interval, bit/s
  * @property {number|null} rttMs   the sender's smoothed RTT
- * @property {number|null} queueDelayMs LEDBAT's one-way queuing delay estimate (sender)
+ * @property {number|null} queueDelayMs the one-way queuing delay: LEDBAT's estimate at a sender, the
+ *   DATA timestamps' (lowprio.QueueMeter) at a receiver
  * @property {number|null} cwnd    LEDBAT's window, bytes (sender)
  * @property {number} retransmits  (sender)
  * @property {number} elapsedMs    since the channel opened
@@ -250,7 +251,7 @@ export class Transfer extends Emitter {
       total: this.total,
       rateBps: dt > 0 ? ((bytes - this.#last.bytes) * 8) / dt : 0,
       rttMs: st ? st.rttMs : null,
-      queueDelayMs: st ? st.queueDelayMs : null,
+      queueDelayMs: st ? st.queueDelayMs : this.#ep.queueDelayMs(),
       cwnd: st ? st.cwnd : null,
       retransmits: st ? st.retransmits : 0,
       elapsedMs: now - this.#started,
