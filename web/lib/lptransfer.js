@@ -12,6 +12,7 @@ import { Emitter } from './emitter.js';
 const CHUNK = 64 << 10; // bytes moved between the application and the endpoint per step
 const HELD = 4; // messages bufferedAmount may hold before polling waits for it to drain
 const LINGER_MS = 10000; // a finished receiver keeps answering a sender's FIN retransmissions this long
+const IDLE_MS = 30000; // the protocol's default idle timeout
 
 /**
  * Progress of a transfer.
@@ -59,6 +60,7 @@ export class Transfer extends Emitter {
   #reading = false;
   #sourceDone = false;
   #lingerTimer = null;
+  #heard = false;
   #resolve;
   #reject;
 
@@ -103,11 +105,18 @@ export class Transfer extends Emitter {
     this.#started = performance.now();
     this.#last = { at: this.#started, bytes: 0 };
     this.emit('open', this);
+    if (this.role === 'receive') {
+      // The protocol's receiver starts its idle clock at the first message; a peer that never
+      // sends one (no lowprio service behind the channel) must not leave the transfer hanging.
+      const idle = this.#opts.idleTimeoutMs ?? IDLE_MS;
+      setTimeout(() => this.#heard || this.abort(`nothing from the sender in ${idle / 1000} s`), idle);
+    }
     this.#step();
   }
 
   #onMessage(data) {
     if (!this.#ep) return;
+    this.#heard = true;
     if (typeof data === 'string') {
       this.#ep.abort('text message on a lowprio channel');
     } else {
