@@ -149,7 +149,7 @@ export class Transfer extends Emitter {
     if (ch.readyState !== 'open') return;
     if (ch.bufferedAmount > HELD * ch.bufferedAmountLowThreshold) return; // bufferedamountlow steps again
     const now = performance.now();
-    const next = this.#ep.poll(now, (msg) => ch.send(msg));
+    const next = this.#ep.poll(now, (msg) => sendQuietly(ch, msg));
     this.#report(now, false);
     if (this.#checkEnd()) return;
     if (next >= 0) this.#timer = setTimeout(() => this.#step(), Math.max(0, next - now));
@@ -175,6 +175,7 @@ export class Transfer extends Emitter {
       got.then(
         (chunk) => {
           this.#reading = false;
+          if (!this.#ep) return; // the transfer ended meanwhile
           this.#took(chunk);
           this.#step();
         },
@@ -291,5 +292,18 @@ export class Transfer extends Emitter {
   #free() {
     this.#ep?.free();
     this.#ep = null;
+  }
+}
+
+/**
+ * Sends one message the endpoint emitted. An exception must not reach the WebAssembly module that
+ * called this (it would stop the Go runtime, and every transfer of the page with it); a channel
+ * that cannot send any more ends the transfer through its close event.
+ */
+export function sendQuietly(ch, msg) {
+  try {
+    ch.send(msg);
+  } catch (err) {
+    console.warn('lowprio: send failed', err);
   }
 }
