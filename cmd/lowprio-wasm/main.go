@@ -14,8 +14,6 @@
 //	newReceiver(opts)  a Receiver: onMessage, poll, read(max) → Uint8Array (empty: nothing yet) or
 //	                   null at the end, received(), queueDelayMs() (lowprio.QueueMeter), abort(reason),
 //	                   error(), free()
-//	generated(n)       the generated stream gen:<n> (internal/lowprio/dc.Generated): read(max),
-//	                   free()
 //
 // opts: {variant: "ledbat" | "ledbat++", targetMs, maxMessage, sendBuffer, recvBuffer,
 // initialWindow, idleTimeoutMs}; absent fields take the protocol's defaults. Times are
@@ -40,7 +38,6 @@ func main() {
 	api.Set("version", lowprio.Version)
 	api.Set("newSender", js.FuncOf(func(_ js.Value, args []js.Value) any { return newSender(arg(args, 0)) }))
 	api.Set("newReceiver", js.FuncOf(func(_ js.Value, args []js.Value) any { return newReceiver(arg(args, 0)) }))
-	api.Set("generated", js.FuncOf(func(_ js.Value, args []js.Value) any { return newGenerated(arg(args, 0)) }))
 	js.Global().Set("strataLowprio", api)
 	select {} // the callbacks above run on this program's goroutines: keep it alive
 }
@@ -255,17 +252,4 @@ func readInto(r io.Reader, buf *[]byte, limit int) any {
 	u := js.Global().Get("Uint8Array").New(n)
 	js.CopyBytesToJS(u, (*buf)[:n])
 	return u
-}
-
-// newGenerated is the generated stream gen:<n>, so a page can send it or check every byte it
-// received against it.
-func newGenerated(n js.Value) js.Value {
-	if n.Type() != js.TypeNumber || n.Float() < 0 || n.Float() > 1<<53 {
-		return failed(fmt.Errorf("lowprio: generated(n) needs a length in bytes"))
-	}
-	g := generatedStream(int64(n.Float()))
-	o := newObject()
-	var buf []byte
-	o.method("read", func(args []js.Value) any { return readInto(g, &buf, arg(args, 0).Int()) })
-	return o.v
 }

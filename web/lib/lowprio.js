@@ -20,8 +20,10 @@
 // end's choice.
 
 import { Transfer, sendQuietly } from './lptransfer.js';
+import { generated, generatedAt } from './lpgen.js';
 
 export { Transfer } from './lptransfer.js';
+export { generated, generatedAt } from './lpgen.js';
 
 export const PROTOCOL = 'strata-lp/1';
 /** The options of every transfer's channel. */
@@ -105,7 +107,7 @@ export function generatedLength(name) {
 export async function get(pc, name, opts = {}) {
   const api = await load();
   const ch = pc.createDataChannel(label('get', name), CHANNEL_OPTIONS);
-  const sink = makeSink(api, name, opts.sink);
+  const sink = makeSink(name, opts.sink);
   return new Transfer(api, ch, { ...opts, verb: 'get', name, role: 'receive', sink, total: sinkTotal(name) });
 }
 
@@ -119,7 +121,7 @@ export async function get(pc, name, opts = {}) {
  */
 export async function put(pc, name, source, opts = {}) {
   const api = await load();
-  const src = makeSource(api, name, source);
+  const src = makeSource(name, source);
   const ch = pc.createDataChannel(label('put', name), CHANNEL_OPTIONS);
   return new Transfer(api, ch, { ...opts, verb: 'put', name, role: 'send', source: src.source, total: src.total });
 }
@@ -154,10 +156,10 @@ function acceptChannel(api, ch, { onPut, onGet, onTransfer, opts }) {
     if (ch.ordered || ch.maxRetransmits !== 0) throw new Error('lowprio: the channel must be unordered with maxRetransmits 0');
     const { verb, name } = parseLabel(ch.label);
     if (verb === 'put') {
-      const sink = makeSink(api, name, onPut?.(name, ch));
+      const sink = makeSink(name, onPut?.(name, ch));
       t = new Transfer(api, ch, { ...opts, verb, name, role: 'receive', sink, total: sinkTotal(name) });
     } else {
-      const src = makeSource(api, name, onGet?.(name, ch));
+      const src = makeSource(name, onGet?.(name, ch));
       t = new Transfer(api, ch, { ...opts, verb, name, role: 'send', source: src.source, total: src.total });
     }
   } catch (err) {
@@ -186,31 +188,28 @@ function sinkTotal(name) {
 }
 
 /** A sink as Transfer wants it: {write(u8), close() → extra result fields}. */
-function makeSink(api, name, sink) {
+function makeSink(name, sink) {
   if (typeof sink === 'function') return { write: sink, close: () => ({}) };
   if (sink) return { write: (u8) => sink.write(u8), close: () => sink.close?.() ?? {} };
   const n = generatedLength(name);
-  return n >= 0 ? verifier(api, n) : collector();
+  return n >= 0 ? verifier(n) : collector();
 }
 
 /** Checks every received byte against the generated stream gen:<n>. */
-function verifier(api, n) {
-  const gen = api.generated(n);
+function verifier(n) {
   let at = 0;
+  let want = new Uint8Array(0);
   return {
     write(u8) {
-      for (let i = 0; i < u8.length; ) {
-        const want = gen.read(u8.length - i);
-        if (want === null) throw new Error(`more than the ${n} bytes of gen:${n}`);
-        for (let j = 0; j < want.length; j++) {
-          if (u8[i + j] !== want[j]) throw new Error(`byte ${at + i + j} differs from gen:${n}`);
-        }
-        i += want.length;
+      if (at + u8.length > n) throw new Error(`more than the ${n} bytes of gen:${n}`);
+      if (want.length < u8.length) want = new Uint8Array(u8.length);
+      generatedAt(at, want.subarray(0, u8.length));
+      for (let i = 0; i < u8.length; i++) {
+        if (u8[i] !== want[i]) throw new Error(`byte ${at + i} differs from gen:${n}`);
       }
       at += u8.length;
     },
     close() {
-      gen.free();
       if (at !== n) throw new Error(`gen:${n} ended after ${at} bytes`);
       return { verified: at };
     },
@@ -223,12 +222,11 @@ function collector() {
 }
 
 /** A source as Transfer wants it: {read(max) → Uint8Array | null at the end | a Promise of one}. */
-function makeSource(api, name, source) {
+function makeSource(name, source) {
   if (source == null) {
     const n = generatedLength(name);
     if (n < 0) throw new Error(`lowprio: nothing to send as ${name}`);
-    const gen = api.generated(n);
-    return { source: { read: (max) => gen.read(max) }, total: n };
+    return { source: generated(n), total: n };
   }
   if (source instanceof Blob) {
     let off = 0;
