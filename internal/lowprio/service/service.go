@@ -1,0 +1,250 @@
+// Package service serves low-priority transfers on every PeerConnection of the server, whatever
+// plugin owns it: a data channel the client opens with the label lowprio:get:<name> gets <name>
+// (a file under lowprio.dir, or the generated stream gen:<bytes>) sent by LEDBAT; one labelled
+// lowprio:put:<name> is received into lowprio.upload_dir (or counted and discarded). The Peer
+// hands the service its channels (peer.ChannelService); each transfer runs on its own goroutine
+// through internal/lowprio/dc and ends with its channel, never the PeerConnection.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/lowprio"
+	"github.com/strata-rtc/strata/internal/lowprio/dc"
+	"github.com/strata-rtc/strata/internal/peer"
+)
+
+// ShareHeadroom caps a download at what the PeerConnection's media leaves of its estimate.
+const ShareHeadroom = "headroom"
+
+// Service serves the low-priority transfers of one server.
+type Service struct {
+	cfg            config.LowPrio
+	log            *slog.Logger
+	files, uploads *os.Root // nil: not configured
+	ctx            context.Context
+	cancel         context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	peers  map[*peer.Peer]*peerState
+	wg     sync.WaitGroup // running transfers
+}
+
+// New opens the configured directories.
+func New(cfg config.LowPrio, log *slog.Logger) (*Service, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	files, err := openRoot(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("lowprio.dir: %w", err)
+	}
+	uploads, err := openRoot(cfg.UploadDir)
+	if err != nil {
+		if files != nil {
+			_ = files.Close()
+		}
+		return nil, fmt.Errorf("lowprio.upload_dir: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Service{cfg: cfg, log: log, files: files, uploads: uploads, ctx: ctx, cancel: cancel,
+		peers: map[*peer.Peer]*peerState{}}, nil
+}
+
+// Option is the peer.Factory option that has every PeerConnection hand the service its
+// low-priority channels.
+func (s *Service) Option() peer.Option {
+	return peer.WithChannelService(peer.ChannelService{Prefix: dc.LabelPrefix, Serve: s.serve})
+}
+
+// Close ends every transfer (each with a RESET) and waits for them.
+func (s *Service) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	for _, r := range []*os.Root{s.files, s.uploads} {
+		if r != nil {
+			_ = r.Close()
+		}
+	}
+}
+
+// serve takes a channel the remote peer opened (on Pion's goroutine: nothing here blocks).
+func (s *Service) serve(p *peer.Peer, ch *webrtc.DataChannel) {
+	ps := s.state(p)
+	if ps == nil {
+		go reject(ch, lowprio.CodeAbort, errors.New("the server is shutting down"))
+		return
+	}
+	t := &transfer{label: ch.Label(), started: time.Now(), size: -1, state: stateRunning}
+	verb, name, err := dc.ParseLabel(t.label)
+	t.direction, t.name = verb, name
+	if err != nil {
+		t.name = t.label[:min(len(t.label), dc.MaxName)]
+		s.refuse(ps, t, ch, lowprio.CodeProtocol, err)
+		return
+	}
+	if !ps.admit(t, s.cfg.MaxTransfers) {
+		s.refuse(ps, t, ch, lowprio.CodeAbort, fmt.Errorf("too many transfers on this PeerConnection (%d)", s.cfg.MaxTransfers))
+		return
+	}
+	s.wg.Add(1) // state() returned ps, so Close has not begun waiting
+	go func() {
+		defer s.wg.Done()
+		refused, err := s.run(ps.ctx, p, ch, t)
+		ps.finish(t, err, refused)
+		info := t.info()
+		s.log.Info("low-priority transfer ended", "name", info.Name, "direction", info.Direction,
+			"bytes", info.Bytes, "seconds", info.Seconds, "err", err)
+	}()
+}
+
+// refuse ends a channel's transfer before it started.
+func (s *Service) refuse(ps *peerState, t *transfer, ch *webrtc.DataChannel, code uint16, err error) {
+	ps.refuse(t, err)
+	s.log.Debug("low-priority transfer refused", "label", t.name, "err", err)
+	go reject(ch, code, err)
+}
+
+// state returns p's low-priority state, created with the first transfer; nil once closing. The
+// state's context ends with the PeerConnection or the service.
+func (s *Service) state(p *peer.Peer) *peerState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	if ps := s.peers[p]; ps != nil {
+		return ps
+	}
+	ps := newPeerState(s.ctx)
+	s.peers[p] = ps
+	p.SetLowPrioInfo(ps.info)
+	go func() {
+		select {
+		case <-p.Closed():
+		case <-ps.ctx.Done():
+		}
+		ps.cancel()
+		s.mu.Lock()
+		delete(s.peers, p)
+		s.mu.Unlock()
+	}()
+	return ps
+}
+
+// run is one transfer, from its channel's opening to its end; refused says it never started.
+func (s *Service) run(ctx context.Context, p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (refused bool, err error) {
+	opts := dc.Options{Variant: s.cfg.Variant, Target: s.cfg.TargetDelay, Progress: t.progress}
+	if t.direction == dc.VerbPut {
+		u, err := newUpload(s.uploads, t.name, s.cfg.MaxUpload)
+		if err != nil {
+			reject(ch, lowprio.CodeAbort, err)
+			return true, err
+		}
+		if _, err := dc.Receive(ctx, ch, u, opts); err != nil {
+			u.abort()
+			return false, err
+		}
+		return false, u.commit()
+	}
+	r, size, err := s.open(t.name)
+	if err != nil {
+		reject(ch, lowprio.CodeAbort, err)
+		return true, err
+	}
+	defer func() { _ = r.Close() }()
+	t.setSize(size)
+	if s.cfg.Share == ShareHeadroom {
+		opts.Cap = headroom(p, t)
+	}
+	_, err = dc.Send(ctx, ch, r, opts)
+	return false, err
+}
+
+// open returns what a get of name sends, and its length.
+func (s *Service) open(name string) (io.ReadCloser, int64, error) {
+	if n, ok, err := dc.ParseGenerated(name); ok {
+		return io.NopCloser(dc.Generated(n)), n, err
+	}
+	return openFile(s.files, name)
+}
+
+// headroom is a download's rate cap on a PeerConnection with media: max(0, estimate − media), the
+// send-side estimate of the path towards the peer minus the rate its media is acknowledged at
+// (the estimator sees only RTP, so the transfer's own bytes are in neither). While no media is
+// acknowledged (a PeerConnection with data only, or media paused) the estimate says nothing
+// about the path and LEDBAT runs alone. nil without an estimator (congestion control off). dc
+// raises a cap below dc.MinCap to it.
+func headroom(p *peer.Peer, t *transfer) func() cc.Bitrate {
+	e := p.Estimator()
+	if e == nil {
+		return nil
+	}
+	return func() cc.Bitrate {
+		path := e.Path()
+		c := max(path.Estimate-path.Received, 0)
+		if path.Received == 0 {
+			c = uncapped
+		}
+		t.setCap(c)
+		return c
+	}
+}
+
+// uncapped is a cap that never binds (handle_info shows none).
+const uncapped = cc.MaxBitrate
+
+// rejectLinger is how long a refused channel stays open for its RESET to be read: the peer
+// closes it on reading the RESET; closing it at once can overtake the message (the client then
+// sees a close without a reason).
+const rejectLinger = 2 * time.Second
+
+// reject ends a transfer that will not run: a RESET with the reason, and the channel closed.
+func reject(ch *webrtc.DataChannel, code uint16, err error) {
+	ch.OnOpen(func() { // at once if already open
+		var buf [512]byte
+		b, _ := lowprio.EncodeReset(buf[:0], 1, code, err.Error())
+		_ = ch.Send(b)
+		time.AfterFunc(rejectLinger, func() { _ = ch.Close() })
+	})
+}
+
+func (t *transfer) progress(pr dc.Progress) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.bytes, t.rate, t.rtt, t.queueing, t.cwnd = int64(pr.Bytes), pr.Rate, pr.RTT, pr.QueueDelay, pr.Cwnd
+}
+
+func (t *transfer) setSize(n int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.size = n
+}
+
+func (t *transfer) setCap(c cc.Bitrate) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.capRate = c
+	if c == uncapped {
+		t.capRate = 0
+	}
+}
