@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/strata-rtc/strata/internal/chromium"
+	"github.com/strata-rtc/strata/internal/lowprio/dc"
 )
 
 // lowprioPage loads lib/lowprio.js and its WebAssembly module into a page of srvAddr's origin and
@@ -227,5 +228,21 @@ func TestLowprioBrowserBadInput(t *testing.T) {
 	}
 	if st := mustEval[string](b, `pc.connectionState`); st != "connected" {
 		t.Errorf("b's PeerConnection: %s", st)
+	}
+}
+
+// TestLowprioGeneratedTwin: lib/lpgen.js computes the same generated stream as
+// internal/lowprio/dc, at the start, across block and 32-bit block-number wraps (2³⁴) and near
+// the largest offset a page can name (2⁵³).
+func TestLowprioGeneratedTwin(t *testing.T) {
+	srv := startStrata(t)
+	b := lowprioPage(t, srv.HTTPAddr())
+	for _, off := range []int64{0, 3, 1<<34 - 7, 1 << 34, 1<<53 - 64} {
+		js := mustEval[[]int](b, fmt.Sprintf(`Array.from(lp.generatedAt(%d, new Uint8Array(64)))`, off))
+		for i, got := range js {
+			if want := dc.GeneratedByte(off + int64(i)); byte(got) != want {
+				t.Fatalf("byte %d: JavaScript %#x, Go %#x", off+int64(i), got, want)
+			}
+		}
 	}
 }
