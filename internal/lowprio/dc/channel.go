@@ -22,8 +22,8 @@ const (
 	// inboundQueue bounds the messages waiting for the transfer's goroutine; beyond it they are
 	// dropped (and retransmitted or re-acknowledged by the protocol), never queued without bound.
 	inboundQueue = 512
-	// holdMessages is the bufferedAmount, in messages, above which the sender holds back: the
-	// protocol's window must be in the network, not in SCTP's send queue.
+	// holdMessages is how many messages may wait in SCTP's send queue before the sender holds
+	// back: the protocol's window must be in the network, not in a queue its timestamps miss.
 	holdMessages = 4
 	// holdRecheck bounds a hold in case the buffered-amount-low callback was missed.
 	holdRecheck = 50 * time.Millisecond
@@ -110,9 +110,19 @@ func (c *channel) send(b []byte) {
 	}
 }
 
-// holding reports that SCTP's send queue holds more than a few messages: the sender waits for it
-// to drain before it lets the protocol send more.
-func (c *channel) holding() bool { return c.ch.BufferedAmount() > c.hold }
+// holding reports that SCTP's send queue holds more than a few messages beyond inFlight, the bytes
+// the protocol has in the network. Pion counts a message in bufferedAmount until SCTP has it
+// acknowledged (a browser only until it is sent), so the bytes in flight are allowed for: what
+// is above them waits in the queue. When it holds, the low threshold is moved to just above the
+// flight, so the callback wakes the sender as soon as the queue drained.
+func (c *channel) holding(inFlight int) bool {
+	limit := uint64(inFlight) + c.hold
+	if c.ch.BufferedAmount() <= limit {
+		return false
+	}
+	c.ch.SetBufferedAmountLowThreshold(limit - c.hold/holdMessages)
+	return true
+}
 
 // protocolError ends a transfer for a message the protocol core does not fail on by itself (text,
 // another transfer id, a message type for the other direction): the binding sends the RESET.
