@@ -188,12 +188,16 @@ func (s *Service) open(name string) (io.ReadCloser, int64, error) {
 	return openFile(s.files, name)
 }
 
-// headroom is a download's rate cap on a PeerConnection with media: max(0, estimate − media), the
-// send-side estimate of the path towards the peer minus the rate its media is acknowledged at
-// (the estimator sees only RTP, so the transfer's own bytes are in neither). While no media is
-// acknowledged (a PeerConnection with data only, or media paused) the estimate says nothing
-// about the path and LEDBAT runs alone. nil without an estimator (congestion control off). dc
-// raises a cap below dc.MinCap to it.
+// headroom is a download's rate cap on a PeerConnection with media. The media comes first:
+// while the send-side estimator of the path towards the peer detects congestion (GCC's delay
+// detector over-using, or its overload signal), the transfer is held to max(0, estimate −
+// media), the estimate minus the rate the media is acknowledged at (the estimator sees only
+// RTP, so the transfer's bytes are in neither); the queue then drains for the media. Otherwise
+// LEDBAT alone finds the spare capacity: an estimator that only sees the media is
+// application-limited, and its estimate grows with the media, not with the path (GCC starts at
+// its initial 300 kbit/s and stays within 1.5 times what is acknowledged), so a permanent cap
+// would leave most of the spare capacity unused. nil without an estimator (congestion control
+// off). dc raises a cap below dc.MinCap to it.
 func headroom(p *peer.Peer, t *transfer) func() cc.Bitrate {
 	e := p.Estimator()
 	if e == nil {
@@ -201,9 +205,9 @@ func headroom(p *peer.Peer, t *transfer) func() cc.Bitrate {
 	}
 	return func() cc.Bitrate {
 		path := e.Path()
-		c := max(path.Estimate-path.Received, 0)
-		if path.Received == 0 {
-			c = uncapped
+		c := uncapped
+		if path.Received > 0 && (path.Congested || path.Overload) {
+			c = max(path.Estimate-path.Received, 0)
 		}
 		t.setCap(c)
 		return c
