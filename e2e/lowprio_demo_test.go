@@ -32,10 +32,6 @@ func TestLowprioDemo(t *testing.T) {
 	uploads := t.TempDir()
 	srv := startStrata(t, func(cfg *config.Config) {
 		cfg.LowPrio.UploadDir = uploads
-		// On loopback the call's send-side estimate stays near what the video sends, so the
-		// default headroom cap would hold the download to a few hundred kbit/s: this test is
-		// about the page, not the sharing (internal/lowprio/service tests that).
-		cfg.LowPrio.Share = "none"
 	})
 	b := newBrowser(t)
 	b.do(10*time.Second, chromedp.Navigate("http://"+srv.HTTPAddr()+"/lowprio.html"))

@@ -189,7 +189,7 @@ func TestLowprioBrowserBadInput(t *testing.T) {
 	a.waitFor("RESETs on the three bad channels", `Object.values(raw).every((r) => r.reset && r.closed)`, 20*time.Second)
 	got := mustEval[map[string]rawRec](a, `raw`)
 	want := map[string]string{
-		"lowprio:put:ordered":       "unordered with maxRetransmits 0",
+		"lowprio:put:ordered":       "unordered with maxRetransmits at most 2",
 		"lowprio:put:gen:1000":      "unknown version",
 		"lowprio:get:../etc/passwd": `".." in name`,
 	}

@@ -10,7 +10,7 @@
 //   await lowprio.put(pc, file.name, file, { variant: 'ledbat++' });   // this end sends
 //   lowprio.accept(pc, { onPut: (name) => null });         // answer the peer's channels
 //
-// Each transfer is its own data channel, unordered and unreliable (CHANNEL_OPTIONS), labelled
+// Each transfer is its own data channel, unordered and partially reliable (CHANNEL_OPTIONS), labelled
 // "lowprio:get:<name>" (the opener receives) or "lowprio:put:<name>" (the opener sends). The name
 // "gen:<n>" is a generated stream of n bytes that the receiver checks byte by byte.
 //
@@ -26,8 +26,15 @@ export { Transfer } from './lptransfer.js';
 export { generated, generatedAt } from './lpgen.js';
 
 export const PROTOCOL = 'strata-lp/1';
-/** The options of every transfer's channel. */
-export const CHANNEL_OPTIONS = Object.freeze({ ordered: false, maxRetransmits: 0, protocol: PROTOCOL });
+/**
+ * SCTP's retransmission limit on a transfer's channel (internal/lowprio/dc.MaxRetransmits). Not 0:
+ * Pion's SCTP answers every SACK of a maxRetransmits-0 stream with a FORWARD-TSN, a ping-pong that
+ * took a third to a half of a 2 Mbit/s link (pion/sctp#505); with 2 a message is abandoned only
+ * when SCTP would retransmit it, and the protocol's own retransmission does the rest.
+ */
+export const MAX_RETRANSMITS = 2;
+/** The options of every transfer's channel: unordered, so SCTP never holds a message back. */
+export const CHANNEL_OPTIONS = Object.freeze({ ordered: false, maxRetransmits: MAX_RETRANSMITS, protocol: PROTOCOL });
 const PREFIX = 'lowprio:';
 const MAX_NAME = 200; // bytes of UTF-8
 const MAX_GENERATED = 2 ** 53;
@@ -153,7 +160,10 @@ export function accept(pc, { onPut, onGet, onTransfer, ...opts } = {}) {
 function acceptChannel(api, ch, { onPut, onGet, onTransfer, opts }) {
   let t;
   try {
-    if (ch.ordered || ch.maxRetransmits !== 0) throw new Error('lowprio: the channel must be unordered with maxRetransmits 0');
+    // Unordered and partially reliable; a limit below ours (an older peer's 0) still works.
+    if (ch.ordered || ch.maxRetransmits == null || ch.maxRetransmits > MAX_RETRANSMITS) {
+      throw new Error(`lowprio: the channel must be unordered with maxRetransmits at most ${MAX_RETRANSMITS}`);
+    }
     const { verb, name } = parseLabel(ch.label);
     if (verb === 'put') {
       const sink = makeSink(name, onPut?.(name, ch));
