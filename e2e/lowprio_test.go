@@ -231,12 +231,45 @@ func TestLowprioBrowserBadInput(t *testing.T) {
 	}
 }
 
-// TestLowprioGeneratedTwin: lib/lpgen.js computes the same generated stream as
-// internal/lowprio/dc, at the start, across block and 32-bit block-number wraps (2³⁴) and near
-// the largest offset a page can name (2⁵³).
-func TestLowprioGeneratedTwin(t *testing.T) {
+// TestLowprioModule: lib/lpgen.js computes the same generated stream as internal/lowprio/dc, at
+// the start, across block and 32-bit block-number wraps (2³⁴) and near the largest offset a page
+// can name (2⁵³); and the module survives calls a plain page might get wrong (a panic would stop
+// its Go runtime and every transfer of the page).
+func TestLowprioModule(t *testing.T) {
 	srv := startStrata(t)
 	b := lowprioPage(t, srv.HTTPAddr())
+	got := mustEval[map[string]any](b, `(async () => {
+		const api = await lp.load();
+		const s = api.newSender({});
+		const out = {
+			text: s.onMessage('text', 0),
+			writeText: s.write('abc'),
+			written: s.write(new Uint8Array(5000)),
+			noTime: s.onMessage(new Uint8Array([0x12, 0])), // malformed: the sender fails
+		};
+		let calls = 0;
+		out.next = s.poll(performance.now(), () => { calls++; throw new Error('send failed'); });
+		out.calls = calls;
+		out.noSend = s.poll(performance.now());
+		const r = api.newReceiver({});
+		out.read = r.read('x').length;
+		out.alive = api.newReceiver({}).received();
+		return out;
+	})()`)
+	t.Logf("module answers: %v", got)
+	for key, want := range map[string]any{"writeText": 0.0, "written": 5000.0, "read": 0.0, "alive": 0.0, "noSend": -1.0} {
+		if got[key] != want {
+			t.Errorf("%s: %v, want %v", key, got[key], want)
+		}
+	}
+	for _, key := range []string{"text", "noTime"} {
+		if msg, _ := got[key].(string); !strings.HasPrefix(msg, "lowprio: ") {
+			t.Errorf("onMessage(%s): %q, want an error", key, got[key])
+		}
+	}
+	if calls, _ := got["calls"].(float64); calls < 1 {
+		t.Errorf("poll called a throwing send %v times, want its RESET", got["calls"])
+	}
 	for _, off := range []int64{0, 3, 1<<34 - 7, 1 << 34, 1<<53 - 64} {
 		js := mustEval[[]int](b, fmt.Sprintf(`Array.from(lp.generatedAt(%d, new Uint8Array(64)))`, off))
 		for i, got := range js {
