@@ -80,6 +80,7 @@ func TestLowprioDemo(t *testing.T) {
 	if !ok {
 		t.Errorf("no sample with both the transfer's rate and the echoed video: %v", mustEval[any](b, `window.strataDemo.samples`))
 	}
+	b.screenshot("lowprio-demo")
 	requireEchoedVideo(b, "window.strataDemo.pc", 10*time.Second) // the call survived both transfers
 	b.do(5*time.Second, chromedp.Click(chromedp.ID("start")))
 	b.waitFor("the demo to stop", `window.strataDemo.state === 'idle'`, 10*time.Second)
