@@ -267,6 +267,12 @@ func TestLowprioModule(t *testing.T) {
 			t.Errorf("onMessage(%s): %q, want an error", key, got[key])
 		}
 	}
+	// The module came gzip-encoded: under half of its 2.9 MB on the wire.
+	sizes := mustEval[[]float64](b, `(e => [e.transferSize, e.decodedBodySize])(performance.getEntriesByType('resource').find((e) => e.name.endsWith('/wasm/lowprio.wasm')))`)
+	t.Logf("lowprio.wasm: %.0f bytes transferred, %.0f decoded", sizes[0], sizes[1])
+	if sizes[0] <= 0 || sizes[0] > sizes[1]/2 {
+		t.Errorf("lowprio.wasm: %.0f bytes transferred for %.0f, want it gzipped", sizes[0], sizes[1])
+	}
 	if calls, _ := got["calls"].(float64); calls < 1 {
 		t.Errorf("poll called a throwing send %v times, want its RESET", got["calls"])
 	}
