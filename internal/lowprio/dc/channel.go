@@ -27,6 +27,8 @@ const (
 	holdMessages = 4
 	// holdRecheck bounds a hold in case the buffered-amount-low callback was missed.
 	holdRecheck = 50 * time.Millisecond
+	// settleTimeout bounds the wait for a failed channel's last messages (see settle).
+	settleTimeout = time.Second
 )
 
 type inbound struct {
@@ -86,6 +88,28 @@ func (c *channel) detach() {
 	c.ch.OnMessage(func(webrtc.DataChannelMessage) {})
 	c.ch.OnBufferedAmountLow(nil)
 	_ = c.ch.Close()
+}
+
+// settle waits, after a send failed, until the channel has closed: Pion delivers every message
+// that arrived before it reports the close, so a RESET that explains the failure is queued by then.
+func (c *channel) settle() {
+	select {
+	case <-c.closed:
+	case <-time.After(settleTimeout):
+	}
+}
+
+// drain hands every queued message to f (on a channel that closed or failed: a RESET among them
+// says why).
+func (c *channel) drain(f func(inbound)) {
+	for {
+		select {
+		case m := <-c.in:
+			f(m)
+		default:
+			return
+		}
+	}
 }
 
 // now is the transfer's clock: monotonic time since it started.

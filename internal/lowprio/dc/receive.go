@@ -182,6 +182,13 @@ func (l *recvLoop) ended(now time.Duration) (bool, error) {
 	case l.complete() && (l.gone() || l.lingerTill > 0 && now >= l.lingerTill):
 		return true, nil
 	case l.gone() && l.dry && !l.eof && l.writing == 0:
+		if !l.peerClosed {
+			l.c.settle()
+		}
+		l.c.drain(func(m inbound) { _ = l.onMessage(now, m) })
+		if l.r.Err() != nil {
+			return true, l.r.Err() // the peer's RESET says why
+		}
 		if l.c.sendErr != nil && !l.peerClosed {
 			return true, fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr)
 		}

@@ -118,7 +118,7 @@ func (l *sendLoop) run(ctx context.Context) (Stats, error) {
 		case ck := <-full:
 			l.cur, l.off, l.have = ck, 0, true
 		case <-l.c.closed:
-			return l.finish(l.c.now(), ErrClosed)
+			return l.finish(l.c.now(), l.why(ErrClosed))
 		case <-l.c.drained:
 		case <-tm.reset(now, next):
 		}
@@ -134,6 +134,17 @@ func (l *sendLoop) onMessage(now time.Duration, m inbound) error {
 		return l.c.protocolError(fmt.Errorf("%w (on a sending channel)", err))
 	}
 	return nil // other errors end the sender: Poll sends its RESET, ended reports it
+}
+
+// why is the error that ended a transfer whose channel closed or failed: the peer's RESET if one
+// is still queued, else err.
+func (l *sendLoop) why(err error) error {
+	now := l.c.now()
+	l.c.drain(func(m inbound) { _ = l.onMessage(now, m) })
+	if l.s.Err() != nil {
+		return l.s.Err()
+	}
+	return err
 }
 
 // feed writes the current chunk into the sender's buffer and recycles it when consumed.
@@ -170,7 +181,8 @@ func (l *sendLoop) applyCap(now time.Duration) {
 func (l *sendLoop) ended(now time.Duration) (bool, Stats, error) {
 	switch {
 	case l.c.sendErr != nil:
-		st, err := l.finish(now, fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr))
+		l.c.settle()
+		st, err := l.finish(now, l.why(fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr)))
 		return true, st, err
 	case l.readErr != nil:
 		st, err := l.finish(now, fmt.Errorf("lowprio: reading the stream: %w", l.readErr))
