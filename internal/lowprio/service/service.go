@@ -192,27 +192,41 @@ func (s *Service) open(name string) (io.ReadCloser, int64, error) {
 // while the send-side estimator of the path towards the peer detects congestion (GCC's delay
 // detector over-using, or its overload signal), the transfer is held to max(0, estimate −
 // media), the estimate minus the rate the media is acknowledged at (the estimator sees only
-// RTP, so the transfer's bytes are in neither); the queue then drains for the media. Otherwise
-// LEDBAT alone finds the spare capacity: an estimator that only sees the media is
-// application-limited, and its estimate grows with the media, not with the path (GCC starts at
-// its initial 300 kbit/s and stays within 1.5 times what is acknowledged), so a permanent cap
-// would leave most of the spare capacity unused. nil without an estimator (congestion control
-// off). dc raises a cap below dc.MinCap to it.
+// RTP, so the transfer's bytes are in neither), and the queue drains for the media. Once the
+// congestion is over the cap rises by capRamp a second, so the transfer comes back more slowly
+// than its LEDBAT window would let it (about a message per RTT: 220 kbit/s a second on a 40 ms
+// path) and does not refill the queue at once; when it no longer binds it is lifted. Before the
+// first congestion, and while no media is acknowledged, LEDBAT alone finds the spare capacity: an
+// estimator that only sees the media is application-limited (GCC starts at its initial 300
+// kbit/s and stays within 1.5 times what is acknowledged), so its estimate follows the media,
+// not the path, and a permanent cap would leave most of the spare capacity unused. nil without
+// an estimator (congestion control off). dc raises a cap below dc.MinCap to it.
 func headroom(p *peer.Peer, t *transfer) func() cc.Bitrate {
 	e := p.Estimator()
 	if e == nil {
 		return nil
 	}
+	c, last := uncapped, time.Now()
 	return func() cc.Bitrate {
+		now := time.Now()
 		path := e.Path()
-		c := uncapped
-		if path.Received > 0 && (path.Congested || path.Overload) {
+		switch {
+		case path.Received > 0 && (path.Congested || path.Overload):
 			c = max(path.Estimate-path.Received, 0)
+		case c != uncapped:
+			c += cc.Bitrate(float64(capRamp) * now.Sub(last).Seconds())
+			if c > max(t.currentRate(), dc.MinCap)*2 { // the cap no longer binds
+				c = uncapped
+			}
 		}
+		last = now
 		t.setCap(c)
 		return c
 	}
 }
+
+// capRamp is how fast a download's cap rises after congestion, per second.
+const capRamp = 50 * cc.Kbps
 
 // uncapped is a cap that never binds (handle_info shows none).
 const uncapped = cc.MaxBitrate
@@ -236,6 +250,13 @@ func (t *transfer) progress(pr dc.Progress) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.bytes, t.rate, t.rtt, t.queueing, t.cwnd = int64(pr.Bytes), pr.Rate, pr.RTT, pr.QueueDelay, pr.Cwnd
+}
+
+// rate is the transfer's current rate.
+func (t *transfer) currentRate() cc.Bitrate {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rate
 }
 
 func (t *transfer) setSize(n int64) {
