@@ -21,7 +21,13 @@ func lowprioPage(t *testing.T, srvAddr string) *browser {
 	// behind mDNS names (a page that never asked for the camera).
 	b := newBrowserWith(t, chromium.HostCandidates)
 	b.do(10*time.Second, chromedp.Navigate("http://"+srvAddr+"/index.html"))
-	mustEval[bool](b, `(async () => {
+	mustEval[bool](b, lowprioSetupJS)
+	return b
+}
+
+// lowprioSetupJS loads lib/lowprio.js and its module into a page and gives it window.pc, the
+// helpers the tests signal and read through, and window.transfers (every transfer tracked).
+const lowprioSetupJS = `(async () => {
 		window.lp = await import('/lib/lowprio.js');
 		await lp.load();
 		window.pc = new RTCPeerConnection();
@@ -37,14 +43,12 @@ func lowprioPage(t *testing.T, srvAddr string) *browser {
 		window.track = (t) => {
 			const rec = { verb: t.verb, name: t.name, role: t.role, state: 'running', result: null, error: null, progress: 0 };
 			transfers.push(rec);
-			t.on('progress', () => rec.progress++);
+			t.on('progress', (p) => { rec.progress++; rec.last = p; });
 			t.finished.then((r) => { rec.state = 'done'; rec.result = r; }, (e) => { rec.state = 'error'; rec.error = String(e.message ?? e); });
 			return t;
 		};
 		return true;
-	})()`)
-	return b
-}
+	})()`
 
 func mustEval[T any](b *browser, js string) T {
 	b.t.Helper()
@@ -55,17 +59,38 @@ func mustEval[T any](b *browser, js string) T {
 	return v
 }
 
+// page evaluates JavaScript in one tab: an e2e browser, or a Chromium launched in a namespace.
+type page interface {
+	evalRaw(js string) (json.RawMessage, error)
+}
+
+func (b *browser) evalRaw(js string) (json.RawMessage, error) { return eval[json.RawMessage](b, js) }
+
+// pageEval evaluates js in p (awaiting a promise) and decodes the result; an error ends the test.
+func pageEval[T any](t *testing.T, p page, js string) T {
+	t.Helper()
+	var v T
+	raw, err := p.evalRaw(js)
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
+	if err != nil {
+		t.Fatalf("evaluating %.80s…: %v", js, err)
+	}
+	return v
+}
+
 // connectPages signals a PeerConnection from page a (offerer) to page b (answerer). What a
 // created before (its channels) is in the offer.
-func connectPages(t *testing.T, a, b *browser) {
+func connectPages(t *testing.T, a, b page) {
 	t.Helper()
-	offer := mustEval[json.RawMessage](a, `(async () => { await pc.setLocalDescription(await pc.createOffer()); return await gathered(); })()`)
-	answer := mustEval[json.RawMessage](b, fmt.Sprintf(`(async () => {
+	offer := pageEval[json.RawMessage](t, a, `(async () => { await pc.setLocalDescription(await pc.createOffer()); return await gathered(); })()`)
+	answer := pageEval[json.RawMessage](t, b, fmt.Sprintf(`(async () => {
 		await pc.setRemoteDescription(%s);
 		await pc.setLocalDescription(await pc.createAnswer());
 		return await gathered();
 	})()`, offer))
-	mustEval[bool](a, fmt.Sprintf(`pc.setRemoteDescription(%s).then(() => true)`, answer))
+	pageEval[bool](t, a, fmt.Sprintf(`pc.setRemoteDescription(%s).then(() => true)`, answer))
 }
 
 type pageTransfer struct {
