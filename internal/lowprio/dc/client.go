@@ -15,7 +15,7 @@ func Get(ctx context.Context, pc *webrtc.PeerConnection, name string, w io.Write
 	if err != nil {
 		return Stats{}, err
 	}
-	return Receive(ctx, ch, w, opts)
+	return Attach(ch, opts).Receive(ctx, w)
 }
 
 // Put sends what r yields to pc's peer on a new low-priority channel, to be stored as name (see
@@ -25,11 +25,11 @@ func Put(ctx context.Context, pc *webrtc.PeerConnection, name string, r io.Reade
 	if err != nil {
 		return Stats{}, err
 	}
-	return Send(ctx, ch, r, opts)
+	return Attach(ch, opts).Send(ctx, r)
 }
 
-// Open creates the low-priority channel for verb and name on pc, for a caller that drives it with
-// Send or Receive itself.
+// Open creates the low-priority channel for verb and name on pc, for a caller that drives it
+// itself: Attach it at once (before pc connects, or right after Open), then Send or Receive.
 func Open(pc *webrtc.PeerConnection, verb, name string) (*webrtc.DataChannel, error) {
 	label := Label(verb, name)
 	if _, _, err := ParseLabel(label); err != nil {

@@ -3,6 +3,7 @@ package dc
 import (
 	"context"
 	"errors"
+	"github.com/pion/webrtc/v4"
 	"io"
 	"runtime"
 	"testing"
@@ -153,5 +154,50 @@ func TestStalledWriterDoesNotTimeOut(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Fatal("sender:", err)
+	}
+}
+
+// A channel attached in the OnDataChannel handler keeps the messages that arrive before its
+// transfer runs: the opener's first window is not dropped by Pion, so the sender needs no
+// retransmission (without Attach it loses them and waits for its timeout).
+func TestAttachKeepsEarlyMessages(t *testing.T) {
+	for _, early := range []bool{true, false} {
+		p := newPCPair(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		transfers := make(chan *Transfer, 1)
+		p.b.OnDataChannel(func(ch *webrtc.DataChannel) {
+			if early {
+				transfers <- Attach(ch, Options{})
+			} else {
+				p.accepted <- ch
+			}
+		})
+		received := make(chan error, 1)
+		go func() {
+			time.Sleep(300 * time.Millisecond) // the accepting side is busy before it runs the transfer
+			var tr *Transfer
+			if early {
+				tr = <-transfers
+			} else {
+				tr = Attach(<-p.accepted, Options{})
+			}
+			_, err := tr.Receive(ctx, io.Discard)
+			received <- err
+		}()
+		st, err := Put(ctx, p.a, "gen:100000", Generated(100_000), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-received; err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("attached early %v: %d retransmissions, %d timeouts, %v", early, st.Retransmits, st.Timeouts, st.Elapsed)
+		if early && (st.Retransmits > 0 || st.Timeouts > 0) {
+			t.Errorf("attached early: %d retransmissions, %d timeouts", st.Retransmits, st.Timeouts)
+		}
+		if !early && st.Timeouts == 0 {
+			t.Errorf("attached late: no timeout, so the test shows nothing")
+		}
 	}
 }

@@ -13,20 +13,26 @@ import (
 
 // Receive receives a stream on ch at low priority and writes it to w. It returns when the whole
 // stream was written and the sender closed the channel (or Options.Linger passed), or with the
-// error that ended the transfer (after a RESET, the channel closed). It takes over ch's
-// handlers; ch may still be connecting. w is written on a goroutine of its own; a writer that
-// falls behind closes the receive window, which holds the sender back.
+// error that ended the transfer (after a RESET, the channel closed). It is
+// Attach(ch, opts).Receive(ctx, w).
 func Receive(ctx context.Context, ch *webrtc.DataChannel, w io.Writer, opts Options) (Stats, error) {
-	if err := CheckVariant(opts.Variant); err != nil {
+	return Attach(ch, opts).Receive(ctx, w)
+}
+
+// Receive runs the transfer as the receiving side (see the package function Receive). w is
+// written on a goroutine of its own; a writer that falls behind closes the receive window,
+// which holds the sender back.
+func (t *Transfer) Receive(ctx context.Context, w io.Writer) (Stats, error) {
+	if err := CheckVariant(t.opts.Variant); err != nil {
+		t.Close()
 		return Stats{}, err
 	}
-	cfg := opts.config()
-	c := attach(ch, cfg.MaxMessage)
+	c, err := t.start(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
 	defer c.detach()
-	if err := c.waitOpen(ctx); err != nil {
-		return Stats{}, err
-	}
-	l := &recvLoop{c: c, r: lowprio.NewReceiver(cfg), opts: &opts, p: newProgress(&opts),
+	l := &recvLoop{c: c, r: lowprio.NewReceiver(t.opts.config()), opts: &t.opts, p: newProgress(&t.opts),
 		free: make(chan []byte, 2), jobs: make(chan []byte, 2), done: make(chan chunk, 2)}
 	for range cap(l.free) {
 		l.free <- make([]byte, chunkSize)

@@ -21,20 +21,25 @@ type chunk struct {
 
 // Send sends what r yields on ch at low priority and returns when the receiver acknowledged all
 // of it (then the channel is closed), or with the error that ended the transfer (after a RESET,
-// the channel closed too). It takes over ch's handlers; ch may still be connecting. r is read on
-// a goroutine of its own, which a blocked Read keeps alive until it returns.
+// the channel closed too). It is Attach(ch, opts).Send(ctx, r).
 func Send(ctx context.Context, ch *webrtc.DataChannel, r io.Reader, opts Options) (Stats, error) {
-	ctrl, err := opts.controller()
+	return Attach(ch, opts).Send(ctx, r)
+}
+
+// Send runs the transfer as the sending side (see the package function Send). r is read on a
+// goroutine of its own, which a blocked Read keeps alive until it returns.
+func (t *Transfer) Send(ctx context.Context, r io.Reader) (Stats, error) {
+	ctrl, err := t.opts.controller()
+	if err != nil {
+		t.Close()
+		return Stats{}, err
+	}
+	c, err := t.start(ctx)
 	if err != nil {
 		return Stats{}, err
 	}
-	cfg := opts.config()
-	c := attach(ch, cfg.MaxMessage)
 	defer c.detach()
-	if err := c.waitOpen(ctx); err != nil {
-		return Stats{}, err
-	}
-	s := &sendLoop{c: c, s: lowprio.NewSender(cfg, ctrl), opts: &opts, p: newProgress(&opts),
+	s := &sendLoop{c: c, s: lowprio.NewSender(t.opts.config(), ctrl), opts: &t.opts, p: newProgress(&t.opts),
 		free: make(chan []byte, 2), full: make(chan chunk, 2)}
 	for range cap(s.free) {
 		s.free <- make([]byte, chunkSize)

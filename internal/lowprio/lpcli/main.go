@@ -158,9 +158,13 @@ func run(ctx context.Context, req request, stdout, stderr io.Writer) (dc.Stats, 
 		req.opts.Progress = progressPrinter(stderr)
 		req.opts.ProgressInterval = time.Second
 	}
-	var ch *webrtc.DataChannel
-	conn, err := Connect(ctx, req.server, func(pc *webrtc.PeerConnection) (err error) {
-		ch, err = dc.Open(pc, req.verb, req.name)
+	// The channel is attached as soon as it exists: the server may send before Connect returns.
+	var t *dc.Transfer
+	conn, err := Connect(ctx, req.server, func(pc *webrtc.PeerConnection) error {
+		ch, err := dc.Open(pc, req.verb, req.name)
+		if err == nil {
+			t = dc.Attach(ch, req.opts)
+		}
 		return err
 	}, req.janus...)
 	if err != nil {
@@ -168,30 +172,31 @@ func run(ctx context.Context, req request, stdout, stderr io.Writer) (dc.Stats, 
 	}
 	defer conn.Close()
 	if req.verb == dc.VerbPut {
-		return put(ctx, ch, req)
+		return put(ctx, t, req)
 	}
-	return get(ctx, ch, req, stdout)
+	return get(ctx, t, req, stdout)
 }
 
-func put(ctx context.Context, ch *webrtc.DataChannel, req request) (dc.Stats, error) {
+func put(ctx context.Context, t *dc.Transfer, req request) (dc.Stats, error) {
 	if n, gen, _ := dc.ParseGenerated(req.file); gen {
-		return dc.Send(ctx, ch, dc.Generated(n), req.opts)
+		return t.Send(ctx, dc.Generated(n))
 	}
 	f, err := os.Open(req.file)
 	if err != nil {
+		t.Close()
 		return dc.Stats{}, err
 	}
 	defer f.Close()
-	return dc.Send(ctx, ch, f, req.opts)
+	return t.Send(ctx, f)
 }
 
-func get(ctx context.Context, ch *webrtc.DataChannel, req request, stdout io.Writer) (dc.Stats, error) {
+func get(ctx context.Context, t *dc.Transfer, req request, stdout io.Writer) (dc.Stats, error) {
 	switch n, gen, _ := dc.ParseGenerated(req.name); {
 	case req.file == "-":
-		return dc.Receive(ctx, ch, stdout, req.opts)
+		return t.Receive(ctx, stdout)
 	case gen && req.file == "":
 		v := &dc.Verifier{N: n}
-		st, err := dc.Receive(ctx, ch, v, req.opts)
+		st, err := t.Receive(ctx, v)
 		if err == nil {
 			err = v.Check()
 		}
@@ -199,9 +204,10 @@ func get(ctx context.Context, ch *webrtc.DataChannel, req request, stdout io.Wri
 	}
 	f, err := os.Create(req.file)
 	if err != nil {
+		t.Close()
 		return dc.Stats{}, err
 	}
-	st, err := dc.Receive(ctx, ch, f, req.opts)
+	st, err := t.Receive(ctx, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
