@@ -8,6 +8,7 @@ RACE_PKGS   := ./internal/audio/... ./internal/record/... ./internal/sfu/... ./i
 RACE_PKGS   += ./internal/source/mjrplay/...
 RACE_PKGS   += ./internal/rtpbridge/...
 RACE_PKGS   += ./internal/emu/netem/...
+RACE_PKGS   += ./internal/lowprio/service/...
 
 .PHONY: all build wasm run deps-run deps-test test lint unit bench chaos microbench lab lab-emu lab-emu-versus lab-lowprio fuzz clean
 .PHONY: e2e-janus-streaming
@@ -118,7 +119,7 @@ lab-emu-versus:
 LAB_LOWPRIO_SHARES ?= headroom,none
 lab-lowprio:
 	@LOWPRIO_CALL_SHARES=$(LAB_LOWPRIO_SHARES) $(GO) test -count=1 -run 'TestCallWithTransfer$$' -v ./internal/lowprio/service/ > lab-lowprio.log 2>&1; \
-	  status=$$?; sed -n 's/^ *call_test.go:[0-9]*: \(|.*\)/\1/p; s/^ *call_test.go:[0-9]*: \(the .*\)/FAIL: \1/p' lab-lowprio.log; \
+	  status=$$?; sed -n 's/^ *call_test.go:[0-9]*: \(|.*\)/\1/p; s/^ *call_test.go:[0-9]*: \(the .*\)/FAIL: \1/p; s/^ *call_test.go:[0-9]*: \(run 1 .*\)/\1/p' lab-lowprio.log; \
 	  echo "(log: lab-lowprio.log)"; exit $$status
 
 ## fuzz: run every fuzzer for FUZZTIME each.

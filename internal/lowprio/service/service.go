@@ -23,6 +23,7 @@ import (
 	"github.com/strata-rtc/strata/internal/lowprio"
 	"github.com/strata-rtc/strata/internal/lowprio/dc"
 	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
 // ShareHeadroom caps a download at what the PeerConnection's media leaves of its estimate.
@@ -87,7 +88,9 @@ func (s *Service) Close() {
 	}
 }
 
-// serve takes a channel the remote peer opened (on Pion's goroutine: nothing here blocks).
+// serve takes a channel the remote peer opened, on Pion's goroutine that accepts channels: it
+// checks the label, opens the file or the upload (quick local calls) and attaches the transfer
+// at once, so the client's first messages are not lost; the transfer runs on its own goroutine.
 func (s *Service) serve(p *peer.Peer, ch *webrtc.DataChannel) {
 	ps := s.state(p)
 	if ps == nil {
@@ -106,14 +109,21 @@ func (s *Service) serve(p *peer.Peer, ch *webrtc.DataChannel) {
 		s.refuse(ps, t, ch, lowprio.CodeAbort, fmt.Errorf("too many transfers on this PeerConnection (%d)", s.cfg.MaxTransfers))
 		return
 	}
+	run, err := s.prepare(p, ch, t)
+	if err != nil {
+		ps.finish(t, err, true)
+		go reject(ch, lowprio.CodeAbort, err)
+		return
+	}
 	s.wg.Add(1) // state() returned ps, so Close has not begun waiting
 	go func() {
 		defer s.wg.Done()
-		refused, err := s.run(ps.ctx, p, ch, t)
-		ps.finish(t, err, refused)
+		st, err := run(ps.ctx)
+		ps.finish(t, err, false)
 		info := t.info()
 		s.log.Info("low-priority transfer ended", "name", info.Name, "direction", info.Direction,
-			"bytes", info.Bytes, "seconds", info.Seconds, "err", err)
+			"bytes", info.Bytes, "seconds", info.Seconds, "retransmits", st.Retransmits,
+			"timeouts", st.Timeouts, "dropped", st.Dropped, "err", err)
 	}()
 }
 
@@ -151,33 +161,38 @@ func (s *Service) state(p *peer.Peer) *peerState {
 	return ps
 }
 
-// run is one transfer, from its channel's opening to its end; refused says it never started.
-func (s *Service) run(ctx context.Context, p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (refused bool, err error) {
+// prepare opens what t sends or where it writes and attaches the transfer to ch; the function
+// it returns runs the transfer to its end.
+func (s *Service) prepare(p *peer.Peer, ch *webrtc.DataChannel, t *transfer) (func(context.Context) (dc.Stats, error), error) {
 	opts := dc.Options{Variant: s.cfg.Variant, Target: s.cfg.TargetDelay, Progress: t.progress}
 	if t.direction == dc.VerbPut {
 		u, err := newUpload(s.uploads, t.name, s.cfg.MaxUpload)
 		if err != nil {
-			reject(ch, lowprio.CodeAbort, err)
-			return true, err
+			return nil, err
 		}
-		if _, err := dc.Receive(ctx, ch, u, opts); err != nil {
-			u.abort()
-			return false, err
-		}
-		return false, u.commit()
+		tr := dc.Attach(ch, opts)
+		return func(ctx context.Context) (dc.Stats, error) {
+			st, err := tr.Receive(ctx, u)
+			if err != nil {
+				u.abort()
+				return st, err
+			}
+			return st, u.commit()
+		}, nil
 	}
 	r, size, err := s.open(t.name)
 	if err != nil {
-		reject(ch, lowprio.CodeAbort, err)
-		return true, err
+		return nil, err
 	}
-	defer func() { _ = r.Close() }()
 	t.setSize(size)
 	if s.cfg.Share == ShareHeadroom {
 		opts.Cap = headroom(p, t)
 	}
-	_, err = dc.Send(ctx, ch, r, opts)
-	return false, err
+	tr := dc.Attach(ch, opts)
+	return func(ctx context.Context) (dc.Stats, error) {
+		defer func() { _ = r.Close() }()
+		return tr.Send(ctx, r)
+	}, nil
 }
 
 // open returns what a get of name sends, and its length.
@@ -195,7 +210,8 @@ func (s *Service) open(name string) (io.ReadCloser, int64, error) {
 // RTP, so the transfer's bytes are in neither), and the queue drains for the media. Once the
 // congestion is over the cap rises by capRamp a second, so the transfer comes back more slowly
 // than its LEDBAT window would let it (about a message per RTT: 220 kbit/s a second on a 40 ms
-// path) and does not refill the queue at once; when it no longer binds it is lifted. Before the
+// path) and does not refill the queue at once; when the transfer no longer uses it, it is
+// lifted. Before the
 // first congestion, and while no media is acknowledged, LEDBAT alone finds the spare capacity: an
 // estimator that only sees the media is application-limited (GCC starts at its initial 300
 // kbit/s and stays within 1.5 times what is acknowledged), so its estimate follows the media,
@@ -206,27 +222,42 @@ func headroom(p *peer.Peer, t *transfer) func() cc.Bitrate {
 	if e == nil {
 		return nil
 	}
-	c, last := uncapped, time.Now()
+	g := governor{cap: uncapped, last: time.Now()}
 	return func() cc.Bitrate {
-		now := time.Now()
-		path := e.Path()
-		switch {
-		case path.Received > 0 && (path.Congested || path.Overload):
-			c = max(path.Estimate-path.Received, 0)
-		case c != uncapped:
-			c += cc.Bitrate(float64(capRamp) * now.Sub(last).Seconds())
-			if c > max(t.currentRate(), dc.MinCap)*2 { // the cap no longer binds
-				c = uncapped
-			}
-		}
-		last = now
+		c := g.next(e.Path(), time.Now(), t.currentRate())
 		t.setCap(c)
 		return c
 	}
 }
 
-// capRamp is how fast a download's cap rises after congestion, per second.
-const capRamp = 50 * cc.Kbps
+// governor is headroom's state: the cap in force and when it was last updated.
+type governor struct {
+	cap  cc.Bitrate
+	last time.Time
+}
+
+// next is the cap at now, from the path's signals and the transfer's current rate.
+func (g *governor) next(path policy.Path, now time.Time, rate cc.Bitrate) cc.Bitrate {
+	switch {
+	case path.Received > 0 && (path.Congested || path.Overload):
+		g.cap = max(path.Estimate-path.Received, 0)
+	case g.cap != uncapped:
+		g.cap += cc.Bitrate(float64(capRamp) * now.Sub(g.last).Seconds())
+		if g.cap > max(rate, dc.MinCap)+capSlack { // the transfer no longer uses it
+			g.cap = uncapped
+		}
+	}
+	g.last = now
+	return g.cap
+}
+
+// capRamp is how fast a download's cap rises after congestion, per second; capSlack how far
+// above the transfer's rate it may go before it is lifted (four seconds of ramp: the rate,
+// measured every 250 ms, lags the cap).
+const (
+	capRamp  = 50 * cc.Kbps
+	capSlack = 4 * capRamp
+)
 
 // uncapped is a cap that never binds (handle_info shows none).
 const uncapped = cc.MaxBitrate
