@@ -1,5 +1,6 @@
 // Package web embeds strata's browser side: the client library (lib/strata.js and its modules), the
-// demo pages and their stylesheet. The HTTP transport serves them at "/", next to the Janus API.
+// demo pages and their stylesheet, and the low-priority transfer protocol compiled to WebAssembly
+// (wasm/, written by `make wasm`). The HTTP transport serves them at "/", next to the Janus API.
 //
 // The pages find the API on their own (see lib/server.js and docs/CLIENT.md); the one thing they
 // cannot guess is the WebSocket port, which strata reports at /strata-config.json through
@@ -13,7 +14,7 @@ import (
 	"net/http"
 )
 
-//go:embed *.html css lib demos
+//go:embed *.html css lib demos wasm
 var content embed.FS
 
 // ConfigPath is where HandlerWithConfig serves the client configuration.
@@ -47,8 +48,11 @@ type ClientConfig struct {
 // is called on every request, so it can report ports that are only known once the listeners are
 // bound. Files carry Cache-Control: no-cache so that a browser revalidates after an upgrade instead
 // of mixing old and new modules.
-func HandlerWithConfig(get func() ClientConfig) http.Handler {
-	files := http.FileServerFS(content)
+func HandlerWithConfig(get func() ClientConfig) http.Handler { return handler(content, get) }
+
+func handler(fsys fs.FS, get func() ClientConfig) http.Handler {
+	files := http.FileServerFS(fsys)
+	module := &gzipped{fsys: fsys, name: "wasm/lowprio.wasm"}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if r.URL.Path == ConfigPath {
@@ -58,6 +62,13 @@ func HandlerWithConfig(get func() ClientConfig) http.Handler {
 			return
 		}
 		w.Header().Set("Cache-Control", "no-cache")
+		if missingWASM(fsys, r.URL.Path) {
+			http.Error(w, wasmMissing, http.StatusNotFound)
+			return
+		}
+		if r.URL.Path == WASMPath && module.serve(w, r) {
+			return
+		}
 		files.ServeHTTP(w, r)
 	})
 }

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -9,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func get(t *testing.T, h http.Handler, path string) *http.Response {
@@ -124,4 +127,83 @@ func cleanJoin(dir, rel string) string {
 		}
 	}
 	return strings.Join(parts, "/")
+}
+
+// The WebAssembly module is served as application/wasm (WebAssembly.instantiateStreaming refuses
+// anything else) with the Go runtime's JavaScript beside it. `make wasm` writes both; `make test`
+// runs it first.
+func TestHandlerServesWASM(t *testing.T) {
+	h := Handler()
+	res := get(t, h, WASMPath)
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s: status %d %q (run `make wasm`)", WASMPath, res.StatusCode, body)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/wasm" {
+		t.Errorf("%s: Content-Type %q, want application/wasm", WASMPath, ct)
+	}
+	if !strings.HasPrefix(string(body), "\x00asm") {
+		t.Errorf("%s: not a WebAssembly module (starts %q)", WASMPath, body[:min(len(body), 8)])
+	}
+	res = get(t, h, "/wasm/wasm_exec.js")
+	body, _ = io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "globalThis.Go") {
+		t.Errorf("/wasm/wasm_exec.js: status %d, or not Go's wasm_exec.js", res.StatusCode)
+	}
+}
+
+// A build without the generated files says what to do instead of a bare 404.
+func TestHandlerExplainsMissingWASM(t *testing.T) {
+	h := handler(fstest.MapFS{"wasm/README.md": {Data: []byte("x")}}, func() ClientConfig { return ClientConfig{} })
+	for _, path := range []string{WASMPath, "/wasm/wasm_exec.js"} {
+		res := get(t, h, path)
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "make wasm") {
+			t.Errorf("%s without the file: status %d %q, want 404 naming `make wasm`", path, res.StatusCode, body)
+		}
+	}
+	if res := get(t, h, "/wasm/other.wasm"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("/wasm/other.wasm: status %d, want 404", res.StatusCode)
+	}
+}
+
+// A client that takes gzip gets the module compressed (0.8 MB instead of 2.9), and the same bytes
+// once decompressed; one that does not, or refuses gzip with q=0, gets it as it is.
+func TestHandlerGzipsWASM(t *testing.T) {
+	module := bytes.Repeat([]byte("\x00asm\x01\x00\x00\x00 a module compresses well "), 4096)
+	h := handler(fstest.MapFS{"wasm/lowprio.wasm": {Data: module}, "wasm/wasm_exec.js": {Data: []byte("x")}},
+		func() ClientConfig { return ClientConfig{} })
+	for _, c := range []struct {
+		accept string
+		gzip   bool
+	}{{"gzip, deflate, br, zstd", true}, {"br;q=1.0, gzip;q=0.5", true}, {"*", true}, {"", false},
+		{"gzip;q=0", false}, {"deflate", false}} {
+		req := httptest.NewRequest(http.MethodGet, WASMPath, nil)
+		req.Header.Set("Accept-Encoding", c.accept)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		res := rec.Result()
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/wasm" {
+			t.Errorf("Accept-Encoding %q: status %d, Content-Type %q", c.accept, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		if got := res.Header.Get("Content-Encoding") == "gzip"; got != c.gzip {
+			t.Errorf("Accept-Encoding %q: gzip %v, want %v", c.accept, got, c.gzip)
+		}
+		if res.Header.Get("Vary") != "Accept-Encoding" {
+			t.Errorf("Accept-Encoding %q: Vary %q", c.accept, res.Header.Get("Vary"))
+		}
+		if c.gzip {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(body, module) {
+			t.Errorf("Accept-Encoding %q: %d bytes, not the module's %d", c.accept, len(body), len(module))
+		}
+	}
 }
