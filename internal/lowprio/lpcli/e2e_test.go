@@ -1,9 +1,3 @@
-//go:build lowprio_service
-
-// This test needs the server's low-priority service and its lowprio: configuration (branch
-// lpserve). Remove the build constraint once that branch and this one are merged; it passed on
-// a merge of the two (go test -tags lowprio_service ./internal/lowprio/lpcli/).
-
 package lpcli
 
 import (
