@@ -94,21 +94,14 @@ func browsersThroughLink(t *testing.T, variant string, target time.Duration, min
 	if fs == nil {
 		t.Fatal("no flow statistics")
 	}
-	link := emutest.LinkUse(fs, nsLinkRate, 3*time.Second, elapsed)
-	q := fs.QueueDelays[len(fs.QueueDelays)/5:] // after the first fifth: the window has grown
-	med, p95 := emutest.QueueQuantile(q, 0.5), emutest.QueueQuantile(q, 0.95)
+	m := emutest.MeasureLEDBATAlone(fs, nsLinkRate, elapsed)
+	link, med, p95 := m.Use, m.Median, m.P95
 	t.Logf("Chromium to Chromium, %s: %d bytes in %v: goodput %.2f Mbit/s, link use after 3 s %.0f%%, "+
 		"queuing delay median %v p95 %v (target %v), %d dropped, %d packets; the sender's last progress %v",
 		variant, n, elapsed.Round(time.Millisecond), float64(n)*8/elapsed.Seconds()/1e6, 100*link, med, p95, target,
 		fs.Dropped, fs.SentPackets, sent[0].Last)
-	if link < minUse {
-		t.Errorf("the transfer used %.0f%% of the link alone, want ≥ %.0f%%", 100*link, 100*minUse)
-	}
-	if p95 > target+40*time.Millisecond {
-		t.Errorf("queuing delay p95 %v, want ≤ target %v + 40 ms", p95, target)
-	}
-	if med < target/4 {
-		t.Errorf("queuing delay median %v: LEDBAT should build a queue up to its target %v", med, target)
+	for _, f := range m.Claims(target, minUse) {
+		t.Error(f)
 	}
 }
 

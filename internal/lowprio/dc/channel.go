@@ -3,6 +3,7 @@ package dc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,6 +156,19 @@ func (c *channel) protocolError(err error) error {
 	b, _ := lowprio.EncodeReset(buf[:0], 1, lowprio.CodeProtocol, err.Error())
 	c.send(b)
 	return err
+}
+
+// deliver hands a message to the transfer's endpoint (role names its side in errors); a message
+// that cannot belong on this channel ends the transfer. Other errors end the endpoint by itself:
+// its Poll sends the RESET and the loop reports it.
+func (c *channel) deliver(now time.Duration, m inbound, onMessage func(time.Duration, []byte) error, role string) error {
+	if m.text {
+		return c.protocolError(ErrText)
+	}
+	if err := onMessage(now, m.data); err != nil && routeError(err) {
+		return c.protocolError(fmt.Errorf("%w (on a %s channel)", err, role))
+	}
+	return nil
 }
 
 // routeError says whether an error returned by OnMessage ends the transfer: on a channel that

@@ -33,35 +33,14 @@ func (t *Transfer) Receive(ctx context.Context, w io.Writer) (Stats, error) {
 	}
 	defer c.detach()
 	l := &recvLoop{c: c, r: lowprio.NewReceiver(t.opts.config()), opts: &t.opts, p: newProgress(&t.opts),
-		free: make(chan []byte, 2), jobs: make(chan []byte, 2), done: make(chan chunk, 2)}
-	for range cap(l.free) {
-		l.free <- make([]byte, chunkSize)
-	}
+		free: buffers(), jobs: make(chan []byte, pumpBuffers), done: make(chan chunk, pumpBuffers)}
 	stop := make(chan struct{})
 	defer close(stop)
-	go writePump(w, l.jobs, l.done, stop)
-	return l.run(ctx)
-}
-
-// writePump writes each job to w and returns its buffer with the write's error.
-func writePump(w io.Writer, jobs <-chan []byte, done chan<- chunk, stop <-chan struct{}) {
-	for {
-		var b []byte
-		select {
-		case b = <-jobs:
-		case <-stop:
-			return
-		}
+	go pump(l.jobs, l.done, stop, func(b []byte) ([]byte, error) {
 		_, err := w.Write(b)
-		select {
-		case done <- chunk{b, err}:
-		case <-stop:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
+		return b, err
+	})
+	return l.run(ctx)
 }
 
 type recvLoop struct {
@@ -132,15 +111,8 @@ func (l *recvLoop) run(ctx context.Context) (Stats, error) {
 	}
 }
 
-// onMessage hands a message to the receiver; a message that cannot belong here ends the transfer.
 func (l *recvLoop) onMessage(now time.Duration, m inbound) error {
-	if m.text {
-		return l.c.protocolError(ErrText)
-	}
-	if err := l.r.OnMessage(now, m.data); err != nil && routeError(err) {
-		return l.c.protocolError(fmt.Errorf("%w (on a receiving channel)", err))
-	}
-	return nil // other errors end the receiver: Poll sends its RESET, ended reports it
+	return l.c.deliver(now, m, l.r.OnMessage, "receiving")
 }
 
 // drain moves in-order bytes from the receiver to the writer while it has a free buffer; what

@@ -11,14 +11,6 @@ import (
 	"github.com/strata-rtc/strata/internal/lowprio"
 )
 
-// chunkSize is the size of the buffers between a transfer and its reader or writer goroutine.
-const chunkSize = 64 << 10
-
-type chunk struct {
-	b   []byte
-	err error
-}
-
 // Send sends what r yields on ch at low priority and returns when the receiver acknowledged all
 // of it (then the channel is closed), or with the error that ended the transfer (after a RESET,
 // the channel closed too). It is Attach(ch, opts).Send(ctx, r).
@@ -40,35 +32,14 @@ func (t *Transfer) Send(ctx context.Context, r io.Reader) (Stats, error) {
 	}
 	defer c.detach()
 	s := &sendLoop{c: c, s: lowprio.NewSender(t.opts.config(), ctrl), opts: &t.opts, p: newProgress(&t.opts),
-		free: make(chan []byte, 2), full: make(chan chunk, 2)}
-	for range cap(s.free) {
-		s.free <- make([]byte, chunkSize)
-	}
+		free: buffers(), full: make(chan chunk, pumpBuffers)}
 	stop := make(chan struct{})
 	defer close(stop)
-	go readPump(r, s.free, s.full, stop)
-	return s.run(ctx)
-}
-
-// readPump reads r into the free buffers and hands them over full, until an error or stop.
-func readPump(r io.Reader, free <-chan []byte, full chan<- chunk, stop <-chan struct{}) {
-	for {
-		var b []byte
-		select {
-		case b = <-free:
-		case <-stop:
-			return
-		}
+	go pump(s.free, s.full, stop, func(b []byte) ([]byte, error) {
 		n, err := r.Read(b[:cap(b)])
-		select {
-		case full <- chunk{b[:n], err}:
-		case <-stop:
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
+		return b[:n], err
+	})
+	return s.run(ctx)
 }
 
 type sendLoop struct {
@@ -130,15 +101,8 @@ func (l *sendLoop) run(ctx context.Context) (Stats, error) {
 	}
 }
 
-// onMessage hands a message to the sender; a message that cannot belong here ends the transfer.
 func (l *sendLoop) onMessage(now time.Duration, m inbound) error {
-	if m.text {
-		return l.c.protocolError(ErrText)
-	}
-	if err := l.s.OnMessage(now, m.data); err != nil && routeError(err) {
-		return l.c.protocolError(fmt.Errorf("%w (on a sending channel)", err))
-	}
-	return nil // other errors end the sender: Poll sends its RESET, ended reports it
+	return l.c.deliver(now, m, l.s.OnMessage, "sending")
 }
 
 // why is the error that ended a transfer whose channel closed or failed: the peer's RESET if one
