@@ -10,8 +10,7 @@ import (
 
 	emubrowser "github.com/strata-rtc/strata/internal/emu/browser"
 	"github.com/strata-rtc/strata/internal/emu/emutest"
-	"github.com/strata-rtc/strata/internal/emu/topo"
-	"github.com/strata-rtc/strata/internal/sim"
+	"github.com/strata-rtc/strata/internal/emu/topo/topotest"
 	"github.com/strata-rtc/strata/web"
 )
 
@@ -55,7 +54,7 @@ func TestLowprioBrowsersThroughNamespaceLink(t *testing.T) {
 
 func browsersThroughLink(t *testing.T, variant string, target time.Duration, minUse float64) {
 	emutest.NeedRoot(t)
-	net := nsLink(t)
+	net := topotest.Pair(t, nsLinkRate, nsLinkDelay, 150, "ledbat", 2*time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	launch := func(who, host string) nsPage {
@@ -103,29 +102,4 @@ func browsersThroughLink(t *testing.T, variant string, target time.Duration, min
 	for _, f := range m.Claims(target, minUse) {
 		t.Error(f)
 	}
-}
-
-// nsLink builds hosts src and dst joined by the emulated link each way, not started yet; removed
-// at the end.
-func nsLink(t *testing.T) *topo.Network {
-	t.Helper()
-	link := func(name, from, to string) sim.LinkConfig {
-		return sim.LinkConfig{Name: name, From: from, To: to, Rate: sim.ConstantRate(nsLinkRate), Delay: nsLinkDelay,
-			Queue: sim.Limit{Unit: sim.LimitPackets, Value: 150}}
-	}
-	n, err := topo.Build(context.Background(), topo.Spec{
-		Links:    []sim.LinkConfig{link("ab", "a", "b"), link("ba", "b", "a")},
-		Hosts:    []topo.HostSpec{{Name: "src", Node: "a"}, {Name: "dst", Node: "b"}},
-		Flows:    []topo.FlowSpec{{Name: "f", Src: "src", Dst: "dst", Path: []string{"a", "b"}, Kind: "ledbat"}},
-		Duration: 2 * time.Minute,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return n
 }

@@ -1,15 +1,12 @@
 package flows
 
 import (
-	"context"
 	"runtime"
 	"testing"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
-	"github.com/strata-rtc/strata/internal/emu/topo"
-	"github.com/strata-rtc/strata/internal/sim"
+	"github.com/strata-rtc/strata/internal/emu/topo/topotest"
 )
 
 // The flow tests run over the emulator's own network (topo): a source host
@@ -21,25 +18,7 @@ import (
 // the network is removed when the test ends.
 func newPair(t *testing.T, rate float64, delay time.Duration, queue int) (src, dst endpoint.Host) {
 	t.Helper()
-	emutest.NeedRoot(t)
-	link := func(name, from, to string) sim.LinkConfig {
-		return sim.LinkConfig{Name: name, From: from, To: to, Rate: sim.ConstantRate(rate), Delay: delay,
-			Queue: sim.Limit{Unit: sim.LimitPackets, Value: float64(queue)}}
-	}
-	n, err := topo.Build(context.Background(), topo.Spec{
-		Links:    []sim.LinkConfig{link("ab", "a", "b"), link("ba", "b", "a")},
-		Hosts:    []topo.HostSpec{{Name: "src", Node: "a"}, {Name: "dst", Node: "b"}},
-		Flows:    []topo.FlowSpec{{Name: "f", Src: "src", Dst: "dst", Path: []string{"a", "b"}}},
-		Duration: time.Minute,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	n := topotest.Pair(t, rate, delay, queue, "", time.Minute)
 	n.Start(time.Now())
 	return n.Host("src"), n.Host("dst")
 }

@@ -14,9 +14,8 @@ import (
 
 	"github.com/strata-rtc/strata/internal/emu/emutest"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
-	"github.com/strata-rtc/strata/internal/emu/topo"
+	"github.com/strata-rtc/strata/internal/emu/topo/topotest"
 	"github.com/strata-rtc/strata/internal/lowprio"
-	"github.com/strata-rtc/strata/internal/sim"
 )
 
 // linkRate and linkDelay are the emulated path of the namespace test: 2 Mbit/s, 20 ms each way,
@@ -45,7 +44,8 @@ func TestTransferThroughNamespaceLink(t *testing.T) {
 
 func namespaceTransfer(t *testing.T, variant string, target time.Duration, minUse float64) {
 	emutest.NeedRoot(t)
-	net := buildLink(t)
+	net := topotest.Pair(t, linkRate, linkDelay, 150, "ledbat", time.Minute)
+	net.Start(time.Now())
 	src, dst := newNSPeer(t, net.Host("src")), newNSPeer(t, net.Host("dst"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -107,31 +107,6 @@ func namespaceTransfer(t *testing.T, variant string, target time.Duration, minUs
 	if fs.SentPackets > int64(messages)*3/2 {
 		t.Errorf("%d packets on the link for %d DATA messages", fs.SentPackets, messages)
 	}
-}
-
-// buildLink builds hosts src and dst joined by the emulated link each way; removed at the end.
-func buildLink(t *testing.T) *topo.Network {
-	t.Helper()
-	link := func(name, from, to string) sim.LinkConfig {
-		return sim.LinkConfig{Name: name, From: from, To: to, Rate: sim.ConstantRate(linkRate), Delay: linkDelay,
-			Queue: sim.Limit{Unit: sim.LimitPackets, Value: 150}}
-	}
-	n, err := topo.Build(context.Background(), topo.Spec{
-		Links:    []sim.LinkConfig{link("ab", "a", "b"), link("ba", "b", "a")},
-		Hosts:    []topo.HostSpec{{Name: "src", Node: "a"}, {Name: "dst", Node: "b"}},
-		Flows:    []topo.FlowSpec{{Name: "f", Src: "src", Dst: "dst", Path: []string{"a", "b"}, Kind: "ledbat"}},
-		Duration: time.Minute,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := n.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	n.Start(time.Now())
-	return n
 }
 
 // newNSPeer is a data-only PeerConnection whose one ICE candidate is a UDP socket opened in the
