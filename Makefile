@@ -9,7 +9,7 @@ RACE_PKGS   += ./internal/source/mjrplay/...
 RACE_PKGS   += ./internal/rtpbridge/...
 RACE_PKGS   += ./internal/emu/netem/...
 
-.PHONY: all build run deps-run deps-test test lint unit bench chaos microbench lab lab-emu lab-emu-versus fuzz clean
+.PHONY: all build wasm run deps-run deps-test test lint unit bench chaos microbench lab lab-emu lab-emu-versus fuzz clean
 .PHONY: e2e-janus-streaming
 .PHONY: e2e-janus-sip
 
@@ -23,24 +23,30 @@ deps-test:
 	@scripts/install-deps.sh test
 	@$(GO) mod download
 
-build:
+build: wasm
 	$(GO) build -o $(BIN) ./cmd/strata
+
+## wasm: the low-priority transfer protocol for browsers (web/wasm/, embedded by package web):
+## internal/lowprio compiled to WebAssembly, and the Go runtime's wasm_exec.js beside it.
+wasm:
+	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o web/wasm/lowprio.wasm ./cmd/lowprio-wasm
+	cp -f "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" web/wasm/wasm_exec.js
 
 ## run: install what is missing, build, and serve with the embedded default configuration.
 run: deps-run build
 	./$(BIN) serve $(if $(CONFIG),-config $(CONFIG))
 
 ## test: install what the tests need and run every test.
-test: deps-test lint unit
+test: deps-test wasm lint unit
 
 lint:
 	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@echo "== go vet"; $(GO) vet ./...
-	@echo "== staticcheck"; $(GO) run $(STATICCHECK) ./...
+	@echo "== go vet"; $(GO) vet ./... && GOOS=js GOARCH=wasm $(GO) vet ./cmd/lowprio-wasm
+	@echo "== staticcheck"; $(GO) run $(STATICCHECK) ./... && $(GO) run -exec 'env GOOS=js GOARCH=wasm' $(STATICCHECK) ./cmd/lowprio-wasm
 
 # The SIP lab's own tests run alone: the address its root-namespace link brings and takes away is a
 # network change to every browser on the machine, which aborts the e2e tests' page loads.
-unit:
+unit: wasm
 	@echo "== go test"
 	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -v /internal/siplab)
 	@echo "== go test -race (concurrent packages)"

@@ -33,6 +33,12 @@ type browser struct {
 // its profile removed when the test ends; if the test failed, the page's console is logged first.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
+	return newBrowserWith(t)
+}
+
+// newBrowserWith is newBrowser with more launch options (later ones override).
+func newBrowserWith(t *testing.T, extra ...chromedp.ExecAllocatorOption) *browser {
+	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("headless Chromium is required at %s but is missing (%v).\n"+
 			"Run `make test`: it installs the Debian chromium package and then runs the tests.", chromiumPath, err)
@@ -45,6 +51,7 @@ func newBrowser(t *testing.T) *browser {
 		chromium.Autoplay,
 		chromedp.WindowSize(1280, 1100),
 	)
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	b := &browser{t: t, ctx: ctx}

@@ -1,5 +1,6 @@
 // Package web embeds strata's browser side: the client library (lib/strata.js and its modules), the
-// demo pages and their stylesheet. The HTTP transport serves them at "/", next to the Janus API.
+// demo pages and their stylesheet, and the low-priority transfer protocol compiled to WebAssembly
+// (wasm/, written by `make wasm`). The HTTP transport serves them at "/", next to the Janus API.
 //
 // The pages find the API on their own (see lib/server.js and docs/CLIENT.md); the one thing they
 // cannot guess is the WebSocket port, which strata reports at /strata-config.json through
@@ -11,10 +12,18 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
+	"strings"
 )
 
-//go:embed *.html css lib demos
+//go:embed *.html css lib demos wasm
 var content embed.FS
+
+// WASMPath is where the low-priority transfer module is served; lib/lowprio.js loads it.
+const WASMPath = "/wasm/lowprio.wasm"
+
+// wasmMissing is the 404's text for a generated file a build left out.
+const wasmMissing = "this strata was built without its WebAssembly files (web/wasm/lowprio.wasm, wasm_exec.js): " +
+	"run `make wasm` (make build does) and build strata again\n"
 
 // ConfigPath is where HandlerWithConfig serves the client configuration.
 const ConfigPath = "/strata-config.json"
@@ -47,8 +56,10 @@ type ClientConfig struct {
 // is called on every request, so it can report ports that are only known once the listeners are
 // bound. Files carry Cache-Control: no-cache so that a browser revalidates after an upgrade instead
 // of mixing old and new modules.
-func HandlerWithConfig(get func() ClientConfig) http.Handler {
-	files := http.FileServerFS(content)
+func HandlerWithConfig(get func() ClientConfig) http.Handler { return handler(content, get) }
+
+func handler(fsys fs.FS, get func() ClientConfig) http.Handler {
+	files := http.FileServerFS(fsys)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if r.URL.Path == ConfigPath {
@@ -58,6 +69,20 @@ func HandlerWithConfig(get func() ClientConfig) http.Handler {
 			return
 		}
 		w.Header().Set("Cache-Control", "no-cache")
+		if missingWASM(fsys, r.URL.Path) {
+			http.Error(w, wasmMissing, http.StatusNotFound)
+			return
+		}
 		files.ServeHTTP(w, r)
 	})
+}
+
+// missingWASM reports a request for one of the generated files of wasm/ that this build lacks.
+func missingWASM(fsys fs.FS, path string) bool {
+	name, ok := strings.CutPrefix(path, "/wasm/")
+	if !ok || (name != "lowprio.wasm" && name != "wasm_exec.js") {
+		return false
+	}
+	_, err := fs.Stat(fsys, "wasm/"+name)
+	return err != nil
 }

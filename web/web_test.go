@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 )
 
 func get(t *testing.T, h http.Handler, path string) *http.Response {
@@ -124,4 +125,42 @@ func cleanJoin(dir, rel string) string {
 		}
 	}
 	return strings.Join(parts, "/")
+}
+
+// The WebAssembly module is served as application/wasm (WebAssembly.instantiateStreaming refuses
+// anything else) with the Go runtime's JavaScript beside it. `make wasm` writes both; `make test`
+// runs it first.
+func TestHandlerServesWASM(t *testing.T) {
+	h := Handler()
+	res := get(t, h, WASMPath)
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s: status %d %q (run `make wasm`)", WASMPath, res.StatusCode, body)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/wasm" {
+		t.Errorf("%s: Content-Type %q, want application/wasm", WASMPath, ct)
+	}
+	if !strings.HasPrefix(string(body), "\x00asm") {
+		t.Errorf("%s: not a WebAssembly module (starts %q)", WASMPath, body[:min(len(body), 8)])
+	}
+	res = get(t, h, "/wasm/wasm_exec.js")
+	body, _ = io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "globalThis.Go") {
+		t.Errorf("/wasm/wasm_exec.js: status %d, or not Go's wasm_exec.js", res.StatusCode)
+	}
+}
+
+// A build without the generated files says what to do instead of a bare 404.
+func TestHandlerExplainsMissingWASM(t *testing.T) {
+	h := handler(fstest.MapFS{"wasm/README.md": {Data: []byte("x")}}, func() ClientConfig { return ClientConfig{} })
+	for _, path := range []string{WASMPath, "/wasm/wasm_exec.js"} {
+		res := get(t, h, path)
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(string(body), "make wasm") {
+			t.Errorf("%s without the file: status %d %q, want 404 naming `make wasm`", path, res.StatusCode, body)
+		}
+	}
+	if res := get(t, h, "/wasm/other.wasm"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("/wasm/other.wasm: status %d, want 404", res.StatusCode)
+	}
 }

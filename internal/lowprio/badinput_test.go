@@ -188,3 +188,21 @@ func TestSenderIgnoresForgedEcho(t *testing.T) {
 		t.Fatalf("after a forged echo: %+v, RTO %v", st, s.rtt.RTO())
 	}
 }
+
+// Abort's RESET carries the application's reason as it gave it, with the abort code, from
+// either end.
+func TestAbortResetCarriesReason(t *testing.T) {
+	s := NewSender(Config{}, nil)
+	s.Abort("user cancelled")
+	r := NewReceiver(Config{})
+	r.Abort("disk full")
+	for _, c := range []struct {
+		poll func(time.Duration, func([]byte)) time.Duration
+		want string
+	}{{s.Poll, "user cancelled"}, {r.Poll, "disk full"}} {
+		m := lastReset(t, c.poll)
+		if m.Code != CodeAbort || string(m.Reason) != c.want {
+			t.Errorf("RESET code %d reason %q, want %d %q", m.Code, m.Reason, CodeAbort, c.want)
+		}
+	}
+}

@@ -99,14 +99,14 @@ func (e *ResetError) Error() string {
 // encodeReset encodes the RESET for the error that ended a transfer: the peer's or the
 // application's own code, the idle timeout's, or a protocol error's.
 func encodeReset(buf []byte, id uint32, err error) []byte {
-	code := uint16(CodeProtocol)
+	code, reason := uint16(CodeProtocol), err.Error()
 	var re *ResetError
 	if errors.As(err, &re) {
-		code = re.Code
+		code, reason = re.Code, re.Reason // the application's own words, not this side's wrapping
 	} else if errors.Is(err, ErrIdleTimeout) {
 		code = CodeIdleTimeout
 	}
-	b, _ := EncodeReset(buf, id, code, err.Error())
+	b, _ := EncodeReset(buf, id, code, reason)
 	return b
 }
 

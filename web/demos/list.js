@@ -7,4 +7,5 @@ export const demos = [
   { href: 'streaming.html', title: 'Streaming', plugin: 'janus.plugin.streaming', text: 'Lists the mountpoints, watches one, switches to another on the same PeerConnection and picks the simulcast layer, with the layer, size and bitrate received shown live.' },
   { href: 'textroom.html', title: 'Text room', plugin: 'janus.plugin.textroom', text: 'Chats in a text room over a data channel: messages to everyone or to one participant, who joins and leaves, and announcements, as Janus\'s TextRoom does.' },
   { href: 'videocall.html', title: 'Video call', plugin: 'janus.plugin.videocall', text: 'Registers a name and calls another user, or answers their call: each sees the other, with text over the data channel. strata fits what each side receives to that side\'s own downlink.' },
+  { href: 'lowprio.html', title: 'Low-priority transfer', plugin: 'janus.plugin.echotest', text: 'An echo test call and, on the same PeerConnection, a file or generated stream to or from the server with LEDBAT: watch the video keep its rate and delay while the transfer takes what is left.' },
 ];

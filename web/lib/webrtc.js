@@ -49,6 +49,8 @@ export class Call {
  * @param {MediaStream} [options.stream]   send this stream instead of capturing one
  * @param {RTCIceServer[]} [options.iceServers]
  * @param {(track: MediaStreamTrack, call: Call) => void} [options.onTrack]
+ * @param {(pc: RTCPeerConnection) => void} [options.prepare] called before the offer, e.g. to create a
+ *   data channel so that the offer has a data section (lib/lowprio.js transfers need one)
  * @returns {Promise<Call>}
  */
 export async function startCall(handle, options = {}) {
@@ -58,11 +60,13 @@ export async function startCall(handle, options = {}) {
     video = { width: { ideal: 640 }, height: { ideal: 480 } },
     iceServers = [],
     onTrack,
+    prepare,
   } = options;
   const stream = options.stream ?? (await navigator.mediaDevices.getUserMedia({ audio, video }));
   const pc = new RTCPeerConnection({ iceServers, bundlePolicy: 'max-bundle' });
   const call = new Call(handle, pc, stream);
   try {
+    prepare?.(pc);
     await negotiate(call, body, onTrack);
   } catch (err) {
     call.close();
