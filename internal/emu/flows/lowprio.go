@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/pion/ice/v4"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/emu/browser"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 )
@@ -79,7 +81,11 @@ func NewLowPrio(env endpoint.Env) (endpoint.Flow, error) {
 			"(the protocol's message size, acknowledgements and window are its own)", s.Name)
 	}
 	if s.Endpoint == scenario.EndpointBrowser {
-		return newBrowserLowPrio(f)
+		if _, err := os.Stat(browser.DefaultChromium); err != nil {
+			return nil, fmt.Errorf("flow %s: endpoint browser needs headless Chromium at %s (apt-get install -y chromium): %w",
+				s.Name, browser.DefaultChromium, err)
+		}
+		return &browserLowPrio{LowPrio: f}, nil
 	}
 	return f, nil
 }

@@ -5,17 +5,27 @@ import (
 	"errors"
 
 	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/emu/endpoint"
 )
 
-// errNoBinding stands in until the Pion binding of internal/lowprio is merged.
+// Placeholder until branch dc (internal/lowprio/dc) is merged.
 var errNoBinding = errors.New("LEDBAT data-channel transfers need internal/lowprio/dc")
+
+const ledbatStream = int64(1) << 40
 
 func ledbatChannel() (string, *webrtc.DataChannelInit) {
 	ordered, retransmits := false, uint16(0)
 	return "lowprio:put:gen:0", &webrtc.DataChannelInit{Ordered: &ordered, MaxRetransmits: &retransmits}
 }
 
+func (f *LowPrio) ledbatOptions(bool) struct{} { return struct{}{} }
+
 func (f *LowPrio) sendLEDBAT(context.Context, *webrtc.DataChannel) error    { return errNoBinding }
 func (f *LowPrio) receiveLEDBAT(context.Context, *webrtc.DataChannel) error { return errNoBinding }
 
-func newBrowserLowPrio(f *LowPrio) (*LowPrio, error) { return nil, errors.New("browser endpoint: not yet") }
+func receiveLEDBAT(context.Context, *webrtc.DataChannel, endpoint.Recorder, struct{}) error {
+	return errNoBinding
+}
+
+func endErr(_ string, _ context.Context, err error) error { return err }
