@@ -1,0 +1,181 @@
+package dc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+	"github.com/strata-rtc/strata/internal/lowprio"
+)
+
+// Receive receives a stream on ch at low priority and writes it to w. It returns when the whole
+// stream was written and the sender closed the channel (or Options.Linger passed), or with the
+// error that ended the transfer (after a RESET, the channel closed). It takes over ch's
+// handlers; ch may still be connecting. w is written on a goroutine of its own; a writer that
+// falls behind closes the receive window, which holds the sender back.
+func Receive(ctx context.Context, ch *webrtc.DataChannel, w io.Writer, opts Options) (Stats, error) {
+	if err := CheckVariant(opts.Variant); err != nil {
+		return Stats{}, err
+	}
+	cfg := opts.config()
+	c := attach(ch, cfg.MaxMessage)
+	defer c.detach()
+	if err := c.waitOpen(ctx); err != nil {
+		return Stats{}, err
+	}
+	l := &recvLoop{c: c, r: lowprio.NewReceiver(cfg), opts: &opts, p: newProgress(&opts),
+		free: make(chan []byte, 2), jobs: make(chan []byte, 2), done: make(chan chunk, 2)}
+	for range cap(l.free) {
+		l.free <- make([]byte, chunkSize)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go writePump(w, l.jobs, l.done, stop)
+	return l.run(ctx)
+}
+
+// writePump writes each job to w and returns its buffer with the write's error.
+func writePump(w io.Writer, jobs <-chan []byte, done chan<- chunk, stop <-chan struct{}) {
+	for {
+		var b []byte
+		select {
+		case b = <-jobs:
+		case <-stop:
+			return
+		}
+		_, err := w.Write(b)
+		select {
+		case done <- chunk{b, err}:
+		case <-stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+type recvLoop struct {
+	c    *channel
+	r    *lowprio.Receiver
+	opts *Options
+	p    progress
+
+	free, jobs chan []byte
+	done       chan chunk
+	writing    int // buffers with the writer
+	written    uint64
+	writeErr   error
+	eof        bool
+	lingerTill time.Duration
+}
+
+func (l *recvLoop) run(ctx context.Context) (Stats, error) {
+	tm := newTimer()
+	defer tm.t.Stop()
+	for {
+		now := l.c.now()
+		l.drain()
+		next := l.r.Poll(now, l.c.out)
+		if end, err := l.ended(now); end {
+			return l.finish(now, err)
+		}
+		if l.complete() {
+			if l.lingerTill == 0 {
+				l.lingerTill = now + l.opts.linger()
+			}
+			next = min(next, l.lingerTill)
+		}
+		next = min(next, l.p.next())
+		l.p.report(now, l.progress(false))
+		select {
+		case <-ctx.Done():
+			l.r.Abort("cancelled: " + ctx.Err().Error())
+			l.r.Poll(l.c.now(), l.c.out)
+			return l.finish(l.c.now(), ctx.Err())
+		case m := <-l.c.in:
+			if err := l.onMessage(l.c.now(), m); err != nil {
+				return l.finish(l.c.now(), err)
+			}
+		case ck := <-l.done:
+			l.writing--
+			l.written += uint64(len(ck.b))
+			if ck.err != nil {
+				l.writeErr = ck.err
+				l.r.Abort("receiver's write failed")
+			} else {
+				l.free <- ck.b[:0]
+			}
+		case <-l.c.closed:
+			if l.complete() {
+				return l.finish(l.c.now(), nil)
+			}
+			return l.finish(l.c.now(), ErrClosed)
+		case <-tm.reset(now, next):
+		}
+	}
+}
+
+// onMessage hands a message to the receiver; a message that cannot belong here ends the transfer.
+func (l *recvLoop) onMessage(now time.Duration, m inbound) error {
+	if m.text {
+		return l.c.protocolError(ErrText)
+	}
+	if err := l.r.OnMessage(now, m.data); err != nil && routeError(err) {
+		return l.c.protocolError(fmt.Errorf("%w (on a receiving channel)", err))
+	}
+	return nil // other errors end the receiver: Poll sends its RESET, ended reports it
+}
+
+// drain moves in-order bytes from the receiver to the writer while it has a free buffer; what
+// stays in the receiver keeps its window closed.
+func (l *recvLoop) drain() {
+	for !l.eof && l.r.Err() == nil {
+		var b []byte
+		select {
+		case b = <-l.free:
+		default:
+			return
+		}
+		n, err := l.r.Read(b[:cap(b)])
+		if errors.Is(err, io.EOF) {
+			l.eof = true
+		}
+		if n == 0 {
+			l.free <- b
+			return
+		}
+		l.writing++
+		l.jobs <- b[:n]
+	}
+}
+
+// complete reports that the whole stream was read and written.
+func (l *recvLoop) complete() bool { return l.eof && l.writing == 0 && l.writeErr == nil }
+
+// ended reports whether the transfer is over: an error, or the linger after completion passed.
+func (l *recvLoop) ended(now time.Duration) (bool, error) {
+	switch {
+	case l.c.sendErr != nil:
+		return true, fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr)
+	case l.writeErr != nil:
+		return true, fmt.Errorf("lowprio: writing the stream: %w", l.writeErr)
+	case l.r.Err() != nil:
+		return true, l.r.Err()
+	case l.complete() && l.lingerTill > 0 && now >= l.lingerTill:
+		return true, nil
+	}
+	return false, nil
+}
+
+func (l *recvLoop) finish(now time.Duration, err error) (Stats, error) {
+	l.p.report(now, l.progress(true))
+	return Stats{Bytes: l.written, Elapsed: now, Dropped: int(l.c.dropped.Load())}, err
+}
+
+func (l *recvLoop) progress(done bool) Progress {
+	return Progress{Bytes: l.r.Received(), Done: done}
+}
