@@ -110,9 +110,12 @@ func (c *channel) send(b []byte) {
 	}
 }
 
-// holding reports that SCTP's send queue holds more than a few messages: the sender waits for it
-// to drain before it lets the protocol send more.
-func (c *channel) holding() bool { return c.ch.BufferedAmount() > c.hold }
+// holding reports that SCTP's send queue holds more than a few messages beyond the protocol's
+// inFlight bytes: the sender waits for it to drain before it lets the protocol send more. Pion
+// counts a message in bufferedAmount until SCTP's SACK acknowledges it (or it is abandoned), so
+// bufferedAmount includes what is in the network; without inFlight the window could never grow
+// past a few messages.
+func (c *channel) holding(inFlight int) bool { return c.ch.BufferedAmount() > c.hold+uint64(inFlight) }
 
 // protocolError ends a transfer for a message the protocol core does not fail on by itself (text,
 // another transfer id, a message type for the other direction): the binding sends the RESET.

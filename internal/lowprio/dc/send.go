@@ -89,7 +89,7 @@ func (l *sendLoop) run(ctx context.Context) (Stats, error) {
 		l.applyCap(now)
 		l.feed()
 		next := lowprio.Never
-		if !l.c.holding() || l.s.Err() != nil {
+		if !l.c.holding(l.s.Stats().InFlight) || l.s.Err() != nil {
 			next = l.s.Poll(now, l.c.out)
 		} else {
 			next = now + holdRecheck
