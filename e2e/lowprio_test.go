@@ -200,6 +200,15 @@ func TestLowprioBrowserBadInput(t *testing.T) {
 		}
 	}
 
+	// An option the module refuses ends that transfer with the module's reason.
+	bad := mustEval[string](a, `(async () => {
+		const t = await lp.put(pc, 'gen:10', null, { variant: 'cubic' });
+		return t.finished.then(() => 'finished', (e) => String(e.message));
+	})()`)
+	if !strings.Contains(bad, `unknown variant "cubic"`) {
+		t.Errorf("put with variant cubic: %q, want the unknown variant error", bad)
+	}
+
 	// The PeerConnection is still up and carries a transfer.
 	mustEval[bool](a, `(async () => { track(await lp.put(pc, 'gen:300000', null)); return true; })()`)
 	list := waitTransfers(b, 2, 30*time.Second) // the garbage one (failed) and this one

@@ -19,7 +19,7 @@
 // initialWindow, idleTimeoutMs (defaults as the server's). The variant and target are the sending
 // end's choice.
 
-import { Transfer } from './lptransfer.js';
+import { Transfer, sendQuietly } from './lptransfer.js';
 
 export { Transfer } from './lptransfer.js';
 
@@ -172,7 +172,7 @@ function refuse(api, ch, reason) {
   const send = () => {
     const ep = api.newReceiver({});
     ep.abort(reason);
-    ep.poll(performance.now(), (msg) => ch.send(msg));
+    ep.poll(performance.now(), (msg) => sendQuietly(ch, msg));
     ep.free();
     ch.close();
   };

@@ -12,6 +12,7 @@ import { Emitter } from './emitter.js';
 const CHUNK = 64 << 10; // bytes moved between the application and the endpoint per step
 const HELD = 4; // messages bufferedAmount may hold before polling waits for it to drain
 const LINGER_MS = 10000; // a finished receiver keeps answering a sender's FIN retransmissions this long
+const IDLE_MS = 30000; // the protocol's default idle timeout
 
 /**
  * Progress of a transfer.
@@ -59,6 +60,7 @@ export class Transfer extends Emitter {
   #reading = false;
   #sourceDone = false;
   #lingerTimer = null;
+  #heard = false;
   #resolve;
   #reject;
 
@@ -103,11 +105,18 @@ export class Transfer extends Emitter {
     this.#started = performance.now();
     this.#last = { at: this.#started, bytes: 0 };
     this.emit('open', this);
+    if (this.role === 'receive') {
+      // The protocol's receiver starts its idle clock at the first message; a peer that never
+      // sends one (no lowprio service behind the channel) must not leave the transfer hanging.
+      const idle = this.#opts.idleTimeoutMs ?? IDLE_MS;
+      setTimeout(() => this.#heard || this.abort(`nothing from the sender in ${idle / 1000} s`), idle);
+    }
     this.#step();
   }
 
   #onMessage(data) {
     if (!this.#ep) return;
+    this.#heard = true;
     if (typeof data === 'string') {
       this.#ep.abort('text message on a lowprio channel');
     } else {
@@ -140,7 +149,7 @@ export class Transfer extends Emitter {
     if (ch.readyState !== 'open') return;
     if (ch.bufferedAmount > HELD * ch.bufferedAmountLowThreshold) return; // bufferedamountlow steps again
     const now = performance.now();
-    const next = this.#ep.poll(now, (msg) => ch.send(msg));
+    const next = this.#ep.poll(now, (msg) => sendQuietly(ch, msg));
     this.#report(now, false);
     if (this.#checkEnd()) return;
     if (next >= 0) this.#timer = setTimeout(() => this.#step(), Math.max(0, next - now));
@@ -166,6 +175,7 @@ export class Transfer extends Emitter {
       got.then(
         (chunk) => {
           this.#reading = false;
+          if (!this.#ep) return; // the transfer ended meanwhile
           this.#took(chunk);
           this.#step();
         },
@@ -282,5 +292,18 @@ export class Transfer extends Emitter {
   #free() {
     this.#ep?.free();
     this.#ep = null;
+  }
+}
+
+/**
+ * Sends one message the endpoint emitted. An exception must not reach the WebAssembly module that
+ * called this (it would stop the Go runtime, and every transfer of the page with it); a channel
+ * that cannot send any more ends the transfer through its close event.
+ */
+export function sendQuietly(ch, msg) {
+  try {
+    ch.send(msg);
+  } catch (err) {
+    console.warn('lowprio: send failed', err);
   }
 }

@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// demoTransfer is window.strataDemo.transfer of web/lowprio.html.
+type demoTransfer struct {
+	Name, Verb, State, Error string
+	Result                   struct {
+		Bytes    int64 `json:"bytes"`
+		Verified int64 `json:"verified"`
+	}
+}
+
+// TestLowprioDemo runs strata's low-priority transfer page (web/lowprio.html, lib/lowprio.js)
+// against a strata server: an echotest call, then on its PeerConnection a download of a generated
+// stream that the page checks byte by byte, then an upload of one (the server checks it), each
+// while the echoed video keeps being decoded, with the transfer's rate and the call's stats in
+// the page's samples.
+func TestLowprioDemo(t *testing.T) {
+	srv := startStrata(t)
+	b := newBrowser(t)
+	b.do(10*time.Second, chromedp.Navigate("http://"+srv.HTTPAddr()+"/lowprio.html"))
+	b.waitFor("the demo module to load", `window.strataDemo && window.strataDemo.state === 'idle'`, 10*time.Second)
+	b.do(5*time.Second, chromedp.Click(chromedp.ID("start")))
+	b.waitFor("the webrtcup event", `window.strataDemo.state === 'up'`, 20*time.Second)
+	requireEchoedVideo(b, "window.strataDemo.pc", 20*time.Second)
+
+	for _, c := range []struct{ direction, what string }{{"get", "gen:10000000"}, {"put", "gen:10000000"}} {
+		mustEval[bool](b, `(() => {
+			document.getElementById('direction').value = '`+c.direction+`';
+			document.getElementById('what').value = '`+c.what+`';
+			document.getElementById('variant').value = 'ledbat++';
+			return true;
+		})()`)
+		b.do(5*time.Second, chromedp.Click(chromedp.ID("transfer")))
+		b.waitFor(c.direction+" "+c.what, `(t => t && t.state !== 'running')(window.strataDemo.transfer)`, 90*time.Second)
+		tr := mustEval[demoTransfer](b, `window.strataDemo.transfer`)
+		t.Logf("%s %s: %s, %d bytes (%d checked) %s", tr.Verb, tr.Name, tr.State, tr.Result.Bytes, tr.Result.Verified, tr.Error)
+		if tr.State != "done" || tr.Result.Bytes != 10_000_000 {
+			t.Fatalf("%s %s: %s after %d bytes: %s", c.direction, c.what, tr.State, tr.Result.Bytes, tr.Error)
+		}
+		if c.direction == "get" && tr.Result.Verified != 10_000_000 {
+			t.Errorf("download: %d bytes checked, want all", tr.Result.Verified)
+		}
+	}
+	// The chart's samples saw the transfers and the call together.
+	ok := mustEval[bool](b, `window.strataDemo.samples.some((s) => s.transferKbps > 0 && s.videoInKbps > 0 && s.rttMs != null)`)
+	if !ok {
+		t.Errorf("no sample with both the transfer's rate and the echoed video: %v", mustEval[any](b, `window.strataDemo.samples`))
+	}
+	requireEchoedVideo(b, "window.strataDemo.pc", 10*time.Second) // the call survived both transfers
+	b.do(5*time.Second, chromedp.Click(chromedp.ID("start")))
+	b.waitFor("the demo to stop", `window.strataDemo.state === 'idle'`, 10*time.Second)
+	waitNoSessions(t, srv, 5*time.Second)
+	b.requireCleanConsole("during the demo")
+}
