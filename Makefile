@@ -86,7 +86,7 @@ lab: deps-test build
 ## at --scale 1), the same files in the simulator, the sim-versus-emu comparison (lab-emu-out/compare.md)
 ## and both refreshed in docs/RESULTS.md, plus strata's GCC against Chromium's (the strata-vs-chromium tables).
 ## LAB_EMU_FLAGS passes flags to both runs (e.g. --scale 0.2).
-LAB_EMU_ONLY  ?= examples/dumbbell-6tcp,seed004,rfc8867,seed003
+LAB_EMU_ONLY  ?= examples/dumbbell-6tcp,seed004,rfc8867,seed003,seed002/datachannel,seed002/chromium
 LAB_EMU_FLAGS ?=
 # strata's GCC (Pion sender; the statistical codec, then libvpx as Chromium's encoder) against
 # Chromium's on the same network: emu-dir-a:emu-dir-b:table-name.

@@ -1,0 +1,80 @@
+package flows
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/emu/emutest"
+	"github.com/strata-rtc/strata/internal/emu/endpoint"
+	"github.com/strata-rtc/strata/internal/lab/scenario"
+	"github.com/strata-rtc/strata/internal/sim"
+)
+
+func lowprioEnv(src, dst endpoint.Host, rec *emutest.Recorder, cc string) endpoint.Env {
+	return endpoint.Env{Spec: scenario.Flow{Name: "lp", Kind: scenario.KindLEDBAT, CC: cc, Endpoint: scenario.EndpointPion},
+		Src: src, Dst: dst, Rec: rec, Clock: rec, Seed: 1, Log: os.Stderr}
+}
+
+// TestLowPrioFlows runs each data-channel flow alone for 6 s through a 2 Mbit/s, 20 ms link with
+// a 50-packet queue: the bytes arrive (a LEDBAT receiver checks every one against the generated
+// stream, and Stop returns its error), the transfer takes a real share of the link after its
+// start-up, the sender reports RTTs above the path's 40 ms, and Stop leaves nothing running.
+func TestLowPrioFlows(t *testing.T) {
+	src, dst := newPair(t, 2e6, 20*time.Millisecond, 50)
+	// SCTP fills the link; strata's protocol pays for Pion's I-FORWARD-TSN/SACK exchanges on an
+	// unreliable channel (docs/EMU.md), so its goodput bound is lower.
+	for _, c := range []struct {
+		cc      string
+		minRate float64
+	}{{"sctp", 1.4e6}, {"ledbat", 0.6e6}, {"ledbat++", 0.6e6}} {
+		t.Run(c.cc, func(t *testing.T) {
+			rec := emutest.NewRecorder()
+			fl, err := NewLowPrio(lowprioEnv(src, dst, rec, c.cc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fl.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(6 * time.Second)
+			if err := fl.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			from := rec.Now() - 4*time.Second
+			rate := rec.Bytes(from-2*time.Second, from+4*time.Second) * 8 / 4 // the last 4 s of sending
+			rtts := rec.RTTs()
+			t.Logf("%s: %.2f Mbit/s of goodput, %d RTT samples", c.cc, rate/1e6, len(rtts))
+			if rate < c.minRate {
+				t.Errorf("goodput %.0f bit/s, want ≥ %.0f", rate, c.minRate)
+			}
+			if len(rtts) == 0 || rtts[len(rtts)-1].V < 0.040 {
+				t.Errorf("RTT samples %v, want some above 40 ms", rtts)
+			}
+		})
+	}
+}
+
+// Specs a data-channel flow cannot run are refused before anything starts.
+func TestLowPrioBadSpec(t *testing.T) {
+	rec := emutest.NewRecorder()
+	var h endpoint.Host = emutest.NoHost{}
+	for _, c := range []struct {
+		edit func(*scenario.Flow)
+		want string
+	}{
+		{func(f *scenario.Flow) { f.CC = "cubic" }, `cc "cubic" cannot run on a data channel`},
+		{func(f *scenario.Flow) { f.Kind = scenario.KindTCP }, "is not a data-channel transfer"},
+		{func(f *scenario.Flow) { f.MSS = 1000 }, "takes no mss"},
+		{func(f *scenario.Flow) { f.Params = sim.Params{"gain": {F: 2}} }, "only the target parameter"},
+		{func(f *scenario.Flow) { f.CC = "sctp"; f.Params = sim.Params{"target": {D: time.Second}} }, "takes no controller params"},
+	} {
+		env := lowprioEnv(h, h, rec, "ledbat")
+		c.edit(&env.Spec)
+		if _, err := NewLowPrio(env); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
