@@ -81,7 +81,7 @@ microbench:
 lab: deps-test build
 	./$(BIN) lab run scenarios --out lab-out --results docs/RESULTS.md
 
-## lab-emu: the scenarios both engines run (TCP dumbbells, seed 004, RFC 8867, seed 003, the Chromium
+## lab-emu: the scenarios both engines run (TCP dumbbells, seed 004, RFC 8867, seed 003, seed 002's data channels, the Chromium
 ## files) in emulation on real network stacks (root; real time: the files' durations add up to hours
 ## at --scale 1), the same files in the simulator, the sim-versus-emu comparison (lab-emu-out/compare.md)
 ## and both refreshed in docs/RESULTS.md, plus strata's GCC against Chromium's (the strata-vs-chromium tables).
