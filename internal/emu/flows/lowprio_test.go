@@ -29,7 +29,7 @@ func TestLowPrioFlows(t *testing.T) {
 	for _, c := range []struct {
 		cc      string
 		minRate float64
-	}{{"sctp", 1.4e6}, {"ledbat", 0.6e6}, {"ledbat++", 0.6e6}} {
+	}{{"sctp", 1.4e6}, {"ledbat", 0.8e6}, {"ledbat++", 0.8e6}} {
 		t.Run(c.cc, func(t *testing.T) {
 			rec := emutest.NewRecorder()
 			fl, err := NewLowPrio(lowprioEnv(src, dst, rec, c.cc))
@@ -40,11 +40,11 @@ func TestLowPrioFlows(t *testing.T) {
 				t.Fatal(err)
 			}
 			time.Sleep(6 * time.Second)
+			end := rec.Now()
 			if err := fl.Stop(); err != nil {
 				t.Fatal(err)
 			}
-			from := rec.Now() - 4*time.Second
-			rate := rec.Bytes(from-2*time.Second, from+4*time.Second) * 8 / 4 // the last 4 s of sending
+			rate := rec.Bytes(end-4*time.Second, end) * 8 / 4 // the last 4 s of sending
 			rtts := rec.RTTs()
 			t.Logf("%s: %.2f Mbit/s of goodput, %d RTT samples", c.cc, rate/1e6, len(rtts))
 			if rate < c.minRate {
