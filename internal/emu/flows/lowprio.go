@@ -112,8 +112,14 @@ func (f *LowPrio) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// The LEDBAT binding takes over the channel's handlers and waits for it to open (setting
+	// OnOpen twice races inside Pion); the SCTP sender starts once it is open.
 	sendOpen := make(chan struct{})
-	sch.OnOpen(func() { close(sendOpen) })
+	if f.cc == ccSCTP {
+		sch.OnOpen(func() { close(sendOpen) })
+	} else {
+		close(sendOpen)
+	}
 	remote := make(chan *webrtc.DataChannel, 1)
 	f.rcv.OnDataChannel(func(ch *webrtc.DataChannel) {
 		select {
