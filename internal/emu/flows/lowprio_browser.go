@@ -68,7 +68,7 @@ func (f *browserLowPrio) Start(ctx context.Context) (err error) {
 	}
 	rch, ok := recvFrom(ctx, remote)
 	if !ok {
-		return fmt.Errorf("Chromium's data channel did not reach %v: %w", f.env.Dst.Addr(), ctx.Err())
+		return fmt.Errorf("the browser's data channel did not reach %v: %w", f.env.Dst.Addr(), ctx.Err())
 	}
 	run, stop := context.WithCancel(context.Background())
 	f.cancel = stop
@@ -86,7 +86,7 @@ func (f *browserLowPrio) connect(ctx context.Context) error {
 	offer, err := browser.Eval[string](ctx, f.chrome, `lp.offer(`+browser.JSValue(map[string]any{
 		"cc": f.cc, "targetMs": f.target.Milliseconds(), "stream": ledbatStream})+`)`)
 	if err != nil {
-		return fmt.Errorf("Chromium's offer: %w", err)
+		return fmt.Errorf("the browser's offer: %w", err)
 	}
 	if err := f.rcv.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
 		return fmt.Errorf("receiver: %w", err)
@@ -99,7 +99,7 @@ func (f *browserLowPrio) connect(ctx context.Context) error {
 		return fmt.Errorf("receiver: %w", err)
 	}
 	if _, err := browser.Eval[bool](ctx, f.chrome, `lp.accept(`+browser.JSValue(f.rcv.LocalDescription().SDP)+`)`); err != nil {
-		return fmt.Errorf("Chromium accepting the answer: %w", err)
+		return fmt.Errorf("the browser accepting the answer: %w", err)
 	}
 	return nil
 }
@@ -124,7 +124,7 @@ func (f *browserLowPrio) sample(ctx context.Context) error {
 			return endErr("Chromium sender", ctx, err)
 		}
 		if s.Error != "" {
-			return fmt.Errorf("Chromium sender: %s", s.Error)
+			return fmt.Errorf("the browser sender: %s", s.Error)
 		}
 		if s.RTTMs > 0 {
 			f.env.Rec.RTT(time.Duration(s.RTTMs * float64(time.Millisecond)))
