@@ -8,6 +8,7 @@
 //	strata load --server URL [flags]     load-test a Janus-API server (strata or Janus)
 //	strata netctl serve|agent|check      the network controller and its interface-counter agent
 //	strata rec convert IN.mjr OUT.opus   convert a recording into a file players read
+//	strata lowprio get|put [flags] ...   move a file to or from a server at low priority (LEDBAT)
 //	strata version
 package main
 
@@ -17,6 +18,7 @@ import (
 	"os"
 
 	"github.com/strata-rtc/strata/internal/load"
+	"github.com/strata-rtc/strata/internal/lowprio/lpcli"
 	"github.com/strata-rtc/strata/internal/netctl"
 )
 
@@ -37,6 +39,7 @@ func commands() []command {
 		{"load", "drive a Janus-API videoroom with synthetic WebRTC clients and measure the server", load.Main},
 		{"netctl", "network controller for network-assisted simulcast (serve, agent, check)", netctl.Main},
 		{"rec", "recordings: strata rec convert IN.mjr OUT.opus", recCommand},
+		{"lowprio", "move a file to or from a server at low priority: strata lowprio get|put", lpcli.Main},
 		{"version", "print the version", func([]string, io.Writer, io.Writer) int {
 			fmt.Println("strata", version)
 			return 0

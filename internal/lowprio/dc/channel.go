@@ -22,11 +22,13 @@ const (
 	// inboundQueue bounds the messages waiting for the transfer's goroutine; beyond it they are
 	// dropped (and retransmitted or re-acknowledged by the protocol), never queued without bound.
 	inboundQueue = 512
-	// holdMessages is the bufferedAmount, in messages, above which the sender holds back: the
-	// protocol's window must be in the network, not in SCTP's send queue.
+	// holdMessages is how many messages may wait in SCTP's send queue before the sender holds
+	// back: the protocol's window must be in the network, not in a queue its timestamps miss.
 	holdMessages = 4
 	// holdRecheck bounds a hold in case the buffered-amount-low callback was missed.
 	holdRecheck = 50 * time.Millisecond
+	// settleTimeout bounds the wait for a failed channel's last messages (see settle).
+	settleTimeout = time.Second
 )
 
 type inbound struct {
@@ -88,6 +90,28 @@ func (c *channel) detach() {
 	_ = c.ch.Close()
 }
 
+// settle waits, after a send failed, until the channel has closed: Pion delivers every message
+// that arrived before it reports the close, so a RESET that explains the failure is queued by then.
+func (c *channel) settle() {
+	select {
+	case <-c.closed:
+	case <-time.After(settleTimeout):
+	}
+}
+
+// drain hands every queued message to f (on a channel that closed or failed: a RESET among them
+// says why).
+func (c *channel) drain(f func(inbound)) {
+	for {
+		select {
+		case m := <-c.in:
+			f(m)
+		default:
+			return
+		}
+	}
+}
+
 // now is the transfer's clock: monotonic time since it started.
 func (c *channel) now() time.Duration { return time.Since(c.start) }
 
@@ -110,12 +134,19 @@ func (c *channel) send(b []byte) {
 	}
 }
 
-// holding reports that SCTP's send queue holds more than a few messages beyond the protocol's
-// inFlight bytes: the sender waits for it to drain before it lets the protocol send more. Pion
-// counts a message in bufferedAmount until SCTP's SACK acknowledges it (or it is abandoned), so
-// bufferedAmount includes what is in the network; without inFlight the window could never grow
-// past a few messages.
-func (c *channel) holding(inFlight int) bool { return c.ch.BufferedAmount() > c.hold+uint64(inFlight) }
+// holding reports that SCTP's send queue holds more than a few messages beyond inFlight, the bytes
+// the protocol has in the network. Pion counts a message in bufferedAmount until SCTP has it
+// acknowledged (a browser only until it is sent), so the bytes in flight are allowed for: what
+// is above them waits in the queue. When it holds, the low threshold is moved to just above the
+// flight, so the callback wakes the sender as soon as the queue drained.
+func (c *channel) holding(inFlight int) bool {
+	limit := uint64(inFlight) + c.hold
+	if c.ch.BufferedAmount() <= limit {
+		return false
+	}
+	c.ch.SetBufferedAmountLowThreshold(limit - c.hold/holdMessages)
+	return true
+}
 
 // protocolError ends a transfer for a message the protocol core does not fail on by itself (text,
 // another transfer id, a message type for the other direction): the binding sends the RESET.

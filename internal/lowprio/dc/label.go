@@ -99,9 +99,17 @@ func ParseGenerated(name string) (n int64, ok bool, err error) {
 	return n, true, nil
 }
 
-// Init returns the options of a low-priority channel: unordered and unreliable, so SCTP neither
-// retransmits nor holds a message back behind a lost one, and the Protocol.
+// MaxRetransmits is the channel's SCTP retransmission limit. Not 0: Pion's SCTP (v1.11) marks a
+// message of a maxRetransmits 0 stream abandoned as it first sends it, and then answers every
+// SACK with a FORWARD-TSN that the receiver answers with another SACK, a ping-pong that grows
+// with the traffic and took 30 to 60% of a 2 Mbit/s link in the namespace test (pion/sctp#505).
+// With 2, a message is abandoned only when SCTP would retransmit it (Pion retransmits it once,
+// browsers up to twice), and the protocol's own retransmission does the rest.
+const MaxRetransmits = 2
+
+// Init returns the options of a low-priority channel: unordered, so SCTP never holds a message
+// back behind a lost one, with at most MaxRetransmits retransmissions, and the Protocol.
 func Init() *webrtc.DataChannelInit {
-	ordered, retransmits, protocol := false, uint16(0), Protocol
+	ordered, retransmits, protocol := false, uint16(MaxRetransmits), Protocol
 	return &webrtc.DataChannelInit{Ordered: &ordered, MaxRetransmits: &retransmits, Protocol: &protocol}
 }

@@ -62,7 +62,7 @@ func TestParseGenerated(t *testing.T) {
 
 func TestInitAndVariant(t *testing.T) {
 	i := Init()
-	if *i.Ordered || *i.MaxRetransmits != 0 || *i.Protocol != Protocol {
+	if *i.Ordered || *i.MaxRetransmits != MaxRetransmits || *i.Protocol != Protocol {
 		t.Fatalf("Init: ordered %v, maxRetransmits %d, protocol %q", *i.Ordered, *i.MaxRetransmits, *i.Protocol)
 	}
 	for _, v := range []string{"", VariantLEDBAT, VariantLEDBATPlus} {

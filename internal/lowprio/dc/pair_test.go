@@ -1,7 +1,9 @@
 package dc
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/pion/webrtc/v4"
 
@@ -39,28 +41,44 @@ func newPCPair(t *testing.T) *pcPair {
 
 func signal(t *testing.T, offerer, answerer *webrtc.PeerConnection) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := signalCtx(ctx, offerer, answerer); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// signalCtx runs the offer/answer exchange in-process, with complete gathering (no trickle).
+func signalCtx(ctx context.Context, offerer, answerer *webrtc.PeerConnection) error {
 	offer, err := offerer.CreateOffer(nil)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	done := webrtc.GatheringCompletePromise(offerer)
-	if err := offerer.SetLocalDescription(offer); err != nil {
-		t.Fatal(err)
+	if err := setLocal(ctx, offerer, offer); err != nil {
+		return err
 	}
-	<-done
 	if err := answerer.SetRemoteDescription(*offerer.LocalDescription()); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	answer, err := answerer.CreateAnswer(nil)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	done = webrtc.GatheringCompletePromise(answerer)
-	if err := answerer.SetLocalDescription(answer); err != nil {
-		t.Fatal(err)
+	if err := setLocal(ctx, answerer, answer); err != nil {
+		return err
 	}
-	<-done
-	if err := offerer.SetRemoteDescription(*answerer.LocalDescription()); err != nil {
-		t.Fatal(err)
+	return offerer.SetRemoteDescription(*answerer.LocalDescription())
+}
+
+func setLocal(ctx context.Context, pc *webrtc.PeerConnection, d webrtc.SessionDescription) error {
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(d); err != nil {
+		return err
+	}
+	select {
+	case <-gathered:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

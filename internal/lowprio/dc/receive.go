@@ -13,20 +13,26 @@ import (
 
 // Receive receives a stream on ch at low priority and writes it to w. It returns when the whole
 // stream was written and the sender closed the channel (or Options.Linger passed), or with the
-// error that ended the transfer (after a RESET, the channel closed). It takes over ch's
-// handlers; ch may still be connecting. w is written on a goroutine of its own; a writer that
-// falls behind closes the receive window, which holds the sender back.
+// error that ended the transfer (after a RESET, the channel closed). It is
+// Attach(ch, opts).Receive(ctx, w).
 func Receive(ctx context.Context, ch *webrtc.DataChannel, w io.Writer, opts Options) (Stats, error) {
-	if err := CheckVariant(opts.Variant); err != nil {
+	return Attach(ch, opts).Receive(ctx, w)
+}
+
+// Receive runs the transfer as the receiving side (see the package function Receive). w is
+// written on a goroutine of its own; a writer that falls behind closes the receive window,
+// which holds the sender back.
+func (t *Transfer) Receive(ctx context.Context, w io.Writer) (Stats, error) {
+	if err := CheckVariant(t.opts.Variant); err != nil {
+		t.Close()
 		return Stats{}, err
 	}
-	cfg := opts.config()
-	c := attach(ch, cfg.MaxMessage)
+	c, err := t.start(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
 	defer c.detach()
-	if err := c.waitOpen(ctx); err != nil {
-		return Stats{}, err
-	}
-	l := &recvLoop{c: c, r: lowprio.NewReceiver(cfg), opts: &opts, p: newProgress(&opts),
+	l := &recvLoop{c: c, r: lowprio.NewReceiver(t.opts.config()), opts: &t.opts, p: newProgress(&t.opts),
 		free: make(chan []byte, 2), jobs: make(chan []byte, 2), done: make(chan chunk, 2)}
 	for range cap(l.free) {
 		l.free <- make([]byte, chunkSize)
@@ -70,6 +76,8 @@ type recvLoop struct {
 	written    uint64
 	writeErr   error
 	eof        bool
+	dry        bool // the last Read found nothing
+	peerClosed bool
 	lingerTill time.Duration
 }
 
@@ -79,7 +87,11 @@ func (l *recvLoop) run(ctx context.Context) (Stats, error) {
 	for {
 		now := l.c.now()
 		l.drain()
-		next := l.r.Poll(now, l.c.out)
+		out := l.c.out
+		if l.gone() {
+			out = discard
+		}
+		next := l.r.Poll(now, out)
 		if end, err := l.ended(now); end {
 			return l.finish(now, err)
 		}
@@ -91,6 +103,10 @@ func (l *recvLoop) run(ctx context.Context) (Stats, error) {
 		}
 		next = min(next, l.p.next())
 		l.p.report(now, l.progress(false))
+		closed := l.c.closed
+		if l.peerClosed {
+			closed = nil
+		}
 		select {
 		case <-ctx.Done():
 			l.r.Abort("cancelled: " + ctx.Err().Error())
@@ -109,11 +125,8 @@ func (l *recvLoop) run(ctx context.Context) (Stats, error) {
 			} else {
 				l.free <- ck.b[:0]
 			}
-		case <-l.c.closed:
-			if l.complete() {
-				return l.finish(l.c.now(), nil)
-			}
-			return l.finish(l.c.now(), ErrClosed)
+		case <-closed:
+			l.peerClosed = true
 		case <-tm.reset(now, next):
 		}
 	}
@@ -144,6 +157,7 @@ func (l *recvLoop) drain() {
 		if errors.Is(err, io.EOF) {
 			l.eof = true
 		}
+		l.dry = n == 0
 		if n == 0 {
 			l.free <- b
 			return
@@ -156,17 +170,35 @@ func (l *recvLoop) drain() {
 // complete reports that the whole stream was read and written.
 func (l *recvLoop) complete() bool { return l.eof && l.writing == 0 && l.writeErr == nil }
 
-// ended reports whether the transfer is over: an error, or the linger after completion passed.
+// gone reports that the channel closed or failed: nothing more arrives or leaves, but what the
+// receiver holds is still written out, since the sender may have closed as soon as it saw the
+// ACK of its FIN.
+func (l *recvLoop) gone() bool { return l.peerClosed || l.c.sendErr != nil }
+
+func discard([]byte) {}
+
+// ended reports whether the transfer is over: an error, the stream written after the channel went,
+// or the linger after completion passed.
 func (l *recvLoop) ended(now time.Duration) (bool, error) {
 	switch {
-	case l.c.sendErr != nil:
-		return true, fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr)
 	case l.writeErr != nil:
 		return true, fmt.Errorf("lowprio: writing the stream: %w", l.writeErr)
 	case l.r.Err() != nil:
 		return true, l.r.Err()
-	case l.complete() && l.lingerTill > 0 && now >= l.lingerTill:
+	case l.complete() && (l.gone() || l.lingerTill > 0 && now >= l.lingerTill):
 		return true, nil
+	case l.gone() && l.dry && !l.eof && l.writing == 0:
+		if !l.peerClosed {
+			l.c.settle()
+		}
+		l.c.drain(func(m inbound) { _ = l.onMessage(now, m) })
+		if l.r.Err() != nil {
+			return true, l.r.Err() // the peer's RESET says why
+		}
+		if l.c.sendErr != nil && !l.peerClosed {
+			return true, fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr)
+		}
+		return true, ErrClosed
 	}
 	return false, nil
 }

@@ -21,20 +21,25 @@ type chunk struct {
 
 // Send sends what r yields on ch at low priority and returns when the receiver acknowledged all
 // of it (then the channel is closed), or with the error that ended the transfer (after a RESET,
-// the channel closed too). It takes over ch's handlers; ch may still be connecting. r is read on
-// a goroutine of its own, which a blocked Read keeps alive until it returns.
+// the channel closed too). It is Attach(ch, opts).Send(ctx, r).
 func Send(ctx context.Context, ch *webrtc.DataChannel, r io.Reader, opts Options) (Stats, error) {
-	ctrl, err := opts.controller()
+	return Attach(ch, opts).Send(ctx, r)
+}
+
+// Send runs the transfer as the sending side (see the package function Send). r is read on a
+// goroutine of its own, which a blocked Read keeps alive until it returns.
+func (t *Transfer) Send(ctx context.Context, r io.Reader) (Stats, error) {
+	ctrl, err := t.opts.controller()
+	if err != nil {
+		t.Close()
+		return Stats{}, err
+	}
+	c, err := t.start(ctx)
 	if err != nil {
 		return Stats{}, err
 	}
-	cfg := opts.config()
-	c := attach(ch, cfg.MaxMessage)
 	defer c.detach()
-	if err := c.waitOpen(ctx); err != nil {
-		return Stats{}, err
-	}
-	s := &sendLoop{c: c, s: lowprio.NewSender(cfg, ctrl), opts: &opts, p: newProgress(&opts),
+	s := &sendLoop{c: c, s: lowprio.NewSender(t.opts.config(), ctrl), opts: &t.opts, p: newProgress(&t.opts),
 		free: make(chan []byte, 2), full: make(chan chunk, 2)}
 	for range cap(s.free) {
 		s.free <- make([]byte, chunkSize)
@@ -118,7 +123,7 @@ func (l *sendLoop) run(ctx context.Context) (Stats, error) {
 		case ck := <-full:
 			l.cur, l.off, l.have = ck, 0, true
 		case <-l.c.closed:
-			return l.finish(l.c.now(), ErrClosed)
+			return l.finish(l.c.now(), l.why(ErrClosed))
 		case <-l.c.drained:
 		case <-tm.reset(now, next):
 		}
@@ -134,6 +139,17 @@ func (l *sendLoop) onMessage(now time.Duration, m inbound) error {
 		return l.c.protocolError(fmt.Errorf("%w (on a sending channel)", err))
 	}
 	return nil // other errors end the sender: Poll sends its RESET, ended reports it
+}
+
+// why is the error that ended a transfer whose channel closed or failed: the peer's RESET if one
+// is still queued, else err.
+func (l *sendLoop) why(err error) error {
+	now := l.c.now()
+	l.c.drain(func(m inbound) { _ = l.onMessage(now, m) })
+	if l.s.Err() != nil {
+		return l.s.Err()
+	}
+	return err
 }
 
 // feed writes the current chunk into the sender's buffer and recycles it when consumed.
@@ -170,7 +186,8 @@ func (l *sendLoop) applyCap(now time.Duration) {
 func (l *sendLoop) ended(now time.Duration) (bool, Stats, error) {
 	switch {
 	case l.c.sendErr != nil:
-		st, err := l.finish(now, fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr))
+		l.c.settle()
+		st, err := l.finish(now, l.why(fmt.Errorf("lowprio: send on the data channel: %w", l.c.sendErr)))
 		return true, st, err
 	case l.readErr != nil:
 		st, err := l.finish(now, fmt.Errorf("lowprio: reading the stream: %w", l.readErr))
