@@ -8,8 +8,9 @@ RACE_PKGS   := ./internal/audio/... ./internal/record/... ./internal/sfu/... ./i
 RACE_PKGS   += ./internal/source/mjrplay/...
 RACE_PKGS   += ./internal/rtpbridge/...
 RACE_PKGS   += ./internal/emu/netem/...
+RACE_PKGS   += ./internal/lowprio/service/...
 
-.PHONY: all build wasm run deps-run deps-test test lint unit bench chaos microbench lab lab-emu lab-emu-versus fuzz clean
+.PHONY: all build wasm run deps-run deps-test test lint unit bench chaos microbench lab lab-emu lab-emu-versus lab-lowprio fuzz clean
 .PHONY: e2e-janus-streaming
 .PHONY: e2e-janus-sip
 
@@ -111,6 +112,15 @@ lab-emu-versus:
 	  ./$(BIN) lab compare lab-emu-out/emu/$$a lab-emu-out/emu/$$b --as strata-vs-chromium/$$name --labels "strata,Chromium" \
 	    --results docs/RESULTS.md --out lab-emu-out/strata-vs-chromium-$$name.md || exit 1; \
 	done
+
+## lab-lowprio: a video call (1 Mbit/s of VP8 through the echotest) and a LEDBAT download on one
+## PeerConnection through a 2 Mbit/s link, with each lowprio.share mode (root, ~90 s); prints the
+## table of docs/RESULTS.md (A call and a low-priority transfer). LAB_LOWPRIO_SHARES picks the modes.
+LAB_LOWPRIO_SHARES ?= headroom,none
+lab-lowprio:
+	@LOWPRIO_CALL_SHARES=$(LAB_LOWPRIO_SHARES) $(GO) test -count=1 -run 'TestCallWithTransfer$$' -v ./internal/lowprio/service/ > lab-lowprio.log 2>&1; \
+	  status=$$?; sed -n 's/^ *call_test.go:[0-9]*: \(|.*\)/\1/p; s/^ *call_test.go:[0-9]*: \(the .*\)/FAIL: \1/p; s/^ *call_test.go:[0-9]*: \(run 1 .*\)/\1/p' lab-lowprio.log; \
+	  echo "(log: lab-lowprio.log)"; exit $$status
 
 ## fuzz: run every fuzzer for FUZZTIME each.
 FUZZTIME ?= 20s

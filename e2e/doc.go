@@ -17,6 +17,10 @@
 // The audiobridge tests run against Debian's Janus 1.1.2 instead with STRATA_E2E_AUDIOBRIDGE=janus
 // (started on free ports by the test), which shows that what they expect is what Janus does.
 //
+// The low-priority transfer tests run lib/lowprio.js (internal/lowprio as WebAssembly: `make wasm`
+// first) between two Chromiums, against strata's service through its demo page, and between two
+// Chromiums in network namespaces joined by the emulator's 2 Mbit/s link (root).
+//
 // The tests need /usr/bin/chromium, /usr/share/javascript/janus-gateway/janus.js and
 // /usr/share/janus/demos; `make test` installs them. Without them the tests fail (they never skip).
 //

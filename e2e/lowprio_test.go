@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/strata-rtc/strata/internal/chromium"
+	"github.com/strata-rtc/strata/internal/lowprio/dc"
 )
 
 // lowprioPage loads lib/lowprio.js and its WebAssembly module into a page of srvAddr's origin and
@@ -20,7 +21,13 @@ func lowprioPage(t *testing.T, srvAddr string) *browser {
 	// behind mDNS names (a page that never asked for the camera).
 	b := newBrowserWith(t, chromium.HostCandidates)
 	b.do(10*time.Second, chromedp.Navigate("http://"+srvAddr+"/index.html"))
-	mustEval[bool](b, `(async () => {
+	mustEval[bool](b, lowprioSetupJS)
+	return b
+}
+
+// lowprioSetupJS loads lib/lowprio.js and its module into a page and gives it window.pc, the
+// helpers the tests signal and read through, and window.transfers (every transfer tracked).
+const lowprioSetupJS = `(async () => {
 		window.lp = await import('/lib/lowprio.js');
 		await lp.load();
 		window.pc = new RTCPeerConnection();
@@ -36,14 +43,12 @@ func lowprioPage(t *testing.T, srvAddr string) *browser {
 		window.track = (t) => {
 			const rec = { verb: t.verb, name: t.name, role: t.role, state: 'running', result: null, error: null, progress: 0 };
 			transfers.push(rec);
-			t.on('progress', () => rec.progress++);
+			t.on('progress', (p) => { rec.progress++; rec.last = p; });
 			t.finished.then((r) => { rec.state = 'done'; rec.result = r; }, (e) => { rec.state = 'error'; rec.error = String(e.message ?? e); });
 			return t;
 		};
 		return true;
-	})()`)
-	return b
-}
+	})()`
 
 func mustEval[T any](b *browser, js string) T {
 	b.t.Helper()
@@ -54,17 +59,38 @@ func mustEval[T any](b *browser, js string) T {
 	return v
 }
 
+// page evaluates JavaScript in one tab: an e2e browser, or a Chromium launched in a namespace.
+type page interface {
+	evalRaw(js string) (json.RawMessage, error)
+}
+
+func (b *browser) evalRaw(js string) (json.RawMessage, error) { return eval[json.RawMessage](b, js) }
+
+// pageEval evaluates js in p (awaiting a promise) and decodes the result; an error ends the test.
+func pageEval[T any](t *testing.T, p page, js string) T {
+	t.Helper()
+	var v T
+	raw, err := p.evalRaw(js)
+	if err == nil {
+		err = json.Unmarshal(raw, &v)
+	}
+	if err != nil {
+		t.Fatalf("evaluating %.80s…: %v", js, err)
+	}
+	return v
+}
+
 // connectPages signals a PeerConnection from page a (offerer) to page b (answerer). What a
 // created before (its channels) is in the offer.
-func connectPages(t *testing.T, a, b *browser) {
+func connectPages(t *testing.T, a, b page) {
 	t.Helper()
-	offer := mustEval[json.RawMessage](a, `(async () => { await pc.setLocalDescription(await pc.createOffer()); return await gathered(); })()`)
-	answer := mustEval[json.RawMessage](b, fmt.Sprintf(`(async () => {
+	offer := pageEval[json.RawMessage](t, a, `(async () => { await pc.setLocalDescription(await pc.createOffer()); return await gathered(); })()`)
+	answer := pageEval[json.RawMessage](t, b, fmt.Sprintf(`(async () => {
 		await pc.setRemoteDescription(%s);
 		await pc.setLocalDescription(await pc.createAnswer());
 		return await gathered();
 	})()`, offer))
-	mustEval[bool](a, fmt.Sprintf(`pc.setRemoteDescription(%s).then(() => true)`, answer))
+	pageEval[bool](t, a, fmt.Sprintf(`pc.setRemoteDescription(%s).then(() => true)`, answer))
 }
 
 type pageTransfer struct {
@@ -188,7 +214,7 @@ func TestLowprioBrowserBadInput(t *testing.T) {
 	a.waitFor("RESETs on the three bad channels", `Object.values(raw).every((r) => r.reset && r.closed)`, 20*time.Second)
 	got := mustEval[map[string]rawRec](a, `raw`)
 	want := map[string]string{
-		"lowprio:put:ordered":       "unordered with maxRetransmits 0",
+		"lowprio:put:ordered":       "unordered with maxRetransmits at most 2",
 		"lowprio:put:gen:1000":      "unknown version",
 		"lowprio:get:../etc/passwd": `".." in name`,
 	}
@@ -227,5 +253,60 @@ func TestLowprioBrowserBadInput(t *testing.T) {
 	}
 	if st := mustEval[string](b, `pc.connectionState`); st != "connected" {
 		t.Errorf("b's PeerConnection: %s", st)
+	}
+}
+
+// TestLowprioModule: lib/lpgen.js computes the same generated stream as internal/lowprio/dc, at
+// the start, across block and 32-bit block-number wraps (2³⁴) and near the largest offset a page
+// can name (2⁵³); and the module survives calls a plain page might get wrong (a panic would stop
+// its Go runtime and every transfer of the page).
+func TestLowprioModule(t *testing.T) {
+	srv := startStrata(t)
+	b := lowprioPage(t, srv.HTTPAddr())
+	got := mustEval[map[string]any](b, `(async () => {
+		const api = await lp.load();
+		const s = api.newSender({});
+		const out = {
+			text: s.onMessage('text', 0),
+			writeText: s.write('abc'),
+			written: s.write(new Uint8Array(5000)),
+			noTime: s.onMessage(new Uint8Array([0x12, 0])), // malformed: the sender fails
+		};
+		let calls = 0;
+		out.next = s.poll(performance.now(), () => { calls++; throw new Error('send failed'); });
+		out.calls = calls;
+		out.noSend = s.poll(performance.now());
+		const r = api.newReceiver({});
+		out.read = r.read('x').length;
+		out.alive = api.newReceiver({}).received();
+		return out;
+	})()`)
+	t.Logf("module answers: %v", got)
+	for key, want := range map[string]any{"writeText": 0.0, "written": 5000.0, "read": 0.0, "alive": 0.0, "noSend": -1.0} {
+		if got[key] != want {
+			t.Errorf("%s: %v, want %v", key, got[key], want)
+		}
+	}
+	for _, key := range []string{"text", "noTime"} {
+		if msg, _ := got[key].(string); !strings.HasPrefix(msg, "lowprio: ") {
+			t.Errorf("onMessage(%s): %q, want an error", key, got[key])
+		}
+	}
+	// The module came gzip-encoded: under half of its 2.9 MB on the wire.
+	sizes := mustEval[[]float64](b, `(e => [e.transferSize, e.decodedBodySize])(performance.getEntriesByType('resource').find((e) => e.name.endsWith('/wasm/lowprio.wasm')))`)
+	t.Logf("lowprio.wasm: %.0f bytes transferred, %.0f decoded", sizes[0], sizes[1])
+	if sizes[0] <= 0 || sizes[0] > sizes[1]/2 {
+		t.Errorf("lowprio.wasm: %.0f bytes transferred for %.0f, want it gzipped", sizes[0], sizes[1])
+	}
+	if calls, _ := got["calls"].(float64); calls < 1 {
+		t.Errorf("poll called a throwing send %v times, want its RESET", got["calls"])
+	}
+	for _, off := range []int64{0, 3, 1<<34 - 7, 1 << 34, 1<<53 - 64} {
+		js := mustEval[[]int](b, fmt.Sprintf(`Array.from(lp.generatedAt(%d, new Uint8Array(64)))`, off))
+		for i, got := range js {
+			if want := dc.GeneratedByte(off + int64(i)); byte(got) != want {
+				t.Fatalf("byte %d: JavaScript %#x, Go %#x", off+int64(i), got, want)
+			}
+		}
 	}
 }

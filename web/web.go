@@ -12,18 +12,10 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
-	"strings"
 )
 
 //go:embed *.html css lib demos wasm
 var content embed.FS
-
-// WASMPath is where the low-priority transfer module is served; lib/lowprio.js loads it.
-const WASMPath = "/wasm/lowprio.wasm"
-
-// wasmMissing is the 404's text for a generated file a build left out.
-const wasmMissing = "this strata was built without its WebAssembly files (web/wasm/lowprio.wasm, wasm_exec.js): " +
-	"run `make wasm` (make build does) and build strata again\n"
 
 // ConfigPath is where HandlerWithConfig serves the client configuration.
 const ConfigPath = "/strata-config.json"
@@ -60,6 +52,7 @@ func HandlerWithConfig(get func() ClientConfig) http.Handler { return handler(co
 
 func handler(fsys fs.FS, get func() ClientConfig) http.Handler {
 	files := http.FileServerFS(fsys)
+	module := &gzipped{fsys: fsys, name: "wasm/lowprio.wasm"}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if r.URL.Path == ConfigPath {
@@ -73,16 +66,9 @@ func handler(fsys fs.FS, get func() ClientConfig) http.Handler {
 			http.Error(w, wasmMissing, http.StatusNotFound)
 			return
 		}
+		if r.URL.Path == WASMPath && module.serve(w, r) {
+			return
+		}
 		files.ServeHTTP(w, r)
 	})
-}
-
-// missingWASM reports a request for one of the generated files of wasm/ that this build lacks.
-func missingWASM(fsys fs.FS, path string) bool {
-	name, ok := strings.CutPrefix(path, "/wasm/")
-	if !ok || (name != "lowprio.wasm" && name != "wasm_exec.js") {
-		return false
-	}
-	_, err := fs.Stat(fsys, "wasm/"+name)
-	return err != nil
 }

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -162,5 +164,46 @@ func TestHandlerExplainsMissingWASM(t *testing.T) {
 	}
 	if res := get(t, h, "/wasm/other.wasm"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("/wasm/other.wasm: status %d, want 404", res.StatusCode)
+	}
+}
+
+// A client that takes gzip gets the module compressed (0.8 MB instead of 2.9), and the same bytes
+// once decompressed; one that does not, or refuses gzip with q=0, gets it as it is.
+func TestHandlerGzipsWASM(t *testing.T) {
+	module := bytes.Repeat([]byte("\x00asm\x01\x00\x00\x00 a module compresses well "), 4096)
+	h := handler(fstest.MapFS{"wasm/lowprio.wasm": {Data: module}, "wasm/wasm_exec.js": {Data: []byte("x")}},
+		func() ClientConfig { return ClientConfig{} })
+	for _, c := range []struct {
+		accept string
+		gzip   bool
+	}{{"gzip, deflate, br, zstd", true}, {"br;q=1.0, gzip;q=0.5", true}, {"*", true}, {"", false},
+		{"gzip;q=0", false}, {"deflate", false}} {
+		req := httptest.NewRequest(http.MethodGet, WASMPath, nil)
+		req.Header.Set("Accept-Encoding", c.accept)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		res := rec.Result()
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/wasm" {
+			t.Errorf("Accept-Encoding %q: status %d, Content-Type %q", c.accept, res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		if got := res.Header.Get("Content-Encoding") == "gzip"; got != c.gzip {
+			t.Errorf("Accept-Encoding %q: gzip %v, want %v", c.accept, got, c.gzip)
+		}
+		if res.Header.Get("Vary") != "Accept-Encoding" {
+			t.Errorf("Accept-Encoding %q: Vary %q", c.accept, res.Header.Get("Vary"))
+		}
+		if c.gzip {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(body, module) {
+			t.Errorf("Accept-Encoding %q: %d bytes, not the module's %d", c.accept, len(body), len(module))
+		}
 	}
 }

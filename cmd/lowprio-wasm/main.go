@@ -14,8 +14,6 @@
 //	newReceiver(opts)  a Receiver: onMessage, poll, read(max) → Uint8Array (empty: nothing yet) or
 //	                   null at the end, received(), queueDelayMs() (lowprio.QueueMeter), abort(reason),
 //	                   error(), free()
-//	generated(n)       the generated stream gen:<n> (internal/lowprio/dc.Generated): read(max),
-//	                   free()
 //
 // opts: {variant: "ledbat" | "ledbat++", targetMs, maxMessage, sendBuffer, recvBuffer,
 // initialWindow, idleTimeoutMs}; absent fields take the protocol's defaults. Times are
@@ -40,7 +38,6 @@ func main() {
 	api.Set("version", lowprio.Version)
 	api.Set("newSender", js.FuncOf(func(_ js.Value, args []js.Value) any { return newSender(arg(args, 0)) }))
 	api.Set("newReceiver", js.FuncOf(func(_ js.Value, args []js.Value) any { return newReceiver(arg(args, 0)) }))
-	api.Set("generated", js.FuncOf(func(_ js.Value, args []js.Value) any { return newGenerated(arg(args, 0)) }))
 	js.Global().Set("strataLowprio", api)
 	select {} // the callbacks above run on this program's goroutines: keep it alive
 }
@@ -51,6 +48,22 @@ func arg(args []js.Value, i int) js.Value {
 	}
 	return js.Undefined()
 }
+
+// A panic in a callback would stop the Go runtime and every transfer of the page with it, and
+// js.Value's Float, Int and CopyBytesToGo panic on the wrong type: arguments go through these.
+
+// number is v as a number, or 0 when it is not one.
+func number(v js.Value) float64 {
+	if v.Type() != js.TypeNumber {
+		return 0
+	}
+	return v.Float()
+}
+
+var uint8Array = js.Global().Get("Uint8Array")
+
+// bytesIn reports whether v is a Uint8Array (all the protocol takes).
+func bytesIn(v js.Value) bool { return v.Type() == js.TypeObject && v.InstanceOf(uint8Array) }
 
 // object is one JS-facing handle: its methods are js.Funcs, released together by free().
 type object struct {
@@ -139,9 +152,11 @@ type endpoint struct {
 
 func newEndpoint(size int) *endpoint {
 	e := &endpoint{object: newObject(), in: make([]byte, 0, size),
-		out: js.Global().Get("Uint8Array").New(size)}
+		out: uint8Array.New(size)}
 	e.emit = func(msg []byte) {
 		n := js.CopyBytesToJS(e.out, msg)
+		// A send that throws loses this message, as the network might; the protocol recovers.
+		defer func() { _ = recover() }()
 		e.send.Invoke(e.out.Call("subarray", 0, n))
 	}
 	return e
@@ -152,6 +167,9 @@ func (e *endpoint) bind(onMessage func(time.Duration, []byte) error,
 	poll func(time.Duration, func([]byte)) time.Duration, abort func(string), errf func() error) {
 	e.method("onMessage", func(args []js.Value) any {
 		src := arg(args, 0)
+		if !bytesIn(src) {
+			return "lowprio: onMessage takes a Uint8Array"
+		}
 		n := src.Get("length").Int()
 		if n > cap(e.in) {
 			// Larger than any message the protocol sends: the core rejects it by length.
@@ -159,14 +177,17 @@ func (e *endpoint) bind(onMessage func(time.Duration, []byte) error,
 		}
 		e.in = e.in[:n]
 		js.CopyBytesToGo(e.in, src)
-		if err := onMessage(millis(arg(args, 1).Float()), e.in); err != nil {
+		if err := onMessage(millis(number(arg(args, 1))), e.in); err != nil {
 			return err.Error()
 		}
 		return ""
 	})
 	e.method("poll", func(args []js.Value) any {
 		e.send = arg(args, 1)
-		next := poll(millis(arg(args, 0).Float()), e.emit)
+		if arg(args, 1).Type() != js.TypeFunction {
+			return -1
+		}
+		next := poll(millis(number(arg(args, 0))), e.emit)
 		e.send = js.Undefined()
 		if next == lowprio.Never {
 			return -1
@@ -193,6 +214,9 @@ func newSender(opts js.Value) js.Value {
 	var chunk []byte
 	e.method("write", func(args []js.Value) any {
 		src := arg(args, 0)
+		if !bytesIn(src) {
+			return 0
+		}
 		n := min(src.Get("length").Int(), s.Writable())
 		if n <= 0 {
 			return 0
@@ -207,7 +231,7 @@ func newSender(opts js.Value) js.Value {
 	e.method("close", func([]js.Value) any { s.Close(); return nil })
 	e.method("done", func([]js.Value) any { return s.Done() })
 	e.method("setCap", func(args []js.Value) any {
-		s.SetCap(arg(args, 0).Int(), cc.Bitrate(arg(args, 1).Float()))
+		s.SetCap(int(number(arg(args, 0))), cc.Bitrate(number(arg(args, 1))))
 		return nil
 	})
 	e.method("stats", func([]js.Value) any {
@@ -236,7 +260,7 @@ func newReceiver(opts js.Value) js.Value {
 	e.bind(onMessage, r.Poll, r.Abort, r.Err)
 	e.method("queueDelayMs", func([]js.Value) any { return toMillis(meter.Delay()) })
 	var buf []byte
-	e.method("read", func(args []js.Value) any { return readInto(r, &buf, arg(args, 0).Int()) })
+	e.method("read", func(args []js.Value) any { return readInto(r, &buf, int(min(number(arg(args, 0)), 1<<24))) })
 	e.method("received", func([]js.Value) any { return float64(r.Received()) })
 	return e.v
 }
@@ -252,20 +276,7 @@ func readInto(r io.Reader, buf *[]byte, limit int) any {
 	if n == 0 && err != nil {
 		return nil
 	}
-	u := js.Global().Get("Uint8Array").New(n)
+	u := uint8Array.New(n)
 	js.CopyBytesToJS(u, (*buf)[:n])
 	return u
-}
-
-// newGenerated is the generated stream gen:<n>, so a page can send it or check every byte it
-// received against it.
-func newGenerated(n js.Value) js.Value {
-	if n.Type() != js.TypeNumber || n.Float() < 0 || n.Float() > 1<<53 {
-		return failed(fmt.Errorf("lowprio: generated(n) needs a length in bytes"))
-	}
-	g := generatedStream(int64(n.Float()))
-	o := newObject()
-	var buf []byte
-	o.method("read", func(args []js.Value) any { return readInto(g, &buf, arg(args, 0).Int()) })
-	return o.v
 }

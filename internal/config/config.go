@@ -25,6 +25,7 @@ type Config struct {
 	General    General    `yaml:"general"`
 	Transports Transports `yaml:"transports"`
 	Media      Media      `yaml:"media"`
+	LowPrio    LowPrio    `yaml:"lowprio"`
 	Recording  Recording  `yaml:"recording"`
 	Plugins    Plugins    `yaml:"plugins"`
 }
@@ -405,6 +406,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.General.Limits.validate()...)
 	errs = append(errs, c.Recording.validate()...)
+	errs = append(errs, c.LowPrio.validate()...)
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)
 	errs = append(errs, c.Plugins.AudioBridge.validate()...)

@@ -117,6 +117,10 @@ func TestBadFilesAreRejectedWithTheirName(t *testing.T) {
 		"no send queue":      "transports:\n  websocket:\n    send_queue: 0\n",
 		"no send timeout":    "transports:\n  websocket:\n    send_timeout: 0s\n",
 		"no textroom bound":  "plugins:\n  textroom:\n    max_message_size: 0\n",
+		"lowprio variant":    "lowprio:\n  variant: cubic\n",
+		"lowprio share":      "lowprio:\n  share: all\n",
+		"lowprio target":     "lowprio:\n  target_delay: -1ms\n",
+		"lowprio transfers":  "lowprio:\n  max_transfers: 0\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {

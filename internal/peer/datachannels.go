@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -48,4 +49,44 @@ func (p *Peer) closeDataChannels() {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+}
+
+// ChannelService serves the data channels whose label starts with Prefix on every PeerConnection
+// of a Factory, whatever plugin owns it (the low-priority transfers: internal/lowprio/service).
+// Pion has one OnDataChannel handler per PeerConnection, so the Peer owns it and dispatches: the
+// service's channels to Serve, the others to the plugin's handler (Peer.OnDataChannel).
+type ChannelService struct {
+	Prefix string
+	// Serve takes a channel the remote peer opened; it is called on Pion's goroutine and must not
+	// block. The Peer closes the channel before its PeerConnection.
+	Serve func(p *Peer, dc *webrtc.DataChannel)
+}
+
+// WithChannelService adds a service for the data channels of a label prefix (see ChannelService).
+func WithChannelService(s ChannelService) Option {
+	return func(o *factoryOptions) { o.services = append(o.services, s) }
+}
+
+// OnDataChannel installs the plugin's handler for data channels the remote peer opens, except those
+// a ChannelService takes. Set it before negotiating. Channels arriving while no handler is set are
+// only closed with the Peer.
+func (p *Peer) OnDataChannel(f func(*webrtc.DataChannel)) {
+	p.onDataChannel.Store(&f)
+}
+
+// dataChannelArrived dispatches a channel the remote peer opened.
+func (p *Peer) dataChannelArrived(dc *webrtc.DataChannel) {
+	label := dc.Label()
+	for _, s := range p.services {
+		if strings.HasPrefix(label, s.Prefix) {
+			p.TrackDataChannel(dc)
+			s.Serve(p, dc)
+			return
+		}
+	}
+	if f := p.onDataChannel.Load(); f != nil && *f != nil {
+		(*f)(dc)
+		return
+	}
+	p.TrackDataChannel(dc)
 }

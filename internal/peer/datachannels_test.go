@@ -32,3 +32,43 @@ func TestDataChannelsClosedBeforeThePeerConnection(t *testing.T) {
 	}
 	t.Logf("Close took %v", time.Since(start))
 }
+
+// TestChannelServiceTakesItsPrefix: a channel whose label starts with a service's prefix goes to the
+// service, every other one to the plugin's handler, and both are closed with the Peer.
+func TestChannelServiceTakesItsPrefix(t *testing.T) {
+	served := make(chan string, 4)
+	svc := WithChannelService(ChannelService{Prefix: "svc:", Serve: func(_ *Peer, dc *webrtc.DataChannel) {
+		served <- dc.Label()
+	}})
+	f := newTestFactory(t, testMedia(), svc)
+	rec := newRecorder()
+	srv := newTestPeer(t, f, rec.hooks())
+	plugin := make(chan string, 4)
+	srv.OnDataChannel(func(dc *webrtc.DataChannel) { plugin <- dc.Label() })
+	c := newClient(t)
+	c.addMedia(t) // opens "chat"
+	if _, err := c.pc.CreateDataChannel("svc:get:x", nil); err != nil {
+		t.Fatal(err)
+	}
+	connect(t, srv, rec, c)
+	got := map[string]string{}
+	for range 2 {
+		select {
+		case l := <-served:
+			got[l] = "service"
+		case l := <-plugin:
+			got[l] = "plugin"
+		case <-time.After(10 * time.Second):
+			t.Fatalf("timed out; dispatched so far: %v", got)
+		}
+	}
+	if got["chat"] != "plugin" || got["svc:get:x"] != "service" {
+		t.Errorf("dispatched %v, want chat to the plugin and svc:get:x to the service", got)
+	}
+	srv.dcs.mu.Lock()
+	tracked := len(srv.dcs.dcs)
+	srv.dcs.mu.Unlock()
+	if tracked != 1 {
+		t.Errorf("%d channels tracked for closing, want the service's 1 (the plugin tracks its own)", tracked)
+	}
+}

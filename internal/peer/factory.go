@@ -53,6 +53,7 @@ type factoryOptions struct {
 	// stampsTWCC: an added interceptor stamps transport-wide sequence numbers itself.
 	stampsTWCC bool
 	limits     Limits
+	services   []ChannelService
 }
 
 // WithMonitor replaces the timing of `media` and `slowlink` events (DefaultMonitorConfig).
@@ -160,6 +161,7 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 		monitor:     newMonitor(f.opts.monitor),
 		cands:       newRemoteCandidates(f.opts.limits.RemoteCandidates),
 		closed:      make(chan struct{}),
+		services:    f.opts.services,
 	}
 	engine := f.s.engine // a copy: the DTLS hook and the buffers below belong to this Peer only
 	engine.SetDTLSServerHelloMessageHook(p.observeServerHello)

@@ -19,6 +19,9 @@ type Info struct {
 	Media map[string]MediaInfo `json:"media"`
 	// BWE is what the provider installed with SetBWEInfo returns; without one, whether TWCC is on.
 	BWE any `json:"bwe"`
+	// LowPrio is what the provider installed with SetLowPrioInfo returns (the low-priority
+	// transfers on this PeerConnection); absent without one.
+	LowPrio any `json:"lowprio,omitempty"`
 }
 
 // ICEInfo describes the ICE transport.
@@ -85,6 +88,9 @@ func (p *Peer) Info() Info {
 		info.BWE = (*f)()
 	} else {
 		info.BWE = map[string]any{"twcc": p.twccNegotiated()}
+	}
+	if f := p.lowPrioInfo.Load(); f != nil && *f != nil {
+		info.LowPrio = (*f)()
 	}
 	return info
 }

@@ -4,7 +4,8 @@
 //
 // A Factory holds what all PeerConnections share (settings, codecs, the UDP/TCP mux sockets); each
 // Peer owns one PeerConnection. Plugins use Peer.PC for tracks and data channels, but install their
-// track handler with Peer.OnTrack (the Peer keeps Pion's OnTrack, OnICECandidate and state callbacks).
+// track and data channel handlers with Peer.OnTrack and Peer.OnDataChannel (the Peer keeps Pion's
+// OnTrack, OnDataChannel, OnICECandidate and state callbacks).
 package peer
 
 import (
@@ -65,19 +66,22 @@ type Peer struct {
 	cands          remoteCandidates
 	candidatesDone bool
 
-	onTrack   atomic.Pointer[func(*webrtc.TrackRemote, *webrtc.RTPReceiver)]
-	bweInfo   atomic.Pointer[func() any]
-	estimator atomic.Pointer[Estimator]
-	srtp      atomic.Pointer[string]
-	stats     stats.Getter
-	counters  *counterSet
-	monitor   *monitor
-	batcher   udpbatch.Batcher
-	remap     atomic.Bool
-	upOnce    sync.Once
-	dcs       dataChannels // closed before the PeerConnection (datachannels.go)
-	closeOnce sync.Once
-	closed    chan struct{}
+	onTrack       atomic.Pointer[func(*webrtc.TrackRemote, *webrtc.RTPReceiver)]
+	onDataChannel atomic.Pointer[func(*webrtc.DataChannel)]
+	services      []ChannelService // the factory's (datachannels.go)
+	bweInfo       atomic.Pointer[func() any]
+	lowPrioInfo   atomic.Pointer[func() any]
+	estimator     atomic.Pointer[Estimator]
+	srtp          atomic.Pointer[string]
+	stats         stats.Getter
+	counters      *counterSet
+	monitor       *monitor
+	batcher       udpbatch.Batcher
+	remap         atomic.Bool
+	upOnce        sync.Once
+	dcs           dataChannels // closed before the PeerConnection (datachannels.go)
+	closeOnce     sync.Once
+	closed        chan struct{}
 }
 
 // Batcher groups writes to the PeerConnections of this Peer's factory that should leave together
@@ -94,6 +98,9 @@ func (p *Peer) OnTrack(f func(*webrtc.TrackRemote, *webrtc.RTPReceiver)) {
 
 // SetBWEInfo installs the provider of the `bwe` part of Info (the congestion controller's state).
 func (p *Peer) SetBWEInfo(f func() any) { p.bweInfo.Store(&f) }
+
+// SetLowPrioInfo installs the provider of the `lowprio` part of Info (the low-priority transfers).
+func (p *Peer) SetLowPrioInfo(f func() any) { p.lowPrioInfo.Store(&f) }
 
 // Estimator is the congestion controller's view of the path from strata towards the remote peer,
 // fed by the peer's transport-wide congestion control feedback. It is both what the videoroom's
@@ -195,6 +202,7 @@ func (p *Peer) isClosed() bool {
 func (p *Peer) install() {
 	p.PC.OnConnectionStateChange(p.connectionStateChanged)
 	p.PC.OnTrack(p.trackArrived)
+	p.PC.OnDataChannel(p.dataChannelArrived)
 	if p.fullTrickle {
 		p.PC.OnICECandidate(func(c *webrtc.ICECandidate) {
 			if p.hooks.OnCandidate == nil || p.isClosed() {

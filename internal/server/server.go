@@ -18,6 +18,7 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/logagg"
+	"github.com/strata-rtc/strata/internal/lowprio/service"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
@@ -44,6 +45,7 @@ type Server struct {
 	logs    *logagg.Handler // log's handler, holding back repeated warnings
 	level   *slog.LevelVar
 	peers   *peer.Factory
+	lowprio *service.Service // nil when lowprio.enabled is off
 	gw      *gateway.Gateway
 	plugins []plugin.Plugin
 	ws      *wsapi.Handler
@@ -85,12 +87,22 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	if err != nil {
 		return nil, fmt.Errorf("congestion control: %w", err)
 	}
-	limits := peer.WithLimits(peer.Limits{RemoteCandidates: cfg.General.Limits.RemoteCandidates})
-	peers, err := peer.NewFactory(cfg.Media, log.With("component", "peer"), append(ccOpts, limits)...)
+	peerOpts := append(ccOpts, peer.WithLimits(peer.Limits{RemoteCandidates: cfg.General.Limits.RemoteCandidates}))
+	var lp *service.Service
+	if cfg.LowPrio.Enabled {
+		if lp, err = service.New(cfg.LowPrio, log.With("component", "lowprio")); err != nil {
+			return nil, err
+		}
+		peerOpts = append(peerOpts, lp.Option())
+	}
+	peers, err := peer.NewFactory(cfg.Media, log.With("component", "peer"), peerOpts...)
 	if err != nil {
+		if lp != nil {
+			lp.Close()
+		}
 		return nil, fmt.Errorf("media configuration: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, listeners: map[string]*listener{}}
+	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, lowprio: lp, listeners: map[string]*listener{}}
 	s.plugins = loadPlugins(cfg, log, peers)
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level)
 	return s, nil
@@ -245,6 +257,9 @@ func (s *Server) Close() {
 	for name, l := range s.listeners {
 		_ = l.srv.Shutdown(ctx)
 		delete(s.listeners, name)
+	}
+	if s.lowprio != nil {
+		s.lowprio.Close() // the PeerConnections are closed: their transfers are ending
 	}
 	s.peers.Close() // the gateway has already destroyed the plugins
 	s.logs.Drain()  // the counts of warnings still held back

@@ -33,6 +33,7 @@ const demo = {
   },
 };
 window.strataDemo = demo;
+window.lowprioModule = lowprio; // for people and tests at the console
 const logEvent = eventLog(demo.events, $('events'), 40);
 
 function setState(state, text = state) {

@@ -10,7 +10,7 @@
 //   await lowprio.put(pc, file.name, file, { variant: 'ledbat++' });   // this end sends
 //   lowprio.accept(pc, { onPut: (name) => null });         // answer the peer's channels
 //
-// Each transfer is its own data channel, unordered and unreliable (CHANNEL_OPTIONS), labelled
+// Each transfer is its own data channel, unordered and partially reliable (CHANNEL_OPTIONS), labelled
 // "lowprio:get:<name>" (the opener receives) or "lowprio:put:<name>" (the opener sends). The name
 // "gen:<n>" is a generated stream of n bytes that the receiver checks byte by byte.
 //
@@ -20,12 +20,21 @@
 // end's choice.
 
 import { Transfer, sendQuietly } from './lptransfer.js';
+import { generated, generatedAt } from './lpgen.js';
 
 export { Transfer } from './lptransfer.js';
+export { generated, generatedAt } from './lpgen.js';
 
 export const PROTOCOL = 'strata-lp/1';
-/** The options of every transfer's channel. */
-export const CHANNEL_OPTIONS = Object.freeze({ ordered: false, maxRetransmits: 0, protocol: PROTOCOL });
+/**
+ * SCTP's retransmission limit on a transfer's channel (internal/lowprio/dc.MaxRetransmits). Not 0:
+ * Pion's SCTP answers every SACK of a maxRetransmits-0 stream with a FORWARD-TSN, a ping-pong that
+ * took a third to a half of a 2 Mbit/s link (pion/sctp#505); with 2 a message is abandoned only
+ * when SCTP would retransmit it, and the protocol's own retransmission does the rest.
+ */
+export const MAX_RETRANSMITS = 2;
+/** The options of every transfer's channel: unordered, so SCTP never holds a message back. */
+export const CHANNEL_OPTIONS = Object.freeze({ ordered: false, maxRetransmits: MAX_RETRANSMITS, protocol: PROTOCOL });
 const PREFIX = 'lowprio:';
 const MAX_NAME = 200; // bytes of UTF-8
 const MAX_GENERATED = 2 ** 53;
@@ -105,7 +114,7 @@ export function generatedLength(name) {
 export async function get(pc, name, opts = {}) {
   const api = await load();
   const ch = pc.createDataChannel(label('get', name), CHANNEL_OPTIONS);
-  const sink = makeSink(api, name, opts.sink);
+  const sink = makeSink(name, opts.sink);
   return new Transfer(api, ch, { ...opts, verb: 'get', name, role: 'receive', sink, total: sinkTotal(name) });
 }
 
@@ -119,7 +128,7 @@ export async function get(pc, name, opts = {}) {
  */
 export async function put(pc, name, source, opts = {}) {
   const api = await load();
-  const src = makeSource(api, name, source);
+  const src = makeSource(name, source);
   const ch = pc.createDataChannel(label('put', name), CHANNEL_OPTIONS);
   return new Transfer(api, ch, { ...opts, verb: 'put', name, role: 'send', source: src.source, total: src.total });
 }
@@ -151,13 +160,16 @@ export function accept(pc, { onPut, onGet, onTransfer, ...opts } = {}) {
 function acceptChannel(api, ch, { onPut, onGet, onTransfer, opts }) {
   let t;
   try {
-    if (ch.ordered || ch.maxRetransmits !== 0) throw new Error('lowprio: the channel must be unordered with maxRetransmits 0');
+    // Unordered and partially reliable; a limit below ours (an older peer's 0) still works.
+    if (ch.ordered || ch.maxRetransmits == null || ch.maxRetransmits > MAX_RETRANSMITS) {
+      throw new Error(`lowprio: the channel must be unordered with maxRetransmits at most ${MAX_RETRANSMITS}`);
+    }
     const { verb, name } = parseLabel(ch.label);
     if (verb === 'put') {
-      const sink = makeSink(api, name, onPut?.(name, ch));
+      const sink = makeSink(name, onPut?.(name, ch));
       t = new Transfer(api, ch, { ...opts, verb, name, role: 'receive', sink, total: sinkTotal(name) });
     } else {
-      const src = makeSource(api, name, onGet?.(name, ch));
+      const src = makeSource(name, onGet?.(name, ch));
       t = new Transfer(api, ch, { ...opts, verb, name, role: 'send', source: src.source, total: src.total });
     }
   } catch (err) {
@@ -186,31 +198,28 @@ function sinkTotal(name) {
 }
 
 /** A sink as Transfer wants it: {write(u8), close() → extra result fields}. */
-function makeSink(api, name, sink) {
+function makeSink(name, sink) {
   if (typeof sink === 'function') return { write: sink, close: () => ({}) };
   if (sink) return { write: (u8) => sink.write(u8), close: () => sink.close?.() ?? {} };
   const n = generatedLength(name);
-  return n >= 0 ? verifier(api, n) : collector();
+  return n >= 0 ? verifier(n) : collector();
 }
 
 /** Checks every received byte against the generated stream gen:<n>. */
-function verifier(api, n) {
-  const gen = api.generated(n);
+function verifier(n) {
   let at = 0;
+  let want = new Uint8Array(0);
   return {
     write(u8) {
-      for (let i = 0; i < u8.length; ) {
-        const want = gen.read(u8.length - i);
-        if (want === null) throw new Error(`more than the ${n} bytes of gen:${n}`);
-        for (let j = 0; j < want.length; j++) {
-          if (u8[i + j] !== want[j]) throw new Error(`byte ${at + i + j} differs from gen:${n}`);
-        }
-        i += want.length;
+      if (at + u8.length > n) throw new Error(`more than the ${n} bytes of gen:${n}`);
+      if (want.length < u8.length) want = new Uint8Array(u8.length);
+      generatedAt(at, want.subarray(0, u8.length));
+      for (let i = 0; i < u8.length; i++) {
+        if (u8[i] !== want[i]) throw new Error(`byte ${at + i} differs from gen:${n}`);
       }
       at += u8.length;
     },
     close() {
-      gen.free();
       if (at !== n) throw new Error(`gen:${n} ended after ${at} bytes`);
       return { verified: at };
     },
@@ -223,12 +232,11 @@ function collector() {
 }
 
 /** A source as Transfer wants it: {read(max) → Uint8Array | null at the end | a Promise of one}. */
-function makeSource(api, name, source) {
+function makeSource(name, source) {
   if (source == null) {
     const n = generatedLength(name);
     if (n < 0) throw new Error(`lowprio: nothing to send as ${name}`);
-    const gen = api.generated(n);
-    return { source: { read: (max) => gen.read(max) }, total: n };
+    return { source: generated(n), total: n };
   }
   if (source instanceof Blob) {
     let off = 0;

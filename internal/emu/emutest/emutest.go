@@ -1,5 +1,6 @@
 // Package emutest is what the emulator's tests share: the root check, a recorder stamped with
-// the test's clock, a host in no network, the test's log as a writer, and building strata.
+// the test's clock, a host in no network, the test's log as a writer, building strata, and a
+// flow's link use and queuing-delay quantiles.
 package emutest
 
 import (

@@ -35,7 +35,7 @@ func (s *session) negotiate(ctx context.Context, jsep *plugin.JSEP) (*plugin.JSE
 	if s.peer != p {
 		s.peer, s.batcher = p, p.Batcher()
 		p.OnTrack(s.onTrack)
-		p.PC.OnDataChannel(echoDataChannel)
+		p.OnDataChannel(echoDataChannel)
 		go s.rembLoop(p)
 	}
 	prefs := s.prefs

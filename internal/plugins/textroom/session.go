@@ -106,7 +106,7 @@ func (s *session) offer() (*plugin.JSEP, *plugin.RequestError) {
 	s.mu.Lock()
 	s.peer = pr
 	s.mu.Unlock()
-	pr.PC.OnDataChannel(s.listen)
+	pr.OnDataChannel(s.listen)
 	return s.negotiate(pr)
 }
 

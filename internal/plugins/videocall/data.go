@@ -35,7 +35,7 @@ type channel struct {
 
 // watchData relays the data channels the user opens.
 func (l *leg) watchData() {
-	l.peer.PC.OnDataChannel(func(dc *webrtc.DataChannel) {
+	l.peer.OnDataChannel(func(dc *webrtc.DataChannel) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.addChannelLocked(dc)

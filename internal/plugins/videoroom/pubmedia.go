@@ -91,7 +91,7 @@ func (pub *publisher) negotiate(ctx context.Context, jsep *plugin.JSEP, prefs co
 	if pub.peer != p {
 		pub.peer = p
 		p.OnTrack(pub.onTrack)
-		p.PC.OnDataChannel(func(dc *webrtc.DataChannel) {
+		p.OnDataChannel(func(dc *webrtc.DataChannel) {
 			p.TrackDataChannel(dc)
 			pub.onDataChannel(dc)
 		})

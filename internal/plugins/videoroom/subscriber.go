@@ -223,7 +223,7 @@ func (sub *subscriber) attach(p *peer.Peer) *requestError {
 	alloc.Start()
 	// A subscriber's own channels (janus.js opens one when it answers a data m-line) carry nothing
 	// to relay; they are only closed with the rest.
-	p.PC.OnDataChannel(p.TrackDataChannel)
+	p.OnDataChannel(p.TrackDataChannel)
 	sub.mu.Lock()
 	sub.peer, sub.alloc = p, alloc
 	sub.mu.Unlock()
