@@ -75,7 +75,7 @@ func (f *browserLowPrio) Start(ctx context.Context) (err error) {
 	if f.cc == ccSCTP {
 		receiveBulk(rch, f.env.Rec)
 	} else {
-		f.goRun(func() error { return receiveLEDBAT(run, f.env, rch, f.ledbatOptions(false), false) })
+		f.goRun(func() error { return receiveLEDBAT(run, f.env, rch, f.ledbatOptions(false)) })
 	}
 	f.goRun(func() error { return f.sample(run) })
 	return nil

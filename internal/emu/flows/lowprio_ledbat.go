@@ -46,7 +46,7 @@ func (f *LowPrio) sendLEDBAT(ctx context.Context, ch *webrtc.DataChannel) error 
 }
 
 func (f *LowPrio) receiveLEDBAT(ctx context.Context, ch *webrtc.DataChannel) error {
-	return receiveLEDBAT(ctx, f.env, ch, f.ledbatOptions(false), true)
+	return receiveLEDBAT(ctx, f.env, ch, f.ledbatOptions(false))
 }
 
 // logStats writes a transfer end's figures to the run's log.
@@ -57,11 +57,11 @@ func logStats(env endpoint.Env, who string, st dc.Stats) {
 	}
 }
 
-// receiveLEDBAT receives the generated stream on ch, counting it as goodput, until ctx ends. With
-// verify, every byte is checked against dc.Generated (the browser's generated stream is checked
-// only where its WebAssembly build uses the same function).
-func receiveLEDBAT(ctx context.Context, env endpoint.Env, ch *webrtc.DataChannel, o dc.Options, verify bool) error {
-	w := &goodputWriter{rec: env.Rec, verify: verify, v: dc.Verifier{N: ledbatStream}}
+// receiveLEDBAT receives the generated stream on ch, checking every byte against dc.Generated
+// (web/lib/lpgen.js generates the same stream in a browser) and counting it as goodput, until ctx
+// ends.
+func receiveLEDBAT(ctx context.Context, env endpoint.Env, ch *webrtc.DataChannel, o dc.Options) error {
+	w := &goodputWriter{rec: env.Rec, v: dc.Verifier{N: ledbatStream}}
 	st, err := dc.Receive(ctx, ch, w, o)
 	logStats(env, "receiver", st)
 	return endErr("LEDBAT receiver", ctx, err)
@@ -75,18 +75,14 @@ func endErr(who string, ctx context.Context, err error) error {
 	return fmt.Errorf("%s: %w", who, err)
 }
 
-// goodputWriter records the received stream as goodput, checking it first with verify.
+// goodputWriter checks the received stream and records it as goodput.
 type goodputWriter struct {
-	rec    endpoint.Recorder
-	verify bool
-	v      dc.Verifier
+	rec endpoint.Recorder
+	v   dc.Verifier
 }
 
-func (g *goodputWriter) Write(p []byte) (n int, err error) {
-	n = len(p)
-	if g.verify {
-		n, err = g.v.Write(p)
-	}
+func (g *goodputWriter) Write(p []byte) (int, error) {
+	n, err := g.v.Write(p)
 	g.rec.Goodput(n)
 	return n, err
 }
