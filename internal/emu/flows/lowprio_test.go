@@ -29,14 +29,14 @@ func lowprioEnvAt(src, dst endpoint.Host, rec *emutest.Recorder, cc, at string) 
 // after its start-up, and the sender reports RTTs above the path's 40 ms.
 func TestLowPrioFlows(t *testing.T) {
 	src, dst := newPair(t, 2e6, 20*time.Millisecond, 50)
-	// SCTP fills the link; strata's protocol pays for Pion's I-FORWARD-TSN/SACK exchanges on an
-	// unreliable channel (docs/EMU.md), so its goodput bound is lower.
+	// Alone, a transfer takes most of the link: 1.6–1.9 Mbit/s of goodput measured, except
+	// Chromium's SCTP (1.2–1.5). With maxRetransmits 0 (docs/EMU.md) LEDBAT got 1.0–1.2.
 	for _, c := range []struct {
 		cc, at  string
 		minRate float64
 	}{
-		{"sctp", scenario.EndpointPion, 1.3e6}, {"ledbat", scenario.EndpointPion, 0.7e6}, {"ledbat++", scenario.EndpointPion, 0.7e6},
-		{"sctp", scenario.EndpointBrowser, 1.0e6}, {"ledbat", scenario.EndpointBrowser, 0.6e6},
+		{"sctp", scenario.EndpointPion, 1.3e6}, {"ledbat", scenario.EndpointPion, 1.3e6}, {"ledbat++", scenario.EndpointPion, 1.3e6},
+		{"sctp", scenario.EndpointBrowser, 1.0e6}, {"ledbat", scenario.EndpointBrowser, 1.3e6},
 	} {
 		t.Run(c.at+"/"+c.cc, func(t *testing.T) {
 			rec := emutest.NewRecorder()
