@@ -82,12 +82,12 @@ microbench:
 lab: deps-test build
 	./$(BIN) lab run scenarios --out lab-out --results docs/RESULTS.md
 
-## lab-emu: the scenarios both engines run (TCP dumbbells, seed 004, RFC 8867, seed 003, the Chromium
+## lab-emu: the scenarios both engines run (TCP dumbbells, seed 004, RFC 8867, seed 003, seed 002's data channels, the Chromium
 ## files) in emulation on real network stacks (root; real time: the files' durations add up to hours
 ## at --scale 1), the same files in the simulator, the sim-versus-emu comparison (lab-emu-out/compare.md)
 ## and both refreshed in docs/RESULTS.md, plus strata's GCC against Chromium's (the strata-vs-chromium tables).
 ## LAB_EMU_FLAGS passes flags to both runs (e.g. --scale 0.2).
-LAB_EMU_ONLY  ?= examples/dumbbell-6tcp,seed004,rfc8867,seed003
+LAB_EMU_ONLY  ?= examples/dumbbell-6tcp,seed004,rfc8867,seed003,seed002/datachannel,seed002/chromium
 LAB_EMU_FLAGS ?=
 # strata's GCC (Pion sender; the statistical codec, then libvpx as Chromium's encoder) against
 # Chromium's on the same network: emu-dir-a:emu-dir-b:table-name.

@@ -24,14 +24,12 @@ var kinds = map[string]func(endpoint.Env, runInfo) (endpoint.Flow, error){
 	scenario.KindTCP:   func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) { return flows.NewTCP(env) },
 	scenario.KindCBR:   func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) { return flows.NewCBR(env) },
 	scenario.KindMedia: func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) { return flows.NewMedia(env) },
+	scenario.KindLEDBAT: func(env endpoint.Env, _ runInfo) (endpoint.Flow, error) {
+		return flows.NewLowPrio(env)
+	},
 	scenario.KindBrowser: func(env endpoint.Env, ri runInfo) (endpoint.Flow, error) {
 		return browser.New(env, browser.Options{Strata: ri.opt.Strata, Interval: ri.interval})
 	},
-}
-
-// notEmulated explains the kinds the engine knows it cannot run.
-var notEmulated = map[string]string{
-	scenario.KindLEDBAT: "LEDBAT flows come with the LEDBAT data-channel work; run this scenario with --engine sim",
 }
 
 // CanRun fails with a clear error when a flow's kind cannot run in
@@ -40,9 +38,6 @@ func CanRun(s *scenario.Scenario) error {
 	for _, f := range s.Flows {
 		if _, ok := kinds[f.Kind]; ok {
 			continue
-		}
-		if why, ok := notEmulated[f.Kind]; ok {
-			return fmt.Errorf("flow %s: kind %s cannot run in emulation: %s", f.Name, f.Kind, why)
 		}
 		return fmt.Errorf("flow %s: kind %s cannot run in emulation (it runs %s)", f.Name, f.Kind, strings.Join(Kinds(), ", "))
 	}

@@ -14,13 +14,14 @@ func TestRunnableSkipsWhatTheEngineCannotRun(t *testing.T) {
 		s := &scenario.Scenario{Name: name, Flows: []scenario.Flow{{Name: "f", Kind: kind}}}
 		return scenarioFile{path: name + ".yaml", name: name, parsed: &scenario.File{Runs: []*scenario.Scenario{s}}}
 	}
-	files := []scenarioFile{file("tcp", scenario.KindTCP), file("chrome", scenario.KindBrowser), file("ledbat", scenario.KindLEDBAT)}
+	files := []scenarioFile{file("tcp", scenario.KindTCP), file("chrome", scenario.KindBrowser), file("ledbat", scenario.KindLEDBAT),
+		file("pigeon", "pigeon")}
 	keep, skipped, err := runnable(files, EngineSim, true)
-	if err != nil || len(keep) != 2 || len(skipped) != 1 || !strings.Contains(skipped[0], "run only in emulation: strata lab run --engine emu") {
+	if err != nil || len(keep) != 3 || len(skipped) != 1 || !strings.Contains(skipped[0], "run only in emulation: strata lab run --engine emu") {
 		t.Fatalf("sim suite: keep %d, skipped %q, err %v", len(keep), skipped, err)
 	}
 	keep, skipped, err = runnable(files, EngineEmu, true)
-	if err != nil || len(keep) != 2 || len(skipped) != 1 || !strings.Contains(strings.Join(skipped, "\n"), "ledbat: flow f: kind ledbat cannot run in emulation") {
+	if err != nil || len(keep) != 3 || len(skipped) != 1 || !strings.Contains(strings.Join(skipped, "\n"), "pigeon: flow f: kind pigeon cannot run in emulation") {
 		t.Fatalf("emu suite: keep %d, skipped %q, err %v", len(keep), skipped, err)
 	}
 	if _, _, err := runnable(files[1:2], EngineSim, false); err == nil || !strings.Contains(err.Error(), "chrome.yaml: flow f: browser flows run only in emulation") {

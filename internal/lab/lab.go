@@ -34,6 +34,9 @@ commands:
   compare SIMDIR EMUDIR [--out FILE] [--results FILE] [--as NAME] [--labels A,B]
         compare two runs of the same scenarios (e.g. sim and emu): per-flow
         throughput share and p95 queuing delay side by side, as markdown
+  phases RUNDIR... --at FROM-TO,...
+        per-phase means of each flow's time series (rate, goodput, queuing
+        delay mean and p95, RTT), e.g. --at 10s-60s,70s-120s,130s-240s
   selftest
         check the emulator's accuracy (delay, rate, loss, queue delay; needs root)
   check PATH...
@@ -56,6 +59,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return checkCmd(args[1:], stdout, stderr)
 	case "compare":
 		return compareCmd(args[1:], stdout, stderr)
+	case "phases":
+		return phasesCmd(args[1:], stdout, stderr)
 	case "selftest":
 		return selftestCmd(args[1:], stdout, stderr)
 	case "controllers":

@@ -45,6 +45,15 @@ func init() {
 				return Controllers{Window: ledbat.New(func(c *ledbat.Config) { *c = cfg })}, nil
 			}})
 	}
+	register(&ControllerInfo{Name: "sctp", Kind: "ledbat",
+		Doc: "an ordinary WebRTC data channel (reliable, ordered), whose only congestion control is SCTP's " +
+			"(RFC 9260: TCP-like slow start, AIMD and SACK recovery): the simulator models it as TCP NewReno; " +
+			"the emulator runs Pion's SCTP (or Chromium's)",
+		build: func(p Params, env buildEnv) (Controllers, error) {
+			cfg := tcp.DefaultConfig()
+			cfg.MSS = env.mss
+			return Controllers{Window: tcp.New(tcp.NewReno, func(c *tcp.Config) { *c = cfg })}, nil
+		}})
 }
 
 // without drops parameters that scenarios must not set directly: the flow's

@@ -93,7 +93,7 @@ func newPeerPair(ctx context.Context, m *Media, send *bwe.SendSide) (p *peerPair
 			once.Do(func() { close(connected) })
 		}
 	})
-	if err := p.signal(ctx); err != nil {
+	if err := signal(ctx, p.offer, p.answer); err != nil {
 		return p, err
 	}
 	// Media written before DTLS completes would be dropped: wait for it.
@@ -108,26 +108,13 @@ func newPeerPair(ctx context.Context, m *Media, send *bwe.SendSide) (p *peerPair
 // newPeer builds a PeerConnection whose only ICE candidate is a UDP socket on the host's address,
 // opened inside the host's namespace. addInterceptors adds the sender's estimator.
 func (p *peerPair) newPeer(h endpoint.Host, o mediaOptions, addInterceptors func(*interceptor.Registry)) (*webrtc.PeerConnection, error) {
-	quiet := logging.NewDefaultLoggerFactory()
-	quiet.DefaultLogLevel = logging.LogLevelDisabled
-	var conn net.PacketConn
-	addr := h.Addr()
-	if err := h.Do(func() (err error) {
-		conn, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, 0)))
-		return err
-	}); err != nil {
-		return nil, fmt.Errorf("ICE socket on %v: %w", addr, err)
+	se, mux, err := hostSettings(h)
+	if err != nil {
+		return nil, err
 	}
-	mux := webrtc.NewICEUDPMux(quiet.NewLogger("ice"), conn)
 	p.muxes = append(p.muxes, mux)
-	var se webrtc.SettingEngine
-	se.LoggerFactory = quiet
-	se.SetICEUDPMux(mux)
-	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
-	se.SetIPFilter(func(ip net.IP) bool { a, ok := netip.AddrFromSlice(ip); return ok && a.Unmap() == addr })
 	se.SetSRTPProtectionProfiles(srtpProfile)
-	me, reg, err := mediaEngine(o, quiet)
+	me, reg, err := mediaEngine(o, se.LoggerFactory)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +123,30 @@ func (p *peerPair) newPeer(h endpoint.Host, o mediaOptions, addInterceptors func
 	}
 	api := webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg))
 	return api.NewPeerConnection(webrtc.Configuration{})
+}
+
+// hostSettings opens a UDP socket on the host's address inside its namespace and returns a
+// quiet SettingEngine whose only ICE candidate is that socket, with its mux (the caller closes it
+// after the PeerConnection).
+func hostSettings(h endpoint.Host) (webrtc.SettingEngine, ice.UDPMux, error) {
+	quiet := logging.NewDefaultLoggerFactory()
+	quiet.DefaultLogLevel = logging.LogLevelDisabled
+	var se webrtc.SettingEngine
+	var conn net.PacketConn
+	addr := h.Addr()
+	if err := h.Do(func() (err error) {
+		conn, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, 0)))
+		return err
+	}); err != nil {
+		return se, nil, fmt.Errorf("ICE socket on %v: %w", addr, err)
+	}
+	mux := webrtc.NewICEUDPMux(quiet.NewLogger("ice"), conn)
+	se.LoggerFactory = quiet
+	se.SetICEUDPMux(mux)
+	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	se.SetIPFilter(func(ip net.IP) bool { a, ok := netip.AddrFromSlice(ip); return ok && a.Unmap() == addr })
+	return se, mux, nil
 }
 
 // mediaEngine registers the video codec, the header extensions and RTCP feedback the controller
@@ -182,25 +193,25 @@ func mediaEngine(o mediaOptions, logs logging.LoggerFactory) (*webrtc.MediaEngin
 
 // signal runs the offer/answer exchange in-process, without trickle: each side's description
 // carries its one host candidate.
-func (p *peerPair) signal(ctx context.Context) error {
-	offer, err := p.offer.CreateOffer(nil)
+func signal(ctx context.Context, offerer, answerer *webrtc.PeerConnection) error {
+	offer, err := offerer.CreateOffer(nil)
 	if err != nil {
 		return err
 	}
-	if err := setLocal(ctx, p.offer, offer); err != nil {
+	if err := setLocal(ctx, offerer, offer); err != nil {
 		return fmt.Errorf("sender: %w", err)
 	}
-	if err := p.answer.SetRemoteDescription(*p.offer.LocalDescription()); err != nil {
+	if err := answerer.SetRemoteDescription(*offerer.LocalDescription()); err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
-	answer, err := p.answer.CreateAnswer(nil)
+	answer, err := answerer.CreateAnswer(nil)
 	if err != nil {
 		return err
 	}
-	if err := setLocal(ctx, p.answer, answer); err != nil {
+	if err := setLocal(ctx, answerer, answer); err != nil {
 		return fmt.Errorf("receiver: %w", err)
 	}
-	return p.offer.SetRemoteDescription(*p.answer.LocalDescription())
+	return offerer.SetRemoteDescription(*answerer.LocalDescription())
 }
 
 func setLocal(ctx context.Context, pc *webrtc.PeerConnection, d webrtc.SessionDescription) error {

@@ -28,7 +28,14 @@ var kindFields = map[string][]string{
 	"sack": {KindTCP, KindLEDBAT}, "rwnd": {KindTCP, KindLEDBAT},
 	"cc": {KindMedia, KindTCP, KindLEDBAT}, "params": {KindMedia, KindTCP, KindLEDBAT},
 	"ecn": {KindMedia, KindTCP, KindLEDBAT, KindCBR}, "receiver": {KindBrowser}, "video": {KindBrowser},
+	"endpoint": {KindLEDBAT},
 }
+
+// Endpoints of a ledbat flow in emulation (the simulator models both alike).
+const (
+	EndpointPion    = "pion"    // Pion PeerConnections in both hosts (the default)
+	EndpointBrowser = "browser" // headless Chromium sends (web/lib/lowprio.js, or a plain data channel for sctp)
+)
 
 func decodeFlows(d *decoder, n *yaml.Node, s *Scenario) []Flow {
 	var out []Flow
@@ -40,7 +47,7 @@ func decodeFlows(d *decoder, n *yaml.Node, s *Scenario) []Flow {
 
 func decodeFlow(d *decoder, v *yaml.Node, field string, s *Scenario) []Flow {
 	f := Flow{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Line: v.Line,
-		Receiver: ReceiverBrowser, Video: DefaultBrowserVideo()}
+		Receiver: ReceiverBrowser, Video: DefaultBrowserVideo(), Endpoint: EndpointPion}
 	if name := nameOf(v); name != "" {
 		field = "flows[" + name + "]"
 	}
@@ -66,6 +73,7 @@ func decodeFlow(d *decoder, v *yaml.Node, field string, s *Scenario) []Flow {
 		"ecn":               mark("ecn", func(v *yaml.Node, fl string) { d.Boolean(v, fl, &f.ECN) }),
 		"receiver":          mark("receiver", func(v *yaml.Node, fl string) { d.receiver(v, fl, &f.Receiver) }),
 		"video":             mark("video", func(v *yaml.Node, fl string) { d.browserVideo(v, fl, &f.Video) }),
+		"endpoint":          mark("endpoint", func(v *yaml.Node, fl string) { d.endpoint(v, fl, &f.Endpoint) }),
 		"codec":             mark("codec", func(v *yaml.Node, fl string) { d.codec(v, fl, &f.Codec) }),
 		"layers":            mark("layers", func(v *yaml.Node, fl string) { f.Codec.Layers = d.rates(v, fl) }),
 		"feedback_interval": mark("feedback_interval", func(v *yaml.Node, fl string) { d.Duration(v, fl, &f.Feedback) }),
@@ -117,6 +125,13 @@ func decodeFlow(d *decoder, v *yaml.Node, field string, s *Scenario) []Flow {
 		out[i].Start = f.Start + time.Duration(i)*startStep
 	}
 	return out
+}
+
+func (d *decoder) endpoint(v *yaml.Node, field string, dst *string) {
+	d.Str(v, field, dst)
+	if *dst != EndpointPion && *dst != EndpointBrowser {
+		d.Failf(v, field, "unknown endpoint %q (pion or browser)", *dst)
+	}
 }
 
 func contains(list []string, s string) bool {

@@ -71,6 +71,7 @@ type Flow struct {
 	OnOff       *sim.OnOffConfig
 	Receiver    string       // browser: ReceiverBrowser or ReceiverEchotest
 	Video       BrowserVideo // browser
+	Endpoint    string       // ledbat: EndpointPion or EndpointBrowser (emulation; the simulator models both alike)
 	Line        int
 }
 

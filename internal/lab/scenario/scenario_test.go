@@ -346,3 +346,35 @@ sfu:
 		t.Errorf("an SFU session took model libvpx: %v", err)
 	}
 }
+
+// A ledbat flow's endpoint defaults to Pion, takes browser, and is refused elsewhere; cc sctp is
+// a ledbat-kind controller (the simulator's NewReno model).
+func TestLEDBATEndpoint(t *testing.T) {
+	doc := `
+duration: 10s
+links:
+  - {name: a, from: x, to: y, rate: 1Mbps, duplex: true}
+flows:
+  - {name: lp, cc: ledbat, path: [x, y]}
+  - {name: dc, cc: sctp, endpoint: browser, path: [x, y]}
+`
+	f, err := Parse("l.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, dc := f.Runs[0].Flows[0], f.Runs[0].Flows[1]
+	if lp.Endpoint != EndpointPion || dc.Endpoint != EndpointBrowser || dc.Kind != KindLEDBAT {
+		t.Fatalf("lp %q, dc %q (kind %s)", lp.Endpoint, dc.Endpoint, dc.Kind)
+	}
+	if _, err := f.Runs[0].Build(1); err != nil {
+		t.Fatalf("the simulator runs both: %v", err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"endpoint: browser", "endpoint: firefox", `l.yaml:7: flows[dc].endpoint: unknown endpoint "firefox" (pion or browser)`},
+		{"{name: lp, cc: ledbat,", "{name: lp, cc: cubic, endpoint: pion,", `flows[lp].endpoint: only ledbat flows take endpoint`},
+	} {
+		if _, err := Parse("l.yaml", []byte(strings.Replace(doc, c.from, c.to, 1))); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.to, err, c.want)
+		}
+	}
+}
