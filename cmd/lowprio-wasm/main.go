@@ -22,7 +22,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"math"
 	"syscall/js"
@@ -112,22 +111,16 @@ func options(opts js.Value) (lowprio.Config, *ledbat.Controller, error) {
 	if v, ok := num("idleTimeoutMs"); ok && v > 0 {
 		cfg.IdleTimeout = millis(v)
 	}
-	variant := "ledbat"
+	variant := lowprio.VariantLEDBAT
 	if opts.Type() == js.TypeObject && opts.Get("variant").Type() == js.TypeString {
 		variant = opts.Get("variant").String()
 	}
-	ctrlOpts := []ledbat.Option{ledbat.WithMSS(cfg.MaxMessage)}
-	switch variant {
-	case "ledbat":
-	case "ledbat++":
-		ctrlOpts = append(ctrlOpts, ledbat.WithPlusPlus())
-	default:
-		return cfg, nil, fmt.Errorf("lowprio: unknown variant %q (ledbat or ledbat++)", variant)
-	}
+	var target time.Duration
 	if v, ok := num("targetMs"); ok && v > 0 {
-		ctrlOpts = append(ctrlOpts, ledbat.WithTarget(millis(v)))
+		target = millis(v)
 	}
-	return cfg, ledbat.New(ctrlOpts...), nil
+	ctrl, err := lowprio.NewController(variant, target, cfg.MaxMessage)
+	return cfg, ctrl, err
 }
 
 func millis(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

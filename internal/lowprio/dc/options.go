@@ -1,7 +1,6 @@
 package dc
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/strata-rtc/strata/cc"
@@ -9,10 +8,10 @@ import (
 	"github.com/strata-rtc/strata/internal/lowprio"
 )
 
-// Variants of the sender's controller.
+// Variants of the sender's controller (lowprio's, named here for the binding's users).
 const (
-	VariantLEDBAT     = "ledbat"   // RFC 6817, 100 ms target
-	VariantLEDBATPlus = "ledbat++" // LEDBAT++ (slowdowns, multiplicative decrease), 60 ms target
+	VariantLEDBAT     = lowprio.VariantLEDBAT
+	VariantLEDBATPlus = lowprio.VariantLEDBATPlus
 )
 
 // MinCap is the lowest rate a Cap function can impose: when the media leaves nothing, the
@@ -51,13 +50,7 @@ const (
 )
 
 // CheckVariant reports an unknown variant.
-func CheckVariant(v string) error {
-	switch v {
-	case "", VariantLEDBAT, VariantLEDBATPlus:
-		return nil
-	}
-	return fmt.Errorf("lowprio: unknown variant %q (want %q or %q)", v, VariantLEDBAT, VariantLEDBATPlus)
-}
+func CheckVariant(v string) error { return lowprio.CheckVariant(v) }
 
 // config returns the protocol configuration: transfer id 1, defaults filled in by lowprio.
 func (o *Options) config() lowprio.Config {
@@ -71,17 +64,7 @@ func (o *Options) config() lowprio.Config {
 
 // controller builds the sender's LEDBAT controller with the message size as MSS.
 func (o *Options) controller() (*ledbat.Controller, error) {
-	if err := CheckVariant(o.Variant); err != nil {
-		return nil, err
-	}
-	opts := []ledbat.Option{ledbat.WithMSS(o.config().MaxMessage)}
-	if o.Variant == VariantLEDBATPlus {
-		opts = append(opts, ledbat.WithPlusPlus())
-	}
-	if o.Target > 0 {
-		opts = append(opts, ledbat.WithTarget(o.Target))
-	}
-	return ledbat.New(opts...), nil
+	return lowprio.NewController(o.Variant, o.Target, o.config().MaxMessage)
 }
 
 func (o *Options) progressInterval() time.Duration {
