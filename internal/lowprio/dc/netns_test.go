@@ -1,3 +1,9 @@
+// The link test measures the queue a transfer builds in real time, through the user-space link
+// emulator running in the test's process: under the race detector it would measure the detector.
+// The other tests of this package run under -race.
+
+//go:build !race
+
 package dc
 
 import (
