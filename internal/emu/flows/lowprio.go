@@ -224,13 +224,17 @@ func (f *LowPrio) sampleSCTP(ctx context.Context) {
 
 // Stop ends the transfer and closes both PeerConnections; it returns the first error the
 // endpoints met while running.
-func (f *LowPrio) Stop() error {
+func (f *LowPrio) Stop() error { return f.stop(f.closePeers) }
+
+// stop cancels the run, releases the endpoints, waits for the run's goroutines and returns
+// release's error or, before it, the first failure while running; only its first call acts.
+func (f *LowPrio) stop(release func() error) error {
 	var err error
 	f.stopped.Do(func() {
 		if f.cancel != nil {
 			f.cancel()
 		}
-		err = f.closePeers()
+		err = release()
 		f.wg.Wait()
 		f.errMu.Lock()
 		if f.err != nil {

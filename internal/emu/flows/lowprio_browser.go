@@ -136,22 +136,7 @@ func (f *browserLowPrio) sample(ctx context.Context) error {
 }
 
 // Stop ends the transfer, Chromium and the receiver.
-func (f *browserLowPrio) Stop() error {
-	var err error
-	f.stopped.Do(func() {
-		if f.cancel != nil {
-			f.cancel()
-		}
-		err = f.release()
-		f.wg.Wait()
-		f.errMu.Lock()
-		if f.err != nil {
-			err = fmt.Errorf("flow %s: %w", f.env.Spec.Name, f.err)
-		}
-		f.errMu.Unlock()
-	})
-	return err
-}
+func (f *browserLowPrio) Stop() error { return f.stop(f.release) }
 
 func (f *browserLowPrio) release() error {
 	var errs []error
