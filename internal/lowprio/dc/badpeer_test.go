@@ -104,19 +104,23 @@ func badPeer(t *testing.T, verb string, text bool, bad []byte, reason string) {
 	p := newPCPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Attach in Pion's accept callback, as strata's service does: a message that arrived before
+	// the transfer's handler would be dropped by Pion, and the bad one must reach the transfer.
+	attached := make(chan *Transfer, 4)
+	p.b.OnDataChannel(func(ch *webrtc.DataChannel) { attached <- Attach(ch, Options{}) })
 	served := make(chan error, 2)
-	serve := func(ch *webrtc.DataChannel) {
-		verb, name, err := ParseLabel(ch.Label())
+	serve := func(tr *Transfer) {
+		verb, name, err := ParseLabel(tr.c.ch.Label())
 		if err != nil {
 			served <- err
 			return
 		}
 		n, _, _ := ParseGenerated(name)
 		if verb == VerbGet {
-			_, err = Send(ctx, ch, Generated(n), Options{})
+			_, err = tr.Send(ctx, Generated(n))
 		} else {
 			v := &Verifier{N: n}
-			if _, err = Receive(ctx, ch, v, Options{}); err == nil {
+			if _, err = tr.Receive(ctx, v); err == nil {
 				err = v.Check()
 			}
 		}
@@ -126,7 +130,7 @@ func badPeer(t *testing.T, verb string, text bool, bad []byte, reason string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go serve(<-p.accepted)
+	go serve(<-attached)
 	raw := newRawPeer(t, badCh)
 	if verb == VerbGet {
 		<-raw.got // the transfer is running
@@ -136,7 +140,7 @@ func badPeer(t *testing.T, verb string, text bool, bad []byte, reason string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go serve(<-p.accepted)
+	go serve(<-attached)
 	goodDone := make(chan error, 1)
 	go func() { _, err := Send(ctx, good, Generated(1_000_000), Options{}); goodDone <- err }()
 
@@ -174,7 +178,7 @@ func badPeer(t *testing.T, verb string, text bool, bad []byte, reason string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go serve(<-p.accepted)
+	go serve(<-attached)
 	if _, err := Send(ctx, again, Generated(5000), Options{}); err != nil {
 		t.Errorf("a new transfer after the bad one: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
@@ -41,6 +42,17 @@ func TestGetAndPutThroughTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("put", src, "clip.bin")
+	// put returns once the server acknowledged every byte; the server stores the upload when the
+	// transfer's channel closes, a moment later (docs/LOWPRIO.md).
+	stored := filepath.Join(dir, "clip.bin")
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := os.Stat(stored); err == nil && st.Size() == int64(len(data)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upload was not stored as %s", stored)
+		}
+	}
 	back := filepath.Join(t.TempDir(), "back.bin")
 	run("get", "clip.bin", back)
 	got, err := os.ReadFile(back)
