@@ -211,7 +211,11 @@ func TestControllerDownFallsBackToBWE(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	_ = ln.Close() // nothing listens there until the controller starts below
+	t.Cleanup(func() { _ = ln.Close() })
+	// The controller is down: its port drops every connection until it starts below. The port
+	// stays this test's (a port closed and bound again later can be taken meanwhile by any
+	// process on the machine).
+	controllerUp := dropConnections(ln.(*net.TCPListener))
 	logs := &logRecorder{}
 	c := startServerLogged(t, withNetCtl("http://"+addr), slog.New(logs))
 	admin := attach(t, c)
@@ -231,10 +235,7 @@ func TestControllerDownFallsBackToBWE(t *testing.T) {
 		t.Errorf("%d unreachable warnings, want exactly 1 for the outage", n)
 	}
 
-	ln, err = net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("the controller's port was taken meanwhile: %v", err)
-	}
+	controllerUp()
 	tc, _ := startController(t, ln)
 	if n := tc.decisionLayers(t, 8*time.Second); n < 1 {
 		t.Errorf("controller grants %d layers once back, want at least the base", n)
@@ -247,5 +248,27 @@ func TestControllerDownFallsBackToBWE(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if sub.count() <= before {
 		t.Error("media stopped once the controller was back")
+	}
+}
+
+// dropConnections accepts and resets every connection to ln, as a host whose service is down
+// refuses them, until the function it returns is called; ln then serves again.
+func dropConnections(ln *net.TCPListener) (release func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return // the deadline release sets
+			}
+			_ = c.(*net.TCPConn).SetLinger(0) // a reset, not an orderly close
+			_ = c.Close()
+		}
+	}()
+	return func() {
+		_ = ln.SetDeadline(time.Now())
+		<-done
+		_ = ln.SetDeadline(time.Time{})
 	}
 }
