@@ -150,9 +150,11 @@ func TestDataQueueBeforeOpenIsBounded(t *testing.T) {
 	got := strings.Join(aliceIn.msgs, " ")
 	aliceIn.mu.Unlock()
 	// The queue holds one message while alice's channel is not open yet: the burst's first is kept,
-	// those after it are refused until her channel opens (on a loaded machine it can open in the
-	// middle of the burst, and the rest then go straight through). Every message is either
-	// delivered in order or counted as dropped, and at least one was refused.
+	// those after it are refused until her channel opens. When her channel opens is the machine's
+	// business: in the middle of the burst the rest go straight through, and on a loaded machine
+	// it can open before the second message arrives (nothing refused; internal/sfu's
+	// TestDataSinkBounds holds the bound itself without timing). Every message is either
+	// delivered in order or counted as dropped.
 	msgs := strings.Fields(got)
 	if len(msgs) < 2 || msgs[0] != "burst:m0" || msgs[len(msgs)-1] != "burst:end" {
 		t.Fatalf("alice received %q, want the burst's first message first and bob's last last", got)
@@ -166,9 +168,11 @@ func TestDataQueueBeforeOpenIsBounded(t *testing.T) {
 		last = i
 	}
 	delivered := uint64(len(msgs) - 2) // of m1..m9
-	if d := dataDropped(t, srv, alice); d+delivered != 9 || d == 0 {
-		t.Errorf("alice's handle_info: data_dropped %d with %d of m1..m9 delivered, want the rest of the 9 refused (at least one)", d, delivered)
+	d := dataDropped(t, srv, alice)
+	if d+delivered != 9 {
+		t.Errorf("alice's handle_info: data_dropped %d with %d of m1..m9 delivered, want the rest of the 9 refused", d, delivered)
 	}
+	t.Logf("%d of m1..m9 refused before alice's channel opened", d)
 	if d := dataDropped(t, srv, bob); d != 0 {
 		t.Errorf("bob's handle_info: data_dropped %d, want 0", d)
 	}
