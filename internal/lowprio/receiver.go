@@ -51,6 +51,10 @@ func (r *Receiver) Err() error { return r.err }
 // Received is the number of bytes received in order (progress).
 func (r *Receiver) Received() uint64 { return r.contig }
 
+// Complete reports that the whole stream is here: the FIN and every byte before it (some may
+// still wait to be read).
+func (r *Receiver) Complete() bool { return r.finished() }
+
 func (r *Receiver) fail(err error) error {
 	if r.err == nil {
 		r.err = err

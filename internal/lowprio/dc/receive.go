@@ -63,6 +63,7 @@ type recvLoop struct {
 func (l *recvLoop) run(ctx context.Context) (Stats, error) {
 	tm := newTimer()
 	defer tm.t.Stop()
+	cancelled := ctx.Done()
 	for {
 		now := l.c.now()
 		l.drain()
@@ -87,7 +88,14 @@ func (l *recvLoop) run(ctx context.Context) (Stats, error) {
 			closed = nil
 		}
 		select {
-		case <-ctx.Done():
+		case <-cancelled:
+			if l.r.Complete() {
+				// Every byte is here and acknowledged, and the sender may be gone already (a client
+				// closes its PeerConnection once its FIN is acknowledged): only writing it out is
+				// left, which the cancellation must not throw away. The loop ends once it is written.
+				cancelled = nil
+				continue
+			}
 			l.r.Abort("cancelled: " + ctx.Err().Error())
 			l.r.Poll(l.c.now(), l.c.out)
 			return l.finish(l.c.now(), ctx.Err())
