@@ -23,6 +23,23 @@ type Layer struct {
 	Name string `json:"name,omitempty"`
 	// SSRC optionally identifies the layer's packets, for enforcers that match on it.
 	SSRC uint32 `json:"ssrc,omitempty"`
+	// DSCP is the DiffServ code point (1-63) the SFU marks this layer's packets with, so that a
+	// switch can tell the layers apart on the wire; 0 means unmarked (a switch cannot drop it alone).
+	DSCP int `json:"dscp,omitempty"`
+}
+
+// MaxDSCP is the largest DiffServ code point (6 bits).
+const MaxDSCP = 63
+
+// Flow is the transport on which the SFU sends a subscription's media (with BUNDLE, every stream
+// of one PeerConnection shares it): what a switch matches, together with the layers' DSCP marks.
+type Flow struct {
+	// Proto is "udp" (the only one supported).
+	Proto string `json:"proto"`
+	// Src and Dst are "ip:port": the SFU's local address of the selected ICE candidate pair and the
+	// subscriber's remote one.
+	Src string `json:"src"`
+	Dst string `json:"dst"`
 }
 
 // Stream is a video stream the SFU forwards (PUT /v1/streams/{id}).
@@ -50,6 +67,9 @@ type Subscription struct {
 	Path     []string `json:"path,omitempty"`
 	// Computed is set in responses when the controller chose the path.
 	Computed bool `json:"computed,omitempty"`
+	// Flow is where the SFU sends this subscription's media; with it and marked layers, a switch
+	// can enforce the decision (Decision.Enforced).
+	Flow *Flow `json:"flow,omitempty"`
 }
 
 // SubscriptionResult is the answer of PUT /v1/subscriptions/{id}: the subscription with its
@@ -76,6 +96,11 @@ type Decision struct {
 	PathAvailableBps int64  `json:"path_available_bps"`
 	Limit            string `json:"limit,omitempty"`
 	Reason           string `json:"reason"`
+	// Enforced is true while a switch on the path has installed the drop rules for exactly this
+	// decision: the SFU may then forward every layer and leave the thinning to the switch. When
+	// false (no switch, no flow or marks, the switch unreachable or refusing the rules) the SFU
+	// must thin the stream itself.
+	Enforced bool `json:"enforced,omitempty"`
 	// Seq orders decisions: every change gets the next number.
 	Seq uint64 `json:"seq"`
 }
@@ -185,6 +210,12 @@ type Rule struct {
 	Layers       int    `json:"layers"`
 	// DropSSRCs lists the SSRCs of dropped layers, for the layers the SFU gave one.
 	DropSSRCs []uint32 `json:"drop_ssrcs,omitempty"`
+	// Flow and the DSCP marks let a switch match the packets: layers with a mark, by index, in
+	// PassDSCP (layers below Allow) and DropDSCP (the others). Absent when the subscription has no
+	// flow or its stream no marks.
+	Flow     *Flow `json:"flow,omitempty"`
+	PassDSCP []int `json:"pass_dscp,omitempty"`
+	DropDSCP []int `json:"drop_dscp,omitempty"`
 }
 
 // Drops reports whether the rule drops a layer (0 is the base layer).
