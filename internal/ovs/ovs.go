@@ -203,8 +203,16 @@ func (s *Switch) Bridge() string { return s.cfg.Bridge }
 // Dir returns the switch's directory (absolute).
 func (s *Switch) Dir() string { return s.cfg.Dir }
 
-// Client returns an OpenFlow client of the bridge.
-func (s *Switch) Client() *Client { return NewClient(s.MgmtTarget()) }
+// Client returns an OpenFlow client of the bridge (with ovs-vswitchd's control socket, for
+// WaitRevalidated).
+func (s *Switch) Client() *Client {
+	c := NewClient(s.MgmtTarget())
+	c.Unixctl = s.Unixctl()
+	return c
+}
+
+// Unixctl is ovs-vswitchd's control socket (for ovs-appctl -t): DIR/ovs-vswitchd.ctl.
+func (s *Switch) Unixctl() string { return s.path("ovs-vswitchd.ctl") }
 
 func (s *Switch) path(name string) string { return filepath.Join(s.cfg.Dir, name) }
 

@@ -44,3 +44,9 @@ func DisableTxOffload(ctx context.Context, namespace, iface string) error {
 	}
 	return nil
 }
+
+// Vsctl runs ovs-vsctl against the switch's database (for settings this package has no method
+// for, e.g. a flow table's size limit) and returns its output.
+func (s *Switch) Vsctl(ctx context.Context, args ...string) (string, error) {
+	return s.vsctl(ctx, args...)
+}
