@@ -98,7 +98,9 @@ func (s *Switch) start(ctx context.Context) error {
 	if err := waitFile(ctx, s.path("db.sock"), db); err != nil {
 		return err
 	}
-	if _, err := s.vsctl(ctx, "--no-wait", "init"); err != nil {
+	// max-revalidator (default 500 ms) is the longest a revalidation round waits; a controller that
+	// acknowledges rules once the datapath has them (WaitRevalidated) waits about that long.
+	if _, err := s.vsctl(ctx, "--no-wait", "init", "--", "set", "Open_vSwitch", ".", "other_config:max-revalidator=100"); err != nil {
 		return err
 	}
 	if err := s.startVswitchd(ctx); err != nil {

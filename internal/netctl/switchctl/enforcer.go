@@ -234,7 +234,9 @@ func Install(ctx context.Context, target string, rules []api.Rule) error {
 	if err != nil {
 		return err
 	}
-	return t.install(ctx, ovs.NewClient(target))
+	c := ovs.NewClient(target)
+	c.Unixctl = unixctlBeside(target)
+	return t.install(ctx, c)
 }
 
 func isCallError(err error) bool {
