@@ -114,7 +114,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	enforcers, err := newEnforcers(t, switches, *resync)
+	enforcers, err := newEnforcers(t, switches, *resync, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "strata netctl serve: %v\n", err)
 		return 2
@@ -147,7 +147,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // newEnforcers checks the -switch flags against the topology: one switch per node, on nodes that
 // can enforce.
-func newEnforcers(t *topo.Topology, switches []switchctl.Config, resync time.Duration) ([]*switchctl.Enforcer, error) {
+func newEnforcers(t *topo.Topology, switches []switchctl.Config, resync time.Duration, log *slog.Logger) ([]*switchctl.Enforcer, error) {
 	seen := map[string]bool{}
 	var out []*switchctl.Enforcer
 	for _, sc := range switches {
@@ -160,7 +160,7 @@ func newEnforcers(t *topo.Topology, switches []switchctl.Config, resync time.Dur
 			return nil, fmt.Errorf("-switch: node %q has two switches", sc.Node)
 		}
 		seen[sc.Node] = true
-		sc.Resync = resync
+		sc.Resync, sc.Log = resync, log
 		e, err := switchctl.New(sc)
 		if err != nil {
 			return nil, err

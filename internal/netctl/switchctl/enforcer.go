@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,8 @@ type Config struct {
 	// the packets. Empty: DIR/ovs-vswitchd.ctl beside the target's DIR/BRIDGE.mgmt if it exists
 	// (where package ovs puts it), else acknowledge when ovs-ofctl returns.
 	Unixctl string
+	// Log gets the switch's state changes (default: discard).
+	Log *slog.Logger
 }
 
 // Acknowledger receives what a switch holds: the controller's SetEnforced.
@@ -74,6 +77,9 @@ func New(cfg Config) (*Enforcer, error) {
 	}
 	if cfg.Unixctl == "" {
 		cfg.Unixctl = unixctlBeside(cfg.Target)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	c := ovs.NewClient(cfg.Target)
 	c.Timeout, c.Unixctl = cfg.Timeout, cfg.Unixctl
@@ -206,6 +212,9 @@ func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, ver
 	if reinstall {
 		e.st.Resyncs++
 	}
+	if e.st.State != api.SwitchOK || reinstall {
+		e.cfg.Log.Info("netctl: switch rules installed", "node", e.cfg.Node, "version", version, "rules", len(t.installed), "reinstall", reinstall)
+	}
 	e.st.State, e.st.Error = api.SwitchOK, ""
 	e.st.InstalledVersion, e.st.InstalledAt, e.st.CheckedAt = version, now, now
 	e.st.Rules, e.st.Unenforceable = len(t.installed), t.unenforceable
@@ -222,6 +231,9 @@ func (e *Enforcer) failed(w *worker, err error) {
 	}
 	w.failed = true
 	e.mu.Lock()
+	if e.st.State != state || e.st.Error != err.Error() {
+		e.cfg.Log.Warn("netctl: switch "+state, "node", e.cfg.Node, "err", err)
+	}
 	e.st.State, e.st.Error = state, err.Error()
 	e.mu.Unlock()
 	w.ack.SetEnforced(e.cfg.Node, nil, fmt.Errorf("switch %s (%s): %s: %w", e.cfg.Node, e.cfg.Target, state, err))
