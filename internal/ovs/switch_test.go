@@ -125,6 +125,10 @@ func TestRefused(t *testing.T) {
 	if err := c.ReplaceCookie(ctx, 1, ^uint64(0), []string{"cookie=1,priority=9,udp,actions=meter:7,NORMAL"}); err != nil {
 		t.Fatalf("flow using an existing meter: %v", err)
 	}
+	ms, err := c.MeterStats(ctx)
+	if err != nil || len(ms) != 1 || ms[0].ID != 7 || ms[0].Flows != 1 || len(ms[0].Bands) != 1 {
+		t.Fatalf("meter stats %+v, %v", ms, err)
+	}
 	if err := c.DelMeter(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
