@@ -23,7 +23,9 @@ import (
 // Config says where a switch runs.
 type Config struct {
 	// Namespace is the network namespace (a name under /var/run/netns) the daemons run in, and
-	// where the ports added later must be; empty means the caller's namespace.
+	// where the ports added later must be; empty means the caller's namespace. The userspace
+	// datapath makes the bridge's own port a tap device named after the bridge (and one named
+	// ovs-netdev), so give every switch a namespace of its own rather than the machine's.
 	Namespace string
 	// Dir holds the database, sockets, pidfiles and logs (OVS_RUNDIR, OVS_DBDIR and OVS_LOGDIR).
 	// It is created if missing. Keep it short: unix socket paths are limited to 107 bytes.
