@@ -30,9 +30,9 @@ func Require(t testing.TB) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the switch runs in network namespaces joined by veth pairs (CI runs as root)")
 	}
-	for _, tool := range []string{"ovs-vswitchd", "ovsdb-server", "ovs-ofctl", "ethtool", "ip"} {
+	for _, tool := range []string{"ovs-vswitchd", "ovsdb-server", "ovsdb-tool", "ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ethtool", "ip"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s not found: install openvswitch-switch and ethtool (make deps-test)", tool)
+			t.Fatalf("%s is needed: scripts/install-deps.sh test installs openvswitch-switch and ethtool", tool)
 		}
 	}
 }
