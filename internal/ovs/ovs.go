@@ -57,6 +57,9 @@ const startTimeout = 10 * time.Second
 // programmed. The NORMAL flow makes the bridge a learning switch from the start (and again after
 // Restart), so traffic flows before a controller programs it — the same state a controller that
 // installed no drop rules leaves.
+//
+// The daemons are Start's child processes and die with the process (and the OS thread) that
+// started them; call Start from an ordinary goroutine, not one that exits with its thread locked.
 func Start(ctx context.Context, cfg Config) (*Switch, error) {
 	if cfg.Bridge == "" {
 		cfg.Bridge = "br0"
