@@ -239,6 +239,16 @@ func (e *Enforcer) failed(w *worker, err error) {
 	w.ack.SetEnforced(e.cfg.Node, nil, fmt.Errorf("switch %s (%s): %s: %w", e.cfg.Node, e.cfg.Target, state, err))
 }
 
+// Clear takes the enforcer's flows off the switch, leaving the base NORMAL flow: for a clean
+// shutdown, once Run has returned.
+func (e *Enforcer) Clear(ctx context.Context) error {
+	t, err := translate(nil, 0)
+	if err != nil {
+		return err
+	}
+	return t.install(ctx, e.client)
+}
+
 // Install replaces strata's flows on the switch at target with the rules' once, without an
 // enforcer (tools, benchmarks); flows of others stay.
 func Install(ctx context.Context, target string, rules []api.Rule) error {

@@ -241,13 +241,17 @@ func TestControllerRestart(t *testing.T) {
 	r.subscribe()
 	r.waitFor("enforced", r.enforced("s4", true))
 	r.expect(1, "first controller")
-	r.stop()
+	r.stop() // as if it crashed: its rules stay on the switch
+	r.expect(1, "first controller gone")
 	r.ctl, r.enf, r.stop = r.controller(r.nw.Switch.MgmtTarget())
 	r.waitFor("the new controller's install", func() bool { return r.enf.Status().State == api.SwitchOK })
 	r.expect(3, "new controller, no subscriptions")
 	r.subscribe()
 	r.waitFor("enforced again", r.enforced("s4", true))
 	r.expect(1, "new controller, subscriptions registered again")
+	r.stop() // a clean stop (strata netctl serve on SIGTERM) takes its rules off the switch
+	must(t, r.enf.Clear(context.Background()))
+	r.expect(3, "controller stopped cleanly")
 }
 
 // TestUnreachable: with no switch behind the socket, or the switch gone, the state says
