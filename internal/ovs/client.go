@@ -120,11 +120,30 @@ func (c *Client) ReplaceFlows(ctx context.Context, flows []string) error {
 // carry such cookies), atomically in one bundle, leaving every other flow alone: how a controller
 // owns its share of a table that others (a meter policy, the base NORMAL flow) also use.
 func (c *Client) ReplaceCookie(ctx context.Context, cookie, mask uint64, flows []string) error {
-	body, err := lines("add ", flows)
+	ops := make([]string, 0, len(flows)+1)
+	ops = append(ops, fmt.Sprintf("delete cookie=%#x/%#x", cookie, mask))
+	for _, f := range flows {
+		ops = append(ops, "add "+f)
+	}
+	return c.Bundle(ctx, ops)
+}
+
+// Bundle applies flow changes atomically in one bundle: each op is a flow specification after one
+// of ovs-ofctl's keywords add, modify, modify_strict, delete or delete_strict, e.g. "delete_strict
+// priority=100,udp,tp_dst=5000". Flows nothing touches keep their counters.
+func (c *Client) Bundle(ctx context.Context, ops []string) error {
+	for _, op := range ops {
+		kw, _, _ := strings.Cut(op, " ")
+		switch kw {
+		case "add", "modify", "modify_strict", "delete", "delete_strict":
+		default:
+			return fmt.Errorf("ovs: bundle operation %q does not start with add, modify, modify_strict, delete or delete_strict", op)
+		}
+	}
+	in, err := lines("", ops)
 	if err != nil {
 		return err
 	}
-	in := fmt.Sprintf("delete cookie=%#x/%#x\n", cookie, mask) + body
 	_, err = c.run(ctx, "OpenFlow14", in, "add-flows", "--bundle", "add-flows", c.Target, "-")
 	return c.changed(ctx, err)
 }

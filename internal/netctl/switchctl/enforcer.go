@@ -174,7 +174,7 @@ func (e *Enforcer) step(ctx context.Context, w *worker, check bool) {
 	rules, version := e.rules, e.version
 	e.mu.Unlock()
 	if w.table == nil || w.failed || w.table.version != version {
-		e.install(ctx, w, rules, version)
+		e.install(ctx, w, rules, version, w.table != nil && !w.failed)
 		return
 	}
 	if !check {
@@ -186,7 +186,7 @@ func (e *Enforcer) step(ctx context.Context, w *worker, check bool) {
 		return
 	}
 	if !w.table.matches(dump) {
-		e.install(ctx, w, rules, version)
+		e.install(ctx, w, rules, version, false)
 		return
 	}
 	e.mu.Lock()
@@ -194,10 +194,26 @@ func (e *Enforcer) step(ctx context.Context, w *worker, check bool) {
 	e.mu.Unlock()
 }
 
-// install replaces strata's flows on the switch with the rule set's, in one atomic bundle.
-func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, version uint64) {
+// install puts the rule set's flows on the switch in one atomic bundle. With diff (the switch
+// held the previous set at the last look) only what changed is touched, and a dump confirms the
+// result before the acknowledgement; otherwise strata's flows are replaced wholesale.
+func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, version uint64, diff bool) {
 	t, err := translate(rules, version)
-	if err == nil {
+	var dump []ovs.Flow
+	resync := false
+	if err == nil && diff {
+		if ops := t.changes(w.table); len(ops) > 0 {
+			err = e.client.Bundle(ctx, ops)
+		}
+		if err == nil {
+			dump, err = e.client.DumpFlows(ctx)
+		}
+		if err == nil && !t.matches(dump) {
+			// The switch was not what we thought (restarted since the last check).
+			diff, resync, dump = false, true, nil
+		}
+	}
+	if err == nil && !diff {
 		err = t.install(ctx, e.client)
 	}
 	if err != nil {
@@ -205,7 +221,7 @@ func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, ver
 		return
 	}
 	// The same rule set again: the switch lost the flows (a restart, an outage, a hand edit).
-	reinstall := w.table != nil && w.table.version == version
+	reinstall := resync || w.table != nil && w.table.version == version
 	w.table, w.failed = t, false
 	now := time.Now()
 	e.mu.Lock()
@@ -218,7 +234,7 @@ func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, ver
 	e.st.State, e.st.Error = api.SwitchOK, ""
 	e.st.InstalledVersion, e.st.InstalledAt, e.st.CheckedAt = version, now, now
 	e.st.Rules, e.st.Unenforceable = len(t.installed), t.unenforceable
-	e.st.Flows = t.counters(nil)
+	e.st.Flows = t.counters(dump) // flows a change left alone keep their counts
 	e.mu.Unlock()
 	w.ack.SetEnforced(e.cfg.Node, t.installed, nil)
 }

@@ -3,6 +3,7 @@ package switchctl
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -11,10 +12,11 @@ import (
 	"github.com/strata-rtc/strata/internal/ovs"
 )
 
-// Cookies: strata's flows carry 0x5354 ("ST") in the cookie's top 16 bits, the rule set's version
-// (low 32 bits) in the middle and the flow's index in the low 16 bits. The enforcer replaces and
-// checks only flows under this tag, so that other flows on the same switch (a meter policy at
-// priorities 1-99) are left alone.
+// Cookies: strata's flows carry 0x5354 ("ST") in the cookie's top 16 bits and a hash of their
+// priority and match in the low 48, so that a flow keeps its cookie (and its counters) from one
+// rule set to the next while it does not change. The enforcer replaces and checks only flows under
+// this tag, so that other flows on the same switch (a meter policy at priorities 1-99) are left
+// alone.
 const (
 	cookieTag  = uint64(0x5354) << 48
 	cookieMask = uint64(0xffff) << 48
@@ -105,8 +107,48 @@ func (t *table) install(ctx context.Context, c *ovs.Client) error {
 }
 
 func (t *table) add(f flowSpec) {
-	f.cookie = cookieTag | (t.version&0xffffffff)<<16 | uint64(len(t.flows)&0xffff)
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d,%s", f.priority, f.match)
+	f.cookie = cookieTag | h.Sum64()&^cookieMask
 	t.flows = append(t.flows, f)
+}
+
+// key identifies a flow on the switch (OpenFlow's strict match: priority and match).
+func (f *flowSpec) key() string { return strconv.Itoa(f.priority) + "," + f.match }
+
+// strict is the flow's priority and match, as delete_strict takes them.
+func (f *flowSpec) strict() string {
+	if f.match == "" {
+		return "priority=" + strconv.Itoa(f.priority)
+	}
+	return "priority=" + strconv.Itoa(f.priority) + "," + f.match
+}
+
+// changes are the bundle operations that turn old (on the switch) into t: flows that are gone are
+// deleted, new or changed ones added (an add replaces a flow with the same priority and match),
+// unchanged ones left alone, so that they keep their counters.
+func (t *table) changes(old *table) []string {
+	next := make(map[string]*flowSpec, len(t.flows))
+	for i := range t.flows {
+		next[t.flows[i].key()] = &t.flows[i]
+	}
+	var ops []string
+	prev := make(map[string]bool, len(old.flows))
+	for i := range old.flows {
+		o := &old.flows[i]
+		prev[o.key()] = true
+		if n, ok := next[o.key()]; !ok {
+			ops = append(ops, "delete_strict "+o.strict())
+		} else if n.drop != o.drop || n.cookie != o.cookie {
+			ops = append(ops, "add "+n.spec())
+		}
+	}
+	for i := range t.flows {
+		if !prev[t.flows[i].key()] {
+			ops = append(ops, "add "+t.flows[i].spec())
+		}
+	}
+	return ops
 }
 
 // ruleFlows returns a rule's flows, and false when the rule cannot be enforced.

@@ -29,17 +29,24 @@ func TestTranslate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var specs []string
+	cookies := map[uint64]bool{}
 	for _, f := range tb.flows {
-		specs = append(specs, f.spec())
+		spec := f.spec()
+		head, rest, _ := strings.Cut(spec, ",")
+		if f.cookie&cookieMask != cookieTag || head != fmt.Sprintf("cookie=%#x", f.cookie) || cookies[f.cookie] {
+			t.Errorf("flow %s: cookie not tagged or not unique", spec)
+		}
+		cookies[f.cookie] = true
+		specs = append(specs, rest)
 	}
 	want := []string{
-		"cookie=0x5354000000070000,priority=0,actions=NORMAL",
-		"cookie=0x5354000000070001,priority=100,udp,nw_src=10.0.0.1,tp_src=5000,nw_dst=10.0.0.2,tp_dst=6000,ip_dscp=34,actions=NORMAL",
-		"cookie=0x5354000000070002,priority=100,udp,nw_src=10.0.0.1,tp_src=5000,nw_dst=10.0.0.2,tp_dst=6000,ip_dscp=36,actions=NORMAL",
-		"cookie=0x5354000000070003,priority=100,udp,nw_src=10.0.0.1,tp_src=5000,nw_dst=10.0.0.2,tp_dst=6000,ip_dscp=38,actions=drop",
-		"cookie=0x5354000000070004,priority=100,udp6,ipv6_src=fd00::1,tp_src=5000,ipv6_dst=fd00::2,tp_dst=6000,ip_dscp=34,actions=NORMAL",
-		"cookie=0x5354000000070005,priority=100,udp6,ipv6_src=fd00::1,tp_src=5000,ipv6_dst=fd00::2,tp_dst=6000,ip_dscp=36,actions=drop",
-		"cookie=0x5354000000070006,priority=100,udp6,ipv6_src=fd00::1,tp_src=5000,ipv6_dst=fd00::2,tp_dst=6000,ip_dscp=38,actions=drop",
+		"priority=0,actions=NORMAL",
+		"priority=100,udp,nw_src=10.0.0.1,tp_src=5000,nw_dst=10.0.0.2,tp_dst=6000,ip_dscp=34,actions=NORMAL",
+		"priority=100,udp,nw_src=10.0.0.1,tp_src=5000,nw_dst=10.0.0.2,tp_dst=6000,ip_dscp=36,actions=NORMAL",
+		"priority=100,udp,nw_src=10.0.0.1,tp_src=5000,nw_dst=10.0.0.2,tp_dst=6000,ip_dscp=38,actions=drop",
+		"priority=100,udp6,ipv6_src=fd00::1,tp_src=5000,ipv6_dst=fd00::2,tp_dst=6000,ip_dscp=34,actions=NORMAL",
+		"priority=100,udp6,ipv6_src=fd00::1,tp_src=5000,ipv6_dst=fd00::2,tp_dst=6000,ip_dscp=36,actions=drop",
+		"priority=100,udp6,ipv6_src=fd00::1,tp_src=5000,ipv6_dst=fd00::2,tp_dst=6000,ip_dscp=38,actions=drop",
 	}
 	if !slices.Equal(specs, want) {
 		t.Errorf("flows:\n%s\nwant\n%s", strings.Join(specs, "\n"), strings.Join(want, "\n"))
@@ -102,5 +109,42 @@ func TestMatches(t *testing.T) {
 	c := tb.counters(dump)
 	if len(c) != 4 || c[0] != (api.SwitchFlow{Subscription: "a", DSCP: 34, Action: "pass", Packets: 34, Bytes: 3400}) || c[2].Action != "drop" {
 		t.Errorf("counters %+v", c)
+	}
+}
+
+// TestChanges: a new rule set touches only the flows that changed.
+func TestChanges(t *testing.T) {
+	a := rule("a", "10.0.0.1:5000", "10.0.0.2:6000", []int{34, 36}, []int{38})
+	b := rule("b", "10.0.0.1:5000", "10.0.0.3:6000", []int{34}, []int{36, 38})
+	old, err := translate([]api.Rule{a, b}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1 := rule("a", "10.0.0.1:5000", "10.0.0.2:6000", []int{34}, []int{36, 38}) // a loses a layer
+	c := rule("c", "10.0.0.1:5000", "10.0.0.4:6000", []int{34, 36, 38}, nil)    // b goes, c comes
+	next, err := translate([]api.Rule{a1, c}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := next.changes(old)
+	var del, add []string
+	for _, op := range ops {
+		switch kw, rest, _ := strings.Cut(op, " "); kw {
+		case "delete_strict":
+			del = append(del, rest)
+		case "add":
+			add = append(add, rest)
+		default:
+			t.Errorf("unexpected operation %q", op)
+		}
+	}
+	if len(del) != 3 || !strings.Contains(del[0], "nw_dst=10.0.0.3") {
+		t.Errorf("deletes %v: want b's three flows", del)
+	}
+	if len(add) != 4 || !strings.Contains(add[0], "nw_dst=10.0.0.2") || !strings.Contains(add[0], "ip_dscp=36,actions=drop") {
+		t.Errorf("adds %v: want a's DSCP 36 flow (now drop) and c's three", add)
+	}
+	if ops := next.changes(next); len(ops) != 0 {
+		t.Errorf("no change gave %v", ops)
 	}
 }
