@@ -83,4 +83,3 @@ func (c *Controller) applyMeters(changes map[string][]api.Meter, enforcers []Enf
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
 }
-
