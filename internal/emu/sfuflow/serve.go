@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +44,12 @@ func (s *Sessions) startServer(ctx context.Context) error {
 			return err
 		}
 		listen := netip.AddrPortFrom(addr, netctlPort).String()
-		p, err := startProcess(env.SFUHost, s.dir, "netctl", env.Binary, "netctl", "serve", "-topology", topo, "-listen", listen)
+		args := []string{"netctl", "serve", "-topology", topo, "-listen", listen}
+		if env.SFU.Reserve > 0 {
+			// The reservation's meters need a switch on the SFU's link to enforce them (-switch).
+			args = append(args, "-reserve", strconv.FormatFloat(env.SFU.Reserve, 'g', -1, 64))
+		}
+		p, err := startProcess(env.SFUHost, s.dir, "netctl", env.Binary, args...)
 		if err != nil {
 			return err
 		}
