@@ -45,6 +45,9 @@ func (s *Sessions) startServer(ctx context.Context) error {
 		}
 		listen := netip.AddrPortFrom(addr, netctlPort).String()
 		args := []string{"netctl", "serve", "-topology", topo, "-listen", listen}
+		for _, sw := range env.Switches {
+			args = append(args, "-switch", sw.Node+"="+sw.Target)
+		}
 		if env.SFU.Reserve > 0 {
 			// The reservation's meters need a switch on the SFU's link to enforce them (-switch).
 			args = append(args, "-reserve", strconv.FormatFloat(env.SFU.Reserve, 'g', -1, 64))
@@ -97,20 +100,27 @@ func (s *Sessions) strataYAML(netctlURL string) string {
 }
 
 // netctlTopology is the controller's topology: the scenario's nodes and links at their initial
-// rates, the SFU's node the enforcer.
+// rates, the SFU's node the enforcer (and every node with a switch, which can enforce too).
 func netctlTopology(env Env) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: emu\nnodes:\n")
 	seen := map[string]bool{}
+	switched := map[string]bool{}
+	for _, sw := range env.Switches {
+		switched[sw.Node] = true
+	}
 	for _, l := range env.Links {
 		for _, n := range []string{l.From, l.To} {
 			if seen[n] {
 				continue
 			}
 			seen[n] = true
-			if n == env.SFU.Node {
+			switch {
+			case n == env.SFU.Node:
 				fmt.Fprintf(&b, "  - {name: %q, role: sfu, enforcer: true}\n", n)
-			} else {
+			case switched[n]:
+				fmt.Fprintf(&b, "  - {name: %q, enforcer: true}\n", n)
+			default:
 				fmt.Fprintf(&b, "  - {name: %q}\n", n)
 			}
 		}

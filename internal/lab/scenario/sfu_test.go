@@ -67,6 +67,7 @@ func TestParseSFUErrors(t *testing.T) {
 		{"  policy: network\n", "  policy: network\n  netctl: {use: on, reserve: 100%}\n", "sfu.netctl.reserve: the reservation must leave background traffic something"},
 		{"  policy: network\n", "  policy: network\n  netctl: {use: on, reserve: lots}\n", "sfu.netctl.reserve"},
 		{"  policy: network\n", "  policy: network\n  netctl: {use: on, reserv: 0.8}\n", "reserv"},
+		{"queue: 100pkt, duplex: true}", "queue: 100pkt, duplex: true, switch: p4}", `links[down].switch: unknown switch "p4" (ovs or none)`},
 		{"path: [a, hub, b]", "path: [a, hub, b], subscriber: firefox", `sfu.sessions[s].subscriber: unknown subscriber "firefox" (pion or browser)`},
 	} {
 		doc := strings.Replace(noSweep, c.from, c.to, 1)
@@ -93,6 +94,16 @@ func TestSFUReservation(t *testing.T) {
 	}
 	u := f.Runs[0].SFU
 	if !u.NetCtl || u.Reserve != 0.8 {
+		t.Fatalf("sfu %+v", u)
+	}
+	doc = strings.Replace(doc, "queue: 100pkt, duplex: true}", "queue: 100pkt, duplex: true, switch: ovs}", 1)
+	if f, err = Parse("switched.yaml", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if l := f.Runs[0].Links; len(l) != 4 || l[2].Switch != SwitchOVS || l[3].Switch != "" || l[0].Switch != "" {
+		t.Fatalf("links %+v: the switch belongs to down only", l)
+	}
+	if u := f.Runs[0].SFU; !u.NetCtl {
 		t.Fatalf("sfu %+v", u)
 	}
 	sm, err := f.Runs[0].Build(1)
