@@ -50,7 +50,7 @@ func (c *Controller) computeMeters(now time.Duration) map[string][]api.Meter {
 		}
 		v := &c.links[i]
 		rate := alloc.MeterRate(v.capacity, v.media, c.cfg.Alloc.Margin, c.cfg.Reserve)
-		next[l.From] = append(next[l.From], api.Meter{Link: l.Name, RateBps: int64(rate), BurstBits: c.cfg.MeterBurst})
+		next[l.From] = append(next[l.From], api.Meter{Link: l.Name, Interface: l.Interface, RateBps: int64(rate), BurstBits: c.cfg.MeterBurst})
 	}
 	changes := map[string][]api.Meter{}
 	for node, m := range next {

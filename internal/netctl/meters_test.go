@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/netctl/api"
+	"github.com/strata-rtc/strata/internal/netctl/topo"
 )
 
 type meterRecorder struct {
@@ -105,5 +106,31 @@ func TestReservationConfig(t *testing.T) {
 		if err := cfg.Validate(); (err == nil) != tc.ok {
 			t.Errorf("reserve %g burst %d: %v", tc.reserve, tc.burst, err)
 		}
+	}
+}
+
+// TestMeterNamesTheLinksInterface: a meter carries the link's interface from the topology, where
+// the switch finds the link's traffic (in the emulation, the switch's port of that name).
+func TestMeterNamesTheLinksInterface(t *testing.T) {
+	top, err := topo.Parse("sw.yaml", []byte(`name: sw
+nodes: [{name: paris, enforcer: true}, madrid]
+links:
+  - {name: pm, from: paris, to: madrid, capacity: 10Mbps, interface: w4}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Reserve = 0.8
+	c, err := New(top, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustOK(t, c.PutStream(api.Stream{ID: "cam", Source: "paris", Layers: paperLayers}))
+	mustOK(t, c.PutSubscription(api.Subscription{ID: "s", Stream: "cam", Receiver: "madrid"}))
+	c.Update(0)
+	// 3 layers (2.4 Mbit/s): non-media traffic metered to 10 − 2.64 Mbit/s.
+	if m, ok := c.Rules().Meter("paris", "pm"); !ok || m.Interface != "w4" || m.RateBps != 7_360_000 {
+		t.Fatalf("meter %+v (%v)", m, ok)
 	}
 }

@@ -105,9 +105,14 @@ func netctlTopology(env Env) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: emu\nnodes:\n")
 	seen := map[string]bool{}
-	switched := map[string]bool{}
+	switched, iface := map[string]bool{}, map[string]string{}
 	for _, sw := range env.Switches {
 		switched[sw.Node] = true
+		for i, l := range sw.Links {
+			if i < len(sw.Ports) {
+				iface[l] = sw.Ports[i]
+			}
+		}
 	}
 	for _, l := range env.Links {
 		for _, n := range []string{l.From, l.To} {
@@ -127,8 +132,12 @@ func netctlTopology(env Env) string {
 	}
 	fmt.Fprintf(&b, "links:\n")
 	for _, l := range env.Links {
-		fmt.Fprintf(&b, "  - {name: %q, from: %q, to: %q, capacity: %.0fbps, delay: %s}\n",
-			l.Name, l.From, l.To, l.Rate.At(0), l.Delay)
+		extra := ""
+		if p := iface[l.Name]; p != "" {
+			extra = fmt.Sprintf(", interface: %q", p)
+		}
+		fmt.Fprintf(&b, "  - {name: %q, from: %q, to: %q, capacity: %.0fbps, delay: %s%s}\n",
+			l.Name, l.From, l.To, l.Rate.At(0), l.Delay, extra)
 	}
 	return b.String()
 }

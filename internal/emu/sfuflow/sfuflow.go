@@ -40,8 +40,13 @@ type Session struct {
 	Rec endpoint.Recorder
 }
 
-// Switch is an OpenFlow switch at a node: its management target ("unix:/path/br0.mgmt").
-type Switch struct{ Node, Target string }
+// Switch is an OpenFlow switch at a node: its management target ("unix:/path/br0.mgmt"), and the
+// links it feeds with, for each, the interface the link leaves the node by (also the switch's port
+// the link's packets enter by): the controller's topology gives it as the link's interface.
+type Switch struct {
+	Node, Target string
+	Links, Ports []string
+}
 
 // Env is what the SFU's sessions need.
 type Env struct {

@@ -22,14 +22,16 @@ import (
 // every packet entering the link (an SFU's media and background TCP alike) passes the switch
 // before the link's emulated queue, as seed 000's SDN switch next to the SFU:
 //
-//	from-node w<k> ⇄ a<k> [OVS bridge in the switch namespace] b<k> ⇄ w<k> to-node → TUN t<k>
+//	from-node w<k> ⇄ w<k> [OVS bridge in the switch namespace] b<k> ⇄ w<k> to-node → TUN t<k>
 //
 // The link's packets leave the source node over w<k> instead of the node pair's veth, cross the
 // bridge, and are emulated at the link's far end (ingress emulation): a policy rule on the far node
 // sends what arrives on w<k> into the TUN, and what the emulator writes back is routed on from
 // there. For a one-way drop-tail link, queue, serialisation and delay are the same wherever the
 // queue sits. All switched links leaving one node share that node's switch (one bridge, two ports
-// per link): netctl programs one switch per enforcement node.
+// per link): netctl programs one switch per enforcement node. The port by which a link's packets
+// enter the switch has the name of the source node's end, w<k>, which the controller's topology
+// gives as the link's interface: a meter policing what enters link k matches in_port=w<k>.
 
 // switchNode is the switch at one node's egress.
 type switchNode struct {
@@ -41,10 +43,12 @@ type switchNode struct {
 }
 
 // SwitchInfo describes the switch at a node: its namespace, its OpenFlow management target
-// (for `strata netctl serve -switch NODE=TARGET` and ovs-ofctl) and the links it feeds.
+// (for `strata netctl serve -switch NODE=TARGET` and ovs-ofctl) and the links it feeds, each with
+// the interface its packets leave the node by (Ports[i] for Links[i]), also the name of the
+// switch's port they enter by.
 type SwitchInfo struct {
 	Node, Namespace, Target, Bridge string
-	Links                           []string
+	Links, Ports                    []string
 }
 
 // prefSwitched is the priority of the far node's rules that send a switched link's arrivals into
@@ -98,7 +102,7 @@ func (n *Network) switchVeths(cmds map[string][]string) {
 	for _, s := range n.switches {
 		for _, k := range s.links {
 			to := n.nodes[n.spec.Links[k].To]
-			cmds[s.node.ns] = append(cmds[s.node.ns], fmt.Sprintf("link add w%d address %s type veth peer name a%d address %s netns %s",
+			cmds[s.node.ns] = append(cmds[s.node.ns], fmt.Sprintf("link add w%d address %s type veth peer name w%d address %s netns %s",
 				k, mac(2, k, 1), k, mac(2, k, 2), s.ns))
 			cmds[to.ns] = append(cmds[to.ns], fmt.Sprintf("link add w%d address %s type veth peer name b%d address %s netns %s",
 				k, mac(2, k, 4), k, mac(2, k, 3), s.ns))
@@ -164,12 +168,12 @@ func (n *Network) startSwitchesHere(ctx context.Context) error {
 		for _, k := range s.links {
 			to := n.nodes[n.spec.Links[k].To]
 			for _, end := range [][2]string{{s.node.ns, "w" + strconv.Itoa(k)}, {to.ns, "w" + strconv.Itoa(k)},
-				{s.ns, "a" + strconv.Itoa(k)}, {s.ns, "b" + strconv.Itoa(k)}} {
+				{s.ns, "w" + strconv.Itoa(k)}, {s.ns, "b" + strconv.Itoa(k)}} {
 				if err := ovs.DisableTxOffload(ctx, end[0], end[1]); err != nil {
 					return err
 				}
 			}
-			for _, p := range []string{"a", "b"} {
+			for _, p := range []string{"w", "b"} {
 				if err := sw.AddPort(ctx, p+strconv.Itoa(k)); err != nil {
 					return err
 				}
@@ -177,7 +181,7 @@ func (n *Network) startSwitchesHere(ctx context.Context) error {
 			if err := s.fdbAdd(ctx, "b"+strconv.Itoa(k), mac(2, k, 4)); err != nil {
 				return err
 			}
-			if err := s.fdbAdd(ctx, "a"+strconv.Itoa(k), mac(2, k, 1)); err != nil {
+			if err := s.fdbAdd(ctx, "w"+strconv.Itoa(k), mac(2, k, 1)); err != nil {
 				return err
 			}
 		}
@@ -225,6 +229,7 @@ func (n *Network) Switches() []SwitchInfo {
 		}
 		for _, k := range s.links {
 			info.Links = append(info.Links, n.spec.Links[k].Name)
+			info.Ports = append(info.Ports, "w"+strconv.Itoa(k))
 		}
 		out = append(out, info)
 	}

@@ -102,7 +102,7 @@ func iperf(t *testing.T, n *Network, reverse bool) float64 {
 func TestSwitchedLink(t *testing.T) {
 	n := switchedNodes(t, 30*time.Second)
 	sws := n.Switches()
-	if len(sws) != 1 || sws[0].Node != "a" || len(sws[0].Links) != 1 || sws[0].Links[0] != "ab" ||
+	if len(sws) != 1 || sws[0].Node != "a" || len(sws[0].Links) != 1 || sws[0].Links[0] != "ab" || sws[0].Ports[0] != "w0" ||
 		!strings.HasPrefix(sws[0].Target, "unix:") || !strings.HasSuffix(sws[0].Target, ".mgmt") {
 		t.Fatalf("switches %+v", sws)
 	}

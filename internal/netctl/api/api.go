@@ -227,7 +227,11 @@ func (r *Rule) Drops(layer int) bool { return layer >= r.Allow }
 // OpenFlow meter with a drop band). RateBps is the link's capacity minus the media allocation with
 // its margin, so elastic background traffic (TCP) cannot fill the link's queue under the media.
 type Meter struct {
-	Link      string `json:"link"`
+	Link string `json:"link"`
+	// Interface is the link's interface at the node (the topology's `interface`): where the
+	// link's traffic leaves the node, and, in the emulation, the name of the switch's port it
+	// enters the switch by (police what comes in on it). Empty when the topology gives none.
+	Interface string `json:"interface,omitempty"`
 	RateBps   int64  `json:"rate_bps"`
 	BurstBits int64  `json:"burst_bits"`
 }
