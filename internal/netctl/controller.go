@@ -27,12 +27,24 @@ type Config struct {
 	// SFU switches layers only at keyframes). Keep it below Alloc.Hold, so that this optimism can
 	// never cause an upgrade on its own.
 	Settle time.Duration `yaml:"settle"`
+	// Reserve is the media reservation (0: none): on links leaving an enforcement node, managed
+	// streams may use up to Reserve × capacity whatever the background traffic, and the switch
+	// there meters the non-media traffic entering the link to what the media allocation leaves
+	// (api.Meter). MeterBurst is the meters' bucket in bits.
+	Reserve    float64 `yaml:"reserve"`
+	MeterBurst int64   `yaml:"meter_burst"`
 }
 
-// DefaultConfig returns the defaults: alloc.DefaultConfig, samples stale after 5 s, 1.5 s settle.
+// DefaultConfig returns the defaults: alloc.DefaultConfig, samples stale after 5 s, 1.5 s settle,
+// no reservation (500 kbit meter bursts when there is one).
 func DefaultConfig() Config {
-	return Config{Alloc: alloc.DefaultConfig(), StaleAfter: 5 * time.Second, Settle: 1500 * time.Millisecond}
+	return Config{Alloc: alloc.DefaultConfig(), StaleAfter: 5 * time.Second, Settle: 1500 * time.Millisecond,
+		MeterBurst: DefaultMeterBurst}
 }
+
+// DefaultMeterBurst is the meters' default bucket: 500 kbit, enough for TCP to get its share
+// through a policer (a smaller bucket starves it).
+const DefaultMeterBurst = 500_000
 
 // Validate reports nonsensical settings.
 func (c Config) Validate() error {
@@ -41,6 +53,12 @@ func (c Config) Validate() error {
 	}
 	if c.StaleAfter <= 0 || c.Settle < 0 {
 		return fmt.Errorf("netctl: stale_after must be positive and settle not negative")
+	}
+	if !(c.Reserve >= 0 && c.Reserve < 1) {
+		return fmt.Errorf("netctl: reserve must be at least 0 and below 1 (got %g)", c.Reserve)
+	}
+	if c.Reserve > 0 && c.MeterBurst < 12_000 {
+		return fmt.Errorf("netctl: meter_burst must hold a packet: at least 12000 bits (got %d)", c.MeterBurst)
 	}
 	return nil
 }
@@ -76,6 +94,10 @@ type Controller struct {
 	removed   []string // subscriptions deleted since the last Update
 	watchers  map[*Watcher]struct{}
 	nodeRules map[string][]api.Rule
+	// reservable marks the links a reservation applies to (those leaving an enforcement node);
+	// nodeMeters is every node's meter set as last applied.
+	reservable []bool
+	nodeMeters map[string][]api.Meter
 	// installed holds, per node, the rules its switch reported installed (SetEnforced), by
 	// subscription; nil while the switch is unreachable or refusing.
 	installed map[string]map[string]api.Rule
@@ -132,7 +154,11 @@ func New(t *topo.Topology, cfg Config, opts ...Option) (*Controller, error) {
 		streams:  map[string]*stream{}, subs: map[string]*subscription{},
 		alloc: alloc.New(cfg.Alloc), links: make([]linkView, len(t.Links())),
 		published: map[string]api.Decision{}, watchers: map[*Watcher]struct{}{},
-		nodeRules: map[string][]api.Rule{}, installed: map[string]map[string]api.Rule{},
+		nodeRules: map[string][]api.Rule{}, nodeMeters: map[string][]api.Meter{},
+		reservable: make([]bool, len(t.Links())), installed: map[string]map[string]api.Rule{},
+	}
+	for i, l := range t.Links() {
+		c.reservable[i] = cfg.Reserve > 0 && t.CanEnforce(l.From)
 	}
 	c.sources = []linkstate.Source{c.counters, c.inproc}
 	for _, o := range opts {

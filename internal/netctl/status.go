@@ -68,10 +68,13 @@ small{color:#777}
 {{range .Streams}}<tr><td>{{.ID}}</td><td>{{.Source}}</td><td>{{range $i, $l := .Layers}}{{if $i}}, {{end}}{{rate $l.RateBps}}{{end}}</td></tr>
 {{end}}</table>{{else}}<p>No streams.</p>{{end}}
 <h2>Drop rules</h2>
-{{range .Rules}}{{if .Rules}}<h3>{{.Node}} <small>version {{.Version}}</small></h3>
+{{range .Rules}}{{if or .Rules .Meters}}<h3>{{.Node}} <small>version {{.Version}}</small></h3>
 <table><tr><th>subscription</th><th>stream</th><th>link</th><th>forward</th></tr>
 {{range .Rules}}<tr><td>{{.Subscription}}</td><td>{{.Stream}}</td><td>{{.Link}}</td><td class="n">{{.Allow}} of {{.Layers}} layers</td></tr>
-{{end}}</table>{{end}}{{else}}<p>No rules.</p>{{end}}
+{{end}}</table>
+{{if .Meters}}<table><tr><th>link</th><th>non-media traffic metered to</th><th>burst</th></tr>
+{{range .Meters}}<tr><td>{{.Link}}</td><td class="n">{{rate .RateBps}}</td><td class="n">{{.BurstBits}} bit</td></tr>
+{{end}}</table>{{end}}{{end}}{{else}}<p>No rules.</p>{{end}}
 <p><small>JSON: <a href="/v1/topology">topology</a> · <a href="/v1/links">links</a> · <a href="/v1/streams">streams</a> ·
 <a href="/v1/subscriptions">subscriptions</a> · <a href="/v1/decisions">decisions</a> · <a href="/v1/decisions/stream">decision stream</a> ·
 <a href="/v1/switches">switches</a></small></p>
@@ -97,7 +100,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 		Switches: s.switchList(),
 	}
 	for _, n := range s.ctl.Topology().Nodes() {
-		if r := s.ctl.Rules().Rules(n.Name); len(r.Rules) > 0 {
+		if r := s.ctl.Rules().Rules(n.Name); len(r.Rules) > 0 || len(r.Meters) > 0 {
 			d.Rules = append(d.Rules, r)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 // linkView is a link's state as of the last Update.
 type linkView struct {
 	capacity, load, managed, background, available cc.Bitrate
+	media                                          cc.Bitrate // after the step's decisions (meters)
 	override                                       bool
 	source                                         string
 	age                                            time.Duration
@@ -33,19 +34,16 @@ func (c *Controller) Update(now time.Duration) []api.Decision {
 	c.allocate(now)
 	ruleChanges := c.computeRules() // before publish, which compares rules with what switches hold
 	changed := c.publish()
+	meterChanges := c.computeMeters(now)
 	enforcers := slices.Clone(c.enforcers)
 	c.mu.Unlock()
-	nodes := make([]string, 0, len(ruleChanges))
-	for n := range ruleChanges {
-		nodes = append(nodes, n)
-	}
-	slices.Sort(nodes)
-	for _, n := range nodes {
+	for _, n := range sortedKeys(ruleChanges) {
 		c.rules.ApplyRules(n, ruleChanges[n])
 		for _, e := range enforcers {
 			e.ApplyRules(n, ruleChanges[n])
 		}
 	}
+	c.applyMeters(meterChanges, enforcers)
 	return changed
 }
 
@@ -73,7 +71,7 @@ func (c *Controller) updateLinks(now time.Duration) {
 		if v.source != "static" {
 			v.background = max(0, v.load-v.managed)
 		}
-		v.available = v.capacity - v.background
+		v.available = alloc.Reserved(v.capacity, v.background, c.reserve(i))
 	}
 }
 
