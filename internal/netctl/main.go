@@ -167,6 +167,9 @@ func clearSwitches(enforcers []*switchctl.Enforcer, stderr io.Writer) {
 	}
 }
 
+// The switch enforcer also applies the media reservation's meters.
+var _ MeterEnforcer = (*switchctl.Enforcer)(nil)
+
 // newEnforcers checks the -switch flags against the topology: one switch per node, on nodes that
 // can enforce.
 func newEnforcers(t *topo.Topology, switches []switchctl.Config, resync time.Duration, log *slog.Logger) ([]*switchctl.Enforcer, error) {

@@ -62,6 +62,9 @@ small{color:#777}
 {{range .Switches}}{{if .Flows}}<h3>{{.Node}} flows <small>counters as of the last check</small></h3>
 <table><tr><th>subscription</th><th>dscp</th><th>action</th><th>packets</th><th>bytes</th></tr>
 {{range .Flows}}<tr><td>{{.Subscription}}</td><td class="n">{{.DSCP}}</td><td>{{.Action}}</td><td class="n">{{.Packets}}</td><td class="n">{{.Bytes}}</td></tr>
+{{end}}</table>{{end}}{{if .Meters}}<h3>{{.Node}} meters <small>non-media traffic entering a link</small></h3>
+<table><tr><th>link</th><th>port</th><th>rate</th><th>burst</th><th>packets in</th><th>dropped</th></tr>
+{{range .Meters}}<tr><td>{{.Link}}</td><td>{{.Interface}}</td><td class="n">{{rate .RateBps}}</td><td class="n">{{.BurstBits}} bit</td><td class="n">{{.Packets}}</td><td class="n">{{.DroppedPackets}}</td></tr>
 {{end}}</table>{{end}}{{end}}{{else}}<p>No switches (strata netctl serve -switch NODE=unix:/path/br0.mgmt).</p>{{end}}
 <h2>Streams</h2>
 {{if .Streams}}<table><tr><th>stream</th><th>source</th><th>layer rates</th></tr>

@@ -40,6 +40,24 @@ type Switch struct {
 	CheckedAt time.Time `json:"checked_at,omitzero"`
 	// Flows are the rules' flows with the counters of the last check.
 	Flows []SwitchFlow `json:"flows"`
+	// Meters are the media reservation's meters (netctl -reserve) with their counters;
+	// UnplacedMeters the links whose meter has no interface to police.
+	Meters         []SwitchMeter `json:"meters,omitempty"`
+	UnplacedMeters []string      `json:"unplaced_meters,omitempty"`
+}
+
+// SwitchMeter is a meter the controller installed: the non-media traffic entering Link (by the
+// switch's port Interface) policed to RateBps, what entered it and what its drop band dropped.
+type SwitchMeter struct {
+	Link           string `json:"link"`
+	Interface      string `json:"interface"`
+	ID             uint32 `json:"id"`
+	RateBps        int64  `json:"rate_bps"`
+	BurstBits      int64  `json:"burst_bits"`
+	Packets        uint64 `json:"packets"`
+	Bytes          uint64 `json:"bytes"`
+	DroppedPackets uint64 `json:"dropped_packets"`
+	DroppedBytes   uint64 `json:"dropped_bytes"`
 }
 
 // SwitchFlow is one flow the controller installed: a layer (by its mark) of a subscription,

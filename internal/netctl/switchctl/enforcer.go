@@ -60,6 +60,7 @@ type Enforcer struct {
 
 	mu      sync.Mutex
 	rules   []api.Rule
+	meters  []api.Meter
 	version uint64
 	st      api.Switch
 }
@@ -142,15 +143,16 @@ func (e *Enforcer) Status() api.Switch {
 // worker is Run's own state.
 type worker struct {
 	ack    Acknowledger
-	table  *table // what the switch holds, nil until an install succeeded
-	failed bool   // the last install or check failed: install again at the next chance
+	table  *table               // what the switch holds, nil until an install succeeded
+	failed bool                 // the last install or check failed: install again at the next chance
+	meters map[uint32]ovs.Meter // the meters put on the switch
 }
 
 // Run installs the current rule set at once (an empty one when the controller has just started:
 // the switch then forwards everything, and stale rules of an earlier controller are gone), then
 // installs every new rule set and checks the switch every Resync interval, until ctx ends.
 func (e *Enforcer) Run(ctx context.Context, ack Acknowledger) {
-	w := &worker{ack: ack}
+	w := &worker{ack: ack, meters: map[uint32]ovs.Meter{}}
 	e.step(ctx, w, false)
 	t := time.NewTicker(e.cfg.Resync)
 	defer t.Stop()
@@ -171,10 +173,10 @@ func (e *Enforcer) Run(ctx context.Context, ack Acknowledger) {
 // difference.
 func (e *Enforcer) step(ctx context.Context, w *worker, check bool) {
 	e.mu.Lock()
-	rules, version := e.rules, e.version
+	rules, meters, version := e.rules, e.meters, e.version
 	e.mu.Unlock()
 	if w.table == nil || w.failed || w.table.version != version {
-		e.install(ctx, w, rules, version, w.table != nil && !w.failed)
+		e.install(ctx, w, rules, meters, version, w.table != nil && !w.failed)
 		return
 	}
 	if !check {
@@ -186,23 +188,28 @@ func (e *Enforcer) step(ctx context.Context, w *worker, check bool) {
 		return
 	}
 	if !w.table.matches(dump) {
-		e.install(ctx, w, rules, version, false)
+		e.install(ctx, w, rules, meters, version, false)
 		return
 	}
+	var stats []ovs.MeterStats
+	if len(w.table.meters) > 0 {
+		stats, _ = e.client.MeterStats(ctx) // counters only: a failure shows as zeros
+	}
 	e.mu.Lock()
-	e.st.Flows, e.st.CheckedAt = w.table.counters(dump), time.Now()
+	e.st.Flows, e.st.Meters, e.st.CheckedAt = w.table.counters(dump), w.table.meterStatus(stats), time.Now()
 	e.mu.Unlock()
 }
 
 // install puts the rule set's flows on the switch in one atomic bundle. With diff (the switch
 // held the previous set at the last look) only what changed is touched, and a dump confirms the
 // result before the acknowledgement; otherwise strata's flows are replaced wholesale.
-func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, version uint64, diff bool) {
-	t, err := translate(rules, version)
+func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, meters []api.Meter, version uint64, diff bool) {
+	t, err := translate(rules, meters, version)
 	var dump []ovs.Flow
 	resync := false
 	if err == nil && diff {
-		if ops := t.changes(w.table); len(ops) > 0 {
+		err = e.ensureMeters(ctx, w, t, false)
+		if ops := t.changes(w.table); err == nil && len(ops) > 0 {
 			err = e.client.Bundle(ctx, ops)
 		}
 		if err == nil {
@@ -214,12 +221,16 @@ func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, ver
 		}
 	}
 	if err == nil && !diff {
-		err = t.install(ctx, e.client)
+		err = e.ensureMeters(ctx, w, t, true)
+		if err == nil {
+			err = t.install(ctx, e.client)
+		}
 	}
 	if err != nil {
 		e.failed(w, err)
 		return
 	}
+	e.removeMeters(ctx, w, t)
 	// The same rule set again: the switch lost the flows (a restart, an outage, a hand edit).
 	reinstall := resync || w.table != nil && w.table.version == version
 	w.table, w.failed = t, false
@@ -235,6 +246,7 @@ func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, ver
 	e.st.InstalledVersion, e.st.InstalledAt, e.st.CheckedAt = version, now, now
 	e.st.Rules, e.st.Unenforceable = len(t.installed), t.unenforceable
 	e.st.Flows = t.counters(dump) // flows a change left alone keep their counts
+	e.st.Meters, e.st.UnplacedMeters = t.meterStatus(nil), t.unplaced
 	e.mu.Unlock()
 	w.ack.SetEnforced(e.cfg.Node, t.installed, nil)
 }
@@ -258,17 +270,28 @@ func (e *Enforcer) failed(w *worker, err error) {
 // Clear takes the enforcer's flows off the switch, leaving the base NORMAL flow: for a clean
 // shutdown, once Run has returned.
 func (e *Enforcer) Clear(ctx context.Context) error {
-	t, err := translate(nil, 0)
+	t, err := translate(nil, nil, 0)
 	if err != nil {
 		return err
 	}
-	return t.install(ctx, e.client)
+	if err := t.install(ctx, e.client); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	n := len(e.meters)
+	e.mu.Unlock()
+	for id := 1; id <= n; id++ { // translate numbers the meters from 1
+		if err := e.client.DelMeter(ctx, uint32(id)); err != nil && !ovs.IsRefused(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Install replaces strata's flows on the switch at target with the rules' once, without an
 // enforcer (tools, benchmarks); flows of others stay.
 func Install(ctx context.Context, target string, rules []api.Rule) error {
-	t, err := translate(rules, 0)
+	t, err := translate(rules, nil, 0)
 	if err != nil {
 		return err
 	}

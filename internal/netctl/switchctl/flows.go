@@ -37,13 +37,17 @@ type flowSpec struct {
 	match    string            // ovs-ofctl syntax
 	fields   map[string]string // the match normalized, to compare with a dump
 	drop     bool
-	sub      string // "" for the base flow
+	meter    uint32 // police through this meter, then NORMAL (0: none)
+	sub      string // "" for the base flow and meter flows
 	dscp     int
 }
 
 func (f *flowSpec) actions() string {
-	if f.drop {
+	switch {
+	case f.drop:
 		return "drop"
+	case f.meter > 0:
+		return "meter:" + strconv.FormatUint(uint64(f.meter), 10) + ",NORMAL"
 	}
 	return "NORMAL"
 }
@@ -63,6 +67,8 @@ type table struct {
 	flows         []flowSpec
 	installed     []api.Rule // the rules the flows enforce
 	unenforceable []string   // subscriptions whose rules cannot be enforced
+	meters        []meterSpec
+	unplaced      []string // links whose meter has no interface
 }
 
 // translate turns a node's rules into flows: the base flow (priority 0, NORMAL), then for each
@@ -70,7 +76,7 @@ type table struct {
 // mark (drop), matching the rule's UDP 5-tuple and the mark. A rule is enforceable when it has a
 // flow and every layer of its stream has a mark; a rule whose flow and mark another rule already
 // uses is not (one packet cannot be passed and dropped).
-func translate(rules []api.Rule, version uint64) (*table, error) {
+func translate(rules []api.Rule, meters []api.Meter, version uint64) (*table, error) {
 	t := &table{version: version}
 	t.add(flowSpec{priority: basePriority, fields: map[string]string{}})
 	seen := map[string]bool{}
@@ -91,6 +97,7 @@ func translate(rules []api.Rule, version uint64) (*table, error) {
 		}
 		t.installed = append(t.installed, r)
 	}
+	t.addMeters(meters)
 	if len(t.flows) > maxFlows {
 		return nil, fmt.Errorf("switchctl: %d flows exceed the %d a rule set may have", len(t.flows), maxFlows)
 	}
@@ -139,7 +146,7 @@ func (t *table) changes(old *table) []string {
 		prev[o.key()] = true
 		if n, ok := next[o.key()]; !ok {
 			ops = append(ops, "delete_strict "+o.strict())
-		} else if n.drop != o.drop || n.cookie != o.cookie {
+		} else if n.actions() != o.actions() || n.cookie != o.cookie {
 			ops = append(ops, "add "+n.spec())
 		}
 	}
@@ -193,6 +200,9 @@ func matchFields(m string) map[string]string {
 			continue
 		}
 		k, v, _ := strings.Cut(item, "=")
+		if k == "in_port" {
+			continue // dumps print the port's number, flows give its name; the cookie covers it
+		}
 		if a, err := netip.ParseAddr(v); err == nil {
 			v = a.Unmap().String()
 		}

@@ -24,7 +24,7 @@ func TestTranslate(t *testing.T) {
 		rule("dup", "10.0.0.1:5000", "10.0.0.2:6000", []int{34, 36, 38}, nil),
 	}
 	rules[3].Layers = 2
-	tb, err := translate(rules, 7)
+	tb, err := translate(rules, nil, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func dumpOf(tb *table) string {
 }
 
 func TestMatches(t *testing.T) {
-	tb, err := translate([]api.Rule{rule("a", "10.0.0.1:5000", "10.0.0.2:6000", []int{34}, []int{36, 38}), rule("b", "[fd00::1]:1", "[fd00::2]:2", []int{34}, nil)}, 3)
+	tb, err := translate([]api.Rule{rule("a", "10.0.0.1:5000", "10.0.0.2:6000", []int{34}, []int{36, 38}), rule("b", "[fd00::1]:1", "[fd00::2]:2", []int{34}, nil)}, nil, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +116,13 @@ func TestMatches(t *testing.T) {
 func TestChanges(t *testing.T) {
 	a := rule("a", "10.0.0.1:5000", "10.0.0.2:6000", []int{34, 36}, []int{38})
 	b := rule("b", "10.0.0.1:5000", "10.0.0.3:6000", []int{34}, []int{36, 38})
-	old, err := translate([]api.Rule{a, b}, 1)
+	old, err := translate([]api.Rule{a, b}, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a1 := rule("a", "10.0.0.1:5000", "10.0.0.2:6000", []int{34}, []int{36, 38}) // a loses a layer
 	c := rule("c", "10.0.0.1:5000", "10.0.0.4:6000", []int{34, 36, 38}, nil)    // b goes, c comes
-	next, err := translate([]api.Rule{a1, c}, 2)
+	next, err := translate([]api.Rule{a1, c}, nil, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,5 +146,38 @@ func TestChanges(t *testing.T) {
 	}
 	if ops := next.changes(next); len(ops) != 0 {
 		t.Errorf("no change gave %v", ops)
+	}
+}
+
+func TestTranslateMeters(t *testing.T) {
+	tb, err := translate(nil, []api.Meter{
+		{Link: "pm", Interface: "w1", RateBps: 1_500_500, BurstBits: 500_000},
+		{Link: "nowhere", RateBps: 1_000_000},
+		{Link: "ps", Interface: "w2", RateBps: 800_000, BurstBits: 0},
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.meters) != 2 || tb.meters[0].Meter != (ovs.Meter{ID: 1, RateKbps: 1501, BurstKb: 500}) || tb.meters[1].Meter != (ovs.Meter{ID: 2, RateKbps: 800}) {
+		t.Fatalf("meters %+v", tb.meters)
+	}
+	if !slices.Equal(tb.unplaced, []string{"nowhere"}) {
+		t.Errorf("unplaced %v", tb.unplaced)
+	}
+	if len(tb.flows) != 3 || !strings.HasSuffix(tb.flows[1].spec(), ",priority=50,in_port=w1,actions=meter:1,NORMAL") {
+		t.Fatalf("flows %+v", tb.flows)
+	}
+	// A dump prints the port's number: the flow still matches (the cookie covers the port).
+	dump := []ovs.Flow{
+		{Cookie: tb.flows[0].cookie, Priority: 0, Actions: "NORMAL"},
+		{Cookie: tb.flows[1].cookie, Priority: 50, Match: "in_port=3", Actions: "meter:1,NORMAL"},
+		{Cookie: tb.flows[2].cookie, Priority: 50, Match: "in_port=4", Actions: "meter:2,NORMAL"},
+	}
+	if !tb.matches(dump) {
+		t.Error("the meter flows do not match their dump")
+	}
+	st := tb.meterStatus([]ovs.MeterStats{{ID: 1, Packets: 10, Bytes: 1000, Bands: []ovs.BandStats{{Packets: 4, Bytes: 400}}}})
+	if len(st) != 2 || st[0] != (api.SwitchMeter{Link: "pm", Interface: "w1", ID: 1, RateBps: 1_501_000, BurstBits: 500_000, Packets: 10, Bytes: 1000, DroppedPackets: 4, DroppedBytes: 400}) {
+		t.Errorf("status %+v", st)
 	}
 }

@@ -362,3 +362,63 @@ func benchInstall(b *testing.B, target string, n int) {
 		}
 	}
 }
+
+// TestMeters: the media reservation's meter polices what enters by the link's port except the
+// managed media, survives a switch restart, and goes when the controller withdraws it.
+func TestMeters(t *testing.T) {
+	r := newRig(t)
+	r.subscribe()
+	r.waitFor("enforced", r.enforced("s4", true))
+	other := r.nw.UDP(t, 1, r.nw.Hosts[1].Addr, 6001) // background traffic: not a managed flow
+	otherDst := netip.AddrPortFrom(r.nw.Hosts[1].Addr, 6001)
+	burst := func() (background, media int) {
+		t.Helper()
+		// A few packets first, so that the datapath has cached both flows (a cold cache sends
+		// every packet of a burst up to ovs-vswitchd, which drops some) and the meter's bucket is
+		// full again, then the burst.
+		must(t, ovstest.Send(r.tx, otherDst, 0, 3))
+		must(t, ovstest.Send(r.tx, r.dst, 34, 3))
+		ovstest.Count(other, 100*time.Millisecond)
+		ovstest.Count(r.rx, 10*time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
+		// 10 rounds of 20 + 20 packets, 2 ms apart: fast for the meter, gentle for the sockets.
+		for range 10 {
+			must(t, ovstest.Send(r.tx, otherDst, 0, 20))
+			must(t, ovstest.Send(r.tx, r.dst, 34, 20))
+			time.Sleep(2 * time.Millisecond)
+		}
+		return ovstest.Count(other, 200*time.Millisecond)[0], ovstest.CountAtLeast(r.rx, 200, 50*time.Millisecond)[34]
+	}
+	// 200 × 142 bytes in about 20 ms (227 kbit) against a 100 kbit bucket filling at 1 Mbit/s:
+	// about half the background is dropped, none of the media.
+	r.enf.ApplyMeters("sfu", []api.Meter{{Link: "down", Interface: "p1", RateBps: 1_000_000, BurstBits: 100_000}})
+	r.waitFor("the meter", func() bool {
+		return len(r.enf.Status().Meters) == 1 && r.enf.Status().InstalledVersion == r.enf.Status().RulesVersion
+	})
+	bg, media := burst()
+	if bg == 0 || bg > 150 || media != 200 {
+		t.Fatalf("metered: %d of 200 background packets and %d of 200 media packets arrived (want some but at most 150, and all)", bg, media)
+	}
+	r.waitFor("meter counters", func() bool {
+		m := r.enf.Status().Meters
+		return len(m) == 1 && m[0].DroppedPackets > 0 && m[0].Packets >= 200 && m[0].RateBps == 1_000_000
+	})
+
+	must(t, r.nw.Switch.Restart(context.Background())) // meters and flows are lost
+	r.waitFor("a resync", func() bool { return r.enf.Status().Resyncs > 0 && r.enf.Status().State == api.SwitchOK })
+	if bg, media := burst(); bg == 0 || bg > 150 || media != 200 {
+		t.Fatalf("after a restart: %d background and %d media packets arrived", bg, media)
+	}
+
+	r.enf.ApplyMeters("sfu", nil)
+	r.waitFor("no meter", func() bool {
+		return len(r.enf.Status().Meters) == 0 && r.enf.Status().InstalledVersion == r.enf.Status().RulesVersion
+	})
+	if bg, media := burst(); bg != 200 || media != 200 {
+		t.Fatalf("meter withdrawn: %d background and %d media packets arrived, want all", bg, media)
+	}
+	ms, err := r.nw.Switch.Client().MeterStats(context.Background())
+	if err != nil || len(ms) != 0 {
+		t.Fatalf("meters left on the switch: %+v %v", ms, err)
+	}
+}
