@@ -30,6 +30,9 @@ func specOf(s *scenario.Scenario, seed uint64) (topo.Spec, error) {
 	spec := topo.Spec{Interval: s.Interval, Duration: s.Duration, Seed: seed}
 	for _, l := range s.Links {
 		spec.Links = append(spec.Links, l.LinkConfig)
+		if l.Switch == scenario.SwitchOVS {
+			spec.Switched = append(spec.Switched, l.Name)
+		}
 	}
 	for _, f := range s.Flows {
 		if len(f.Path) < 2 {

@@ -14,7 +14,7 @@ func TestSpecOf(t *testing.T) {
 duration: 10s
 links:
   - {name: ab, from: a, to: b, rate: 10Mbps, delay: 5ms, queue: 50pkt, duplex: true}
-  - {name: bc, from: b, to: c, rate: 2Mbps, delay: 5ms, queue: 50pkt, duplex: true}
+  - {name: bc, from: b, to: c, rate: 2Mbps, delay: 5ms, queue: 50pkt, duplex: true, switch: ovs}
 flows:
   - {name: t, cc: cubic, path: [a, b, c], start_jitter: 1s}
 sfu:
@@ -43,6 +43,10 @@ sfu:
 	}
 	if got := linkIndices(spec.Links, []string{"c", "b", "a"}); !slices.Equal(got, []int{3, 1}) {
 		t.Fatalf("reverse path's links: %v (links %v)", got, spec.Links)
+	}
+	// switch: ovs applies to the link's own direction, not its reverse.
+	if !slices.Equal(spec.Switched, []string{"bc"}) {
+		t.Fatalf("switched links %v, want [bc]", spec.Switched)
 	}
 	if spec.Seed != 7 || spec.Duration != s.Duration || spec.Interval != s.Interval {
 		t.Fatalf("spec seed %d duration %v interval %v", spec.Seed, spec.Duration, spec.Interval)

@@ -27,12 +27,24 @@ type Config struct {
 	// SFU switches layers only at keyframes). Keep it below Alloc.Hold, so that this optimism can
 	// never cause an upgrade on its own.
 	Settle time.Duration `yaml:"settle"`
+	// Reserve is the media reservation (0: none): on links leaving an enforcement node, managed
+	// streams may use up to Reserve × capacity whatever the background traffic, and the switch
+	// there meters the non-media traffic entering the link to what the media allocation leaves
+	// (api.Meter). MeterBurst is the meters' bucket in bits.
+	Reserve    float64 `yaml:"reserve"`
+	MeterBurst int64   `yaml:"meter_burst"`
 }
 
-// DefaultConfig returns the defaults: alloc.DefaultConfig, samples stale after 5 s, 1.5 s settle.
+// DefaultConfig returns the defaults: alloc.DefaultConfig, samples stale after 5 s, 1.5 s settle,
+// no reservation (500 kbit meter bursts when there is one).
 func DefaultConfig() Config {
-	return Config{Alloc: alloc.DefaultConfig(), StaleAfter: 5 * time.Second, Settle: 1500 * time.Millisecond}
+	return Config{Alloc: alloc.DefaultConfig(), StaleAfter: 5 * time.Second, Settle: 1500 * time.Millisecond,
+		MeterBurst: DefaultMeterBurst}
 }
+
+// DefaultMeterBurst is the meters' default bucket: 500 kbit, enough for TCP to get its share
+// through a policer (a smaller bucket starves it).
+const DefaultMeterBurst = 500_000
 
 // Validate reports nonsensical settings.
 func (c Config) Validate() error {
@@ -41,6 +53,12 @@ func (c Config) Validate() error {
 	}
 	if c.StaleAfter <= 0 || c.Settle < 0 {
 		return fmt.Errorf("netctl: stale_after must be positive and settle not negative")
+	}
+	if !(c.Reserve >= 0 && c.Reserve < 1) {
+		return fmt.Errorf("netctl: reserve must be at least 0 and below 1 (got %g)", c.Reserve)
+	}
+	if c.Reserve > 0 && c.MeterBurst < 12_000 {
+		return fmt.Errorf("netctl: meter_burst must hold a packet: at least 12000 bits (got %d)", c.MeterBurst)
 	}
 	return nil
 }
@@ -76,6 +94,13 @@ type Controller struct {
 	removed   []string // subscriptions deleted since the last Update
 	watchers  map[*Watcher]struct{}
 	nodeRules map[string][]api.Rule
+	// reservable marks the links a reservation applies to (those leaving an enforcement node);
+	// nodeMeters is every node's meter set as last applied.
+	reservable []bool
+	nodeMeters map[string][]api.Meter
+	// installed holds, per node, the rules its switch reported installed (SetEnforced), by
+	// subscription; nil while the switch is unreachable or refusing.
+	installed map[string]map[string]api.Rule
 
 	// scratch for Update
 	demands []alloc.Demand
@@ -98,6 +123,10 @@ type subscription struct {
 	// prevRate is the rate of the decision before the last change, at changedAt (see Settle).
 	prevRate  cc.Bitrate
 	changedAt time.Duration
+	// rule is the subscription's current drop rule (hasRule false when no node on its path can
+	// enforce), as of the last Update.
+	rule    api.Rule
+	hasRule bool
 }
 
 // Option configures a Controller.
@@ -125,7 +154,11 @@ func New(t *topo.Topology, cfg Config, opts ...Option) (*Controller, error) {
 		streams:  map[string]*stream{}, subs: map[string]*subscription{},
 		alloc: alloc.New(cfg.Alloc), links: make([]linkView, len(t.Links())),
 		published: map[string]api.Decision{}, watchers: map[*Watcher]struct{}{},
-		nodeRules: map[string][]api.Rule{},
+		nodeRules: map[string][]api.Rule{}, nodeMeters: map[string][]api.Meter{},
+		reservable: make([]bool, len(t.Links())), installed: map[string]map[string]api.Rule{},
+	}
+	for i, l := range t.Links() {
+		c.reservable[i] = cfg.Reserve > 0 && t.CanEnforce(l.From)
 	}
 	c.sources = []linkstate.Source{c.counters, c.inproc}
 	for _, o := range opts {
@@ -292,6 +325,9 @@ func (c *Controller) PutSubscription(s api.Subscription) error {
 	if s.Receiver == "" && len(s.Path) == 0 {
 		return errorf(http.StatusBadRequest, api.CodeBadRequest, "a subscription needs a receiver or a path")
 	}
+	if err := checkFlow(s.Flow); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, ok := c.streams[s.Stream]
@@ -309,7 +345,7 @@ func (c *Controller) PutSubscription(s api.Subscription) error {
 		delete(sub.stream.subs, s.ID)
 		sub.state = alloc.State{} // a different stream: a new decision
 	}
-	sub.Subscription = api.Subscription{ID: s.ID, Stream: s.Stream, Receiver: recv, Path: c.topo.Names(path), Computed: len(s.Path) == 0}
+	sub.Subscription = api.Subscription{ID: s.ID, Stream: s.Stream, Receiver: recv, Path: c.topo.Names(path), Computed: len(s.Path) == 0, Flow: cloneFlow(s.Flow)}
 	sub.receiver, sub.path, sub.stream = recv, path, st
 	if !exists {
 		c.subs[s.ID] = sub
@@ -365,7 +401,7 @@ func (c *Controller) Subscriptions() []api.Subscription {
 	out := make([]api.Subscription, len(c.order))
 	for i, s := range c.order {
 		out[i] = s.Subscription
-		out[i].Path = slices.Clone(s.Path)
+		out[i].Path, out[i].Flow = slices.Clone(s.Path), cloneFlow(s.Flow)
 	}
 	return out
 }
@@ -379,7 +415,7 @@ func (c *Controller) Subscription(id string) (api.Subscription, bool) {
 		return api.Subscription{}, false
 	}
 	out := s.Subscription
-	out.Path = slices.Clone(s.Path)
+	out.Path, out.Flow = slices.Clone(s.Path), cloneFlow(s.Flow)
 	return out, true
 }
 
@@ -393,6 +429,9 @@ func checkLayers(layers []api.Layer) ([]cc.Bitrate, error) {
 			return nil, errorf(http.StatusBadRequest, api.CodeBadRate, "layers[%d].rate_bps: %d is not a rate in bit/s between 0 and %d", i, l.RateBps, int64(cc.MaxBitrate))
 		}
 		rates[i] = cc.Bitrate(l.RateBps)
+	}
+	if err := checkMarks(layers); err != nil {
+		return nil, err
 	}
 	return rates, nil
 }

@@ -28,6 +28,7 @@ type nodeRules struct {
 	version uint64
 	rules   []api.Rule
 	bySub   map[string]int
+	meters  []api.Meter
 }
 
 // NewRuleTable returns an empty table.
@@ -43,7 +44,43 @@ func (t *RuleTable) ApplyRules(node string, rules []api.Rule) {
 	defer t.mu.Unlock()
 	t.version++
 	nr.version = t.version
+	if old, ok := t.nodes[node]; ok {
+		nr.meters = old.meters
+	}
 	t.nodes[node] = nr
+}
+
+// ApplyMeters implements MeterEnforcer: it replaces a node's meters and bumps the version.
+func (t *RuleTable) ApplyMeters(node string, meters []api.Meter) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.version++
+	nr, ok := t.nodes[node]
+	if !ok {
+		nr = &nodeRules{rules: []api.Rule{}, bySub: map[string]int{}}
+	} else {
+		c := *nr // readers may hold the old set: copy, never change it in place
+		nr = &c
+	}
+	nr.version, nr.meters = t.version, slices.Clone(meters)
+	t.nodes[node] = nr
+}
+
+// Meter returns the meter node applies to the non-media traffic entering a link; ok is false when
+// it polices nothing there. Allocation-free (the simulator's switch asks per packet).
+func (t *RuleTable) Meter(node, link string) (m api.Meter, ok bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	nr, ok := t.nodes[node]
+	if !ok {
+		return api.Meter{}, false
+	}
+	for _, m := range nr.meters {
+		if m.Link == link {
+			return m, true
+		}
+	}
+	return api.Meter{}, false
 }
 
 // Rules returns a node's rule set and its version (0 when the node never had rules). Versions
@@ -53,7 +90,7 @@ func (t *RuleTable) Rules(node string) api.Rules {
 	defer t.mu.RUnlock()
 	out := api.Rules{Node: node, Rules: []api.Rule{}}
 	if nr, ok := t.nodes[node]; ok {
-		out.Version, out.Rules = nr.version, slices.Clone(nr.rules)
+		out.Version, out.Rules, out.Meters = nr.version, slices.Clone(nr.rules), slices.Clone(nr.meters)
 	}
 	return out
 }

@@ -64,6 +64,15 @@ type LinkConfig struct {
 	Overhead int // per-packet link-layer bytes counted in serialisation
 }
 
+// Gate decides, before a link's queue, whether a packet enters it (a switch's policer). Arrival
+// times never decrease.
+type Gate interface {
+	Pass(p *Packet, now time.Duration) bool
+}
+
+// SetGate puts g in front of the link's queue (nil removes it).
+func (l *Link) SetGate(g Gate) { l.gate = g }
+
 // queued is one packet's slot in a link's FIFO.
 type queued struct {
 	start, depart time.Duration
@@ -77,6 +86,7 @@ type Link struct {
 	*LinkCore
 	sim    *Sim
 	direct bool // fed only by one other link
+	gate   Gate // a switch policing what enters the link, or nil
 	// out holds packets on their way to the next hop, in arrival order
 	// (links never reorder). Only the first has an event in the scheduler,
 	// which keeps the scheduler's heap as small as the number of links.
@@ -114,6 +124,10 @@ func newLink(s *Sim, cfg LinkConfig) *Link {
 // is the simulation clock except for a link fed by a single other link (see
 // Sim.markDirect), which its feeder hands packets to ahead of time.
 func (l *Link) enqueue(p *Packet, now time.Duration) {
+	if l.gate != nil && !l.gate.Pass(p, now) {
+		l.sim.drop(p, now) // dropped before the link: its counters never see it
+		return
+	}
 	a := l.Admit(now, p.Size, p.ECT)
 	p.Queued += a.Wait
 	if a.Marked {

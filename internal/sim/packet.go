@@ -49,6 +49,9 @@ type Packet struct {
 	Layer   int8 // simulcast/layer index
 	Probe   int  // probe cluster id, 0 for ordinary media
 	Padding bool
+	// Managed marks the SFU's forwarded media (and padding): what a switch's reservation meter
+	// lets pass, as the OVS switch matches the SFU's flows.
+	Managed bool
 
 	// Feedback fields (KindFeedback).
 	Reports []Report

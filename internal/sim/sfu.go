@@ -277,7 +277,7 @@ func (sess *SFUSession) forward(p *Packet) {
 
 func (sess *SFUSession) send(now time.Duration, p *Packet) {
 	sess.seq++
-	p.Seq, p.SentAt, p.Stats, p.Queued = sess.seq, now, sess.stats, 0
+	p.Seq, p.SentAt, p.Stats, p.Queued, p.Managed = sess.seq, now, sess.stats, 0, true
 	sess.stats.onSent(now, p.Size)
 	sess.sim.Send(p, &sess.down)
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +44,15 @@ func (s *Sessions) startServer(ctx context.Context) error {
 			return err
 		}
 		listen := netip.AddrPortFrom(addr, netctlPort).String()
-		p, err := startProcess(env.SFUHost, s.dir, "netctl", env.Binary, "netctl", "serve", "-topology", topo, "-listen", listen)
+		args := []string{"netctl", "serve", "-topology", topo, "-listen", listen}
+		for _, sw := range env.Switches {
+			args = append(args, "-switch", sw.Node+"="+sw.Target)
+		}
+		if env.SFU.Reserve > 0 {
+			// The reservation's meters need a switch on the SFU's link to enforce them (-switch).
+			args = append(args, "-reserve", strconv.FormatFloat(env.SFU.Reserve, 'g', -1, 64))
+		}
+		p, err := startProcess(env.SFUHost, s.dir, "netctl", env.Binary, args...)
 		if err != nil {
 			return err
 		}
@@ -91,28 +100,44 @@ func (s *Sessions) strataYAML(netctlURL string) string {
 }
 
 // netctlTopology is the controller's topology: the scenario's nodes and links at their initial
-// rates, the SFU's node the enforcer.
+// rates, the SFU's node the enforcer (and every node with a switch, which can enforce too).
 func netctlTopology(env Env) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name: emu\nnodes:\n")
 	seen := map[string]bool{}
+	switched, iface := map[string]bool{}, map[string]string{}
+	for _, sw := range env.Switches {
+		switched[sw.Node] = true
+		for i, l := range sw.Links {
+			if i < len(sw.Ports) {
+				iface[l] = sw.Ports[i]
+			}
+		}
+	}
 	for _, l := range env.Links {
 		for _, n := range []string{l.From, l.To} {
 			if seen[n] {
 				continue
 			}
 			seen[n] = true
-			if n == env.SFU.Node {
+			switch {
+			case n == env.SFU.Node:
 				fmt.Fprintf(&b, "  - {name: %q, role: sfu, enforcer: true}\n", n)
-			} else {
+			case switched[n]:
+				fmt.Fprintf(&b, "  - {name: %q, enforcer: true}\n", n)
+			default:
 				fmt.Fprintf(&b, "  - {name: %q}\n", n)
 			}
 		}
 	}
 	fmt.Fprintf(&b, "links:\n")
 	for _, l := range env.Links {
-		fmt.Fprintf(&b, "  - {name: %q, from: %q, to: %q, capacity: %.0fbps, delay: %s}\n",
-			l.Name, l.From, l.To, l.Rate.At(0), l.Delay)
+		extra := ""
+		if p := iface[l.Name]; p != "" {
+			extra = fmt.Sprintf(", interface: %q", p)
+		}
+		fmt.Fprintf(&b, "  - {name: %q, from: %q, to: %q, capacity: %.0fbps, delay: %s%s}\n",
+			l.Name, l.From, l.To, l.Rate.At(0), l.Delay, extra)
 	}
 	return b.String()
 }

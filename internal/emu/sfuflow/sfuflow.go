@@ -40,6 +40,14 @@ type Session struct {
 	Rec endpoint.Recorder
 }
 
+// Switch is an OpenFlow switch at a node: its management target ("unix:/path/br0.mgmt"), and the
+// links it feeds with, for each, the interface the link leaves the node by (also the switch's port
+// the link's packets enter by): the controller's topology gives it as the link's interface.
+type Switch struct {
+	Node, Target string
+	Links, Ports []string
+}
+
 // Env is what the SFU's sessions need.
 type Env struct {
 	SFU     *scenario.SFU
@@ -48,6 +56,9 @@ type Env struct {
 	Sessions []Session
 	// Links are the scenario's links: the network controller's topology.
 	Links []sim.LinkConfig
+	// Switches are the OpenFlow switches of the network (links with `switch: ovs`), which the
+	// network controller programs (strata netctl serve -switch NODE=TARGET).
+	Switches []Switch
 	// LinkLoad, when set, is a link's load (bit/s) as the emulator measured it over the last
 	// meter interval: the network controller gets it every 500 ms, as the simulator feeds it its
 	// links' meters. Without it the controller assumes its links carry nothing else.

@@ -66,6 +66,7 @@ func (n *Network) build(ctx context.Context) error {
 		{"create veths", func() error { return n.createVeths(pairs) }},
 		{"start the link process", n.startLinkProcess},
 		{"configure addresses and routes", func() error { return n.configure(pairs, linkPair) }},
+		{"start the switches", func() error { return n.startSwitches(ctx) }},
 	}
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
@@ -108,6 +109,9 @@ func (n *Network) allNamespaces() []string {
 	for _, h := range n.spec.Hosts {
 		out = append(out, n.hosts[h.Name].ns)
 	}
+	for _, s := range n.switches {
+		out = append(out, s.ns)
+	}
 	return out
 }
 
@@ -136,6 +140,11 @@ func (n *Network) setSysctls() error {
 			return err
 		}
 	}
+	for _, s := range n.switches {
+		if err := sysctls(s.ns, common); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -153,6 +162,7 @@ func (n *Network) createVeths(pairs []*pair) error {
 		cmds[p.lo.ns] = append(cmds[p.lo.ns], fmt.Sprintf("link add p%d address %s type veth peer name p%d address %s netns %s",
 			p.idx, mac(1, p.idx, 1), p.idx, mac(1, p.idx, 2), p.hi.ns))
 	}
+	n.switchVeths(cmds)
 	for _, name := range n.nodeOrder {
 		if err := ipBatch(n.nodes[name].ns, cmds[n.nodes[name].ns]); err != nil {
 			return err
@@ -166,7 +176,7 @@ func (n *Network) createTUNs() error {
 	n.obs = make([]*linkObserver, len(n.spec.Links))
 	for k, cfg := range n.spec.Links {
 		var f *netem.TUN
-		err := inNamespace(n.nodes[cfg.From].ns, func() (err error) {
+		err := inNamespace(n.emuNS(k), func() (err error) {
 			f, err = netem.OpenTUN(fmt.Sprintf("t%d", k))
 			return err
 		})
@@ -213,6 +223,10 @@ func (n *Network) configure(pairs []*pair, linkPair []*pair) error {
 		add(p.hi.ns, "neigh add %s lladdr %s dev p%d nud permanent", lo, mac(1, p.idx, 1), p.idx)
 	}
 	for k, cfg := range n.spec.Links {
+		if n.switched[k] != nil {
+			n.configureSwitched(k, add)
+			continue
+		}
 		from, p := n.nodes[cfg.From], linkPair[k]
 		lo, hi := pairNet(p.idx)
 		next := hi
@@ -232,7 +246,7 @@ func (n *Network) configure(pairs []*pair, linkPair []*pair) error {
 				src, dst = dst, src
 			}
 			for _, k := range r.links {
-				add(n.nodes[n.spec.Links[k].From].ns, "rule add from %s to %s lookup %d pref %d", src.addr, dst.addr, tableIn+k, prefFlow)
+				n.flowRule(k, src.addr, dst.addr, add)
 			}
 		}
 	}
@@ -325,6 +339,7 @@ func (n *Network) Close() error {
 		if n.proc != nil {
 			errs = append(errs, n.proc.stop())
 		}
+		errs = append(errs, n.closeSwitches())
 		for i := len(n.namespace) - 1; i >= 0; i-- {
 			errs = append(errs, deleteNamespace(n.namespace[i]))
 		}

@@ -112,28 +112,34 @@ func deleteNamespace(ns string) error {
 }
 
 // Reap removes the namespaces of emulations whose process is gone (killed
-// with SIGKILL, say), with anything still running inside them.
+// with SIGKILL, say), with anything still running inside them (their Open
+// vSwitch daemons included), and their switches' directories.
 func Reap() error {
 	entries, err := os.ReadDir(netnsDir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	var errs []error
 	for _, e := range entries {
-		m := nsName.FindStringSubmatch(e.Name())
-		if m == nil {
+		if !dead(e.Name()) {
 			continue
-		}
-		pid, _ := strconv.Atoi(m[1])
-		if pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
-			continue // ours, or its run is alive
 		}
 		if err := deleteNamespace(e.Name()); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	// The switches' daemons died with their namespaces; their directories are left.
+	errs = append(errs, reapSwitchDirs())
 	return errors.Join(errs...)
+}
+
+// dead reports whether name (a namespace or a switch directory) belongs to an emulation whose
+// process is gone: not ours, and its run is not alive.
+func dead(name string) bool {
+	m := nsName.FindStringSubmatch(name)
+	if m == nil {
+		return false
+	}
+	pid, _ := strconv.Atoi(m[1])
+	return pid != os.Getpid() && unix.Kill(pid, 0) == unix.ESRCH
 }

@@ -41,7 +41,9 @@ type FlowSpec struct {
 
 // Spec is what Build builds.
 type Spec struct {
-	Links              []sim.LinkConfig
+	Links []sim.LinkConfig
+	// Switched names the links with an Open vSwitch at their source end (switch.go).
+	Switched           []string
 	Hosts              []HostSpec
 	Flows              []FlowSpec
 	Interval, Duration time.Duration // statistics bins
@@ -59,11 +61,15 @@ type Network struct {
 	proc      *linkProcess  // the links' own process (see child.go)
 	links     []*netem.Link // in the link process only
 	obs       []*linkObserver
-	flows     map[string]*flowState
-	byPair    map[pairKey]route
-	namespace []string // every namespace made, for Close
-	closeOnce sync.Once
-	closeErr  error
+	switched  map[int]*switchNode // by link index
+	switches  []*switchNode
+	// switchThread, closed by Close, releases the OS thread the switches' daemons were started from.
+	switchThread chan struct{}
+	flows        map[string]*flowState
+	byPair       map[pairKey]route
+	namespace    []string // every namespace made, for Close
+	closeOnce    sync.Once
+	closeErr     error
 }
 
 type node struct {
@@ -133,6 +139,9 @@ func (n *Network) plan() error {
 			return fmt.Errorf("topo: host %s hangs off node %q, which no link joins", h.Name, h.Node)
 		}
 		n.hosts[h.Name] = newHost(n, i, h)
+	}
+	if err := n.planSwitches(); err != nil {
+		return err
 	}
 	return n.planFlows()
 }

@@ -78,6 +78,12 @@ func decodeLinks(d *decoder, n *yaml.Node) []Link {
 		h["to"] = func(v *yaml.Node, f string) { d.Str(v, f, &lf.cfg.To) }
 		h["duplex"] = func(v *yaml.Node, f string) { d.Boolean(v, f, &duplex) }
 		h["reverse"] = func(v *yaml.Node, f string) { reverseNode = v }
+		var sw string
+		h["switch"] = func(v *yaml.Node, f string) {
+			if d.Str(v, f, &sw); sw != SwitchOVS && sw != "none" {
+				d.Failf(v, f, "unknown switch %q (ovs or none)", sw)
+			}
+		}
 		d.Mapping(v, field, h)
 		if lf.cfg.Name == "" || lf.cfg.From == "" || lf.cfg.To == "" {
 			d.Failf(v, field, "a link needs name, from and to")
@@ -87,7 +93,10 @@ func decodeLinks(d *decoder, n *yaml.Node) []Link {
 			d.Failf(v, field+".to", "a link cannot loop to its own node")
 		}
 		lf.finish(d, v, field)
-		out = append(out, Link{LinkConfig: lf.cfg, Line: v.Line})
+		if sw == "none" {
+			sw = ""
+		}
+		out = append(out, Link{LinkConfig: lf.cfg, Switch: sw, Line: v.Line})
 		if reverseNode != nil && !duplex {
 			d.Failf(reverseNode, field+".reverse", "reverse needs duplex: true")
 		}

@@ -44,8 +44,15 @@ type Scenario struct {
 // Link is a one-way link with its position in the file.
 type Link struct {
 	sim.LinkConfig
-	Line int
+	// Switch is the switch at the link's source end in emulation: SwitchOVS (Open vSwitch, every
+	// packet entering the link passes it first) or "" (none). The simulator models its SFU node's
+	// switch through the network controller whatever this says.
+	Switch string
+	Line   int
 }
+
+// SwitchOVS puts Open vSwitch at a link's source end (links[].switch).
+const SwitchOVS = "ovs"
 
 // Flow is one traffic flow.
 type Flow struct {

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/strata-rtc/strata/internal/netctl"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 	"github.com/strata-rtc/strata/internal/sim"
 )
@@ -19,15 +20,18 @@ import (
 //	sfu:
 //	  node: paris
 //	  policy: network          # probe, network, bwe or hybrid
-//	  netctl: auto             # on, off, or auto (on for network and hybrid)
+//	  netctl: auto             # on, off, or auto (on for network and hybrid), or a mapping:
+//	                           # {use: auto, reserve: 80%} (media reservation, netctl -reserve)
 //	  sessions:
 //	    - {name: s, count: 5, start_step: 700ms, layers: [0.6Mbps, 0.6Mbps, 1.2Mbps],
 //	       path: [london, paris, madrid], codec: {model: statistical, keyframe_interval: 3s},
 //	       subscriber: pion}   # or browser: headless Chromium (emulation only)
 type SFU struct {
-	Node     string
-	Policy   string
-	NetCtl   bool
+	Node   string
+	Policy string
+	NetCtl bool
+	// Reserve is the controller's media reservation (netctl -reserve; 0: none).
+	Reserve  float64
 	Sessions []SFUSession
 	Line     int
 }
@@ -62,7 +66,7 @@ func decodeSFU(d *decoder, n *yaml.Node, s *Scenario) *SFU {
 	d.Mapping(n, "sfu", map[string]fieldFn{
 		"node":     func(v *yaml.Node, f string) { d.Str(v, f, &u.Node) },
 		"policy":   func(v *yaml.Node, f string) { d.Str(v, f, &u.Policy) },
-		"netctl":   func(v *yaml.Node, f string) { d.Str(v, f, &netctl) },
+		"netctl":   func(v *yaml.Node, f string) { d.netctl(v, f, &netctl, &u.Reserve) },
 		"sessions": func(v *yaml.Node, f string) { sessions = v },
 	})
 	if !slices.Contains(policy.Names(), u.Policy) {
@@ -88,6 +92,23 @@ func decodeSFU(d *decoder, n *yaml.Node, s *Scenario) *SFU {
 		u.Sessions = append(u.Sessions, decodeSFUSession(d, v, field, s)...)
 	})
 	return u
+}
+
+// netctl decodes the SFU's controller: "auto", "on" or "off", or a mapping with use (the same) and
+// the controller's options.
+func (d *decoder) netctl(n *yaml.Node, field string, use *string, reserve *float64) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		d.Str(n, field, use)
+		return
+	}
+	d.Mapping(n, field, map[string]fieldFn{
+		"use": func(v *yaml.Node, f string) { d.Str(v, f, use) },
+		"reserve": func(v *yaml.Node, f string) {
+			if d.Probability(v, f, reserve); *reserve >= 1 {
+				d.Failf(v, f, "the reservation must leave background traffic something: below 100%%")
+			}
+		},
+	})
 }
 
 // sessionCodec decodes a session's frame model: the simulator's models only, since the SFU's
@@ -177,6 +198,14 @@ func (u *SFU) NeedsEmulation() error {
 	return nil
 }
 
+// netCtl is the simulation's controller: netctl's defaults with the scenario's options, the SFU's
+// node the enforcer.
+func (u *SFU) netCtl(sm *sim.Sim) (*sim.NetCtl, error) {
+	c := netctl.DefaultConfig()
+	c.Reserve = u.Reserve
+	return sim.NewNetCtl(sm, sim.NetCtlConfig{Controller: c, Enforcers: []string{u.Node}})
+}
+
 // buildSFU adds the SFU node, its sessions and, if asked, the controller and switch.
 func (s *Scenario) buildSFU(sm *sim.Sim) error {
 	u := s.SFU
@@ -185,11 +214,21 @@ func (s *Scenario) buildSFU(sm *sim.Sim) error {
 	}
 	cfg := sim.SFUConfig{Node: u.Node, Policy: u.Policy, PolicyConfig: policy.DefaultConfig()}
 	if u.NetCtl {
-		nc, err := sim.NewNetCtl(sm, sim.NetCtlConfig{Enforcers: []string{u.Node}})
+		nc, err := u.netCtl(sm)
 		if err != nil {
 			return err
 		}
 		cfg.Net, cfg.Switch = nc, sim.NewSwitch(u.Node, nc.Controller().Rules())
+		if u.Reserve > 0 {
+			for _, l := range sm.Links() {
+				if l.Config().From != u.Node {
+					continue
+				}
+				if _, err := cfg.Switch.Police(l); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	node, err := sim.NewSFU(sm, cfg)
 	if err != nil {

@@ -64,6 +64,10 @@ func TestParseSFUErrors(t *testing.T) {
 		{"layers: [0.6Mbps, 0.6Mbps, 1.2Mbps]", "layers: [1Mbps, 1Mbps, 1Mbps, 1Mbps]", "want 1 to 3 layer rates"},
 		{"node: hub", "node: nowhere", "through the SFU node nowhere"},
 		{"  policy: network\n", "  policy: network\n  netctl: maybe\n", "sfu.netctl: want on, off or auto"},
+		{"  policy: network\n", "  policy: network\n  netctl: {use: on, reserve: 100%}\n", "sfu.netctl.reserve: the reservation must leave background traffic something"},
+		{"  policy: network\n", "  policy: network\n  netctl: {use: on, reserve: lots}\n", "sfu.netctl.reserve"},
+		{"  policy: network\n", "  policy: network\n  netctl: {use: on, reserv: 0.8}\n", "reserv"},
+		{"queue: 100pkt, duplex: true}", "queue: 100pkt, duplex: true, switch: p4}", `links[down].switch: unknown switch "p4" (ovs or none)`},
 		{"path: [a, hub, b]", "path: [a, hub, b], subscriber: firefox", `sfu.sessions[s].subscriber: unknown subscriber "firefox" (pion or browser)`},
 	} {
 		doc := strings.Replace(noSweep, c.from, c.to, 1)
@@ -76,6 +80,42 @@ func TestParseSFUErrors(t *testing.T) {
 	oneWay := strings.Replace(noSweep, "queue: 100pkt, duplex: true", "queue: 100pkt", 1)
 	if _, err := Parse("oneway.yaml", []byte(oneWay)); err == nil || !strings.Contains(err.Error(), "no link from b to hub") {
 		t.Errorf("one-way receiver path: %v", err)
+	}
+}
+
+// TestSFUReservation: netctl as a mapping sets the reservation; the simulated switch then polices
+// the links leaving the SFU's node, and the run works.
+func TestSFUReservation(t *testing.T) {
+	noSweep := sfuDoc[:strings.Index(sfuDoc, "sweep:")]
+	doc := strings.Replace(noSweep, "  policy: network\n", "  policy: network\n  netctl: {use: auto, reserve: 80%}\n", 1)
+	f, err := Parse("reserve.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := f.Runs[0].SFU
+	if !u.NetCtl || u.Reserve != 0.8 {
+		t.Fatalf("sfu %+v", u)
+	}
+	doc = strings.Replace(doc, "queue: 100pkt, duplex: true}", "queue: 100pkt, duplex: true, switch: ovs}", 1)
+	if f, err = Parse("switched.yaml", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if l := f.Runs[0].Links; len(l) != 4 || l[2].Switch != SwitchOVS || l[3].Switch != "" || l[0].Switch != "" {
+		t.Fatalf("links %+v: the switch belongs to down only", l)
+	}
+	if u := f.Runs[0].SFU; !u.NetCtl {
+		t.Fatalf("sfu %+v", u)
+	}
+	sm, err := f.Runs[0].Build(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.Run(); err != nil {
+		t.Fatal(err)
+	}
+	off := strings.Replace(doc, "use: auto", "use: off", 1)
+	if f, err = Parse("off.yaml", []byte(off)); err != nil || f.Runs[0].SFU.NetCtl {
+		t.Fatalf("use: off: %v %+v", err, f.Runs[0].SFU)
 	}
 }
 

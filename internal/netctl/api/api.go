@@ -221,11 +221,28 @@ type Rule struct {
 // Drops reports whether the rule drops a layer (0 is the base layer).
 func (r *Rule) Drops(layer int) bool { return layer >= r.Allow }
 
-// Rules is the answer of GET /v1/rules?node=X: the complete rule set of one node.
+// Meter is a media reservation enforced at a switch (netctl -reserve): the switch at the node polices
+// the traffic entering Link that is not managed media (every packet except the flows of the node's
+// rules on that link) to RateBps, with a token bucket of BurstBits, dropping what exceeds it (an
+// OpenFlow meter with a drop band). RateBps is the link's capacity minus the media allocation with
+// its margin, so elastic background traffic (TCP) cannot fill the link's queue under the media.
+type Meter struct {
+	Link string `json:"link"`
+	// Interface is the link's interface at the node (the topology's `interface`): where the
+	// link's traffic leaves the node, and, in the emulation, the name of the switch's port it
+	// enters the switch by (police what comes in on it). Empty when the topology gives none.
+	Interface string `json:"interface,omitempty"`
+	RateBps   int64  `json:"rate_bps"`
+	BurstBits int64  `json:"burst_bits"`
+}
+
+// Rules is the answer of GET /v1/rules?node=X: the complete rule set of one node, with its meters
+// (only with a reservation; sorted by link).
 type Rules struct {
-	Node    string `json:"node"`
-	Version uint64 `json:"version"`
-	Rules   []Rule `json:"rules"`
+	Node    string  `json:"node"`
+	Version uint64  `json:"version"`
+	Rules   []Rule  `json:"rules"`
+	Meters  []Meter `json:"meters,omitempty"`
 }
 
 // Health is the answer of GET /v1/health.
