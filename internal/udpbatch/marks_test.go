@@ -13,8 +13,8 @@ func FuzzMarksOf(f *testing.F) {
 	binary.BigEndian.PutUint16(rtp[2:], 7)
 	binary.BigEndian.PutUint32(rtp[8:], 99)
 	f.Add(rtp)
-	f.Add([]byte{0x80, 200, 0, 6, 0, 0, 0, 99, 0, 0, 0, 99})  // RTCP sender report
-	f.Add([]byte{0x00, 0x01, 0, 0, 0x21, 0x12, 0xa4, 0x42}) // STUN binding request
+	f.Add([]byte{0x80, 200, 0, 6, 0, 0, 0, 99, 0, 0, 0, 99}) // RTCP sender report
+	f.Add([]byte{0x00, 0x01, 0, 0, 0x21, 0x12, 0xa4, 0x42})  // STUN binding request
 	f.Add([]byte{22, 0xfe, 0xfd, 0, 0})                      // DTLS handshake
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
