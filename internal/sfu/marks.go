@@ -2,6 +2,14 @@ package sfu
 
 import "github.com/strata-rtc/strata/internal/sfu/policy"
 
+// The default marks (configs/strata.yaml, plugins.videoroom.netctl.marks): audio EF; layers AF41,
+// AF42, AF43 — one class whose drop precedence rises with the layer, so that any DiffServ network
+// drops the higher layers first.
+const DefaultAudioDSCP = 46
+
+// DefaultLayerDSCP returns the default layer marks, base first.
+func DefaultLayerDSCP() []uint8 { return []uint8{34, 36, 38} }
+
 // Marker records the DiffServ code point of each RTP packet a down-track is about to write, by the
 // SSRC and sequence number it leaves with; the socket under Pion's SRTP finds it there
 // (udpbatch.Marks). 0 means unmarked.
