@@ -37,6 +37,8 @@ packages_test=(
   baresip-core         # SIP user agent that answers, plays a tone and records (internal/siplab)
   sip-tester           # sipp, SIP scenarios (internal/siplab, the SIP plugin's tests, the sip bench)
   iperf3               # TCP and UDP load through the network emulator (internal/emu/topo's tests and CPU figure)
+  openvswitch-switch   # Open vSwitch (userspace datapath), the switch netctl programs (internal/ovs, netctl's switch enforcer)
+  ethtool              # turns checksum offload off on veths that send into the userspace datapath (internal/ovs)
 )
 
 install() {

@@ -76,6 +76,9 @@ type Controller struct {
 	removed   []string // subscriptions deleted since the last Update
 	watchers  map[*Watcher]struct{}
 	nodeRules map[string][]api.Rule
+	// installed holds, per node, the rules its switch reported installed (SetEnforced), by
+	// subscription; nil while the switch is unreachable or refusing.
+	installed map[string]map[string]api.Rule
 
 	// scratch for Update
 	demands []alloc.Demand
@@ -98,6 +101,10 @@ type subscription struct {
 	// prevRate is the rate of the decision before the last change, at changedAt (see Settle).
 	prevRate  cc.Bitrate
 	changedAt time.Duration
+	// rule is the subscription's current drop rule (hasRule false when no node on its path can
+	// enforce), as of the last Update.
+	rule    api.Rule
+	hasRule bool
 }
 
 // Option configures a Controller.
@@ -125,7 +132,7 @@ func New(t *topo.Topology, cfg Config, opts ...Option) (*Controller, error) {
 		streams:  map[string]*stream{}, subs: map[string]*subscription{},
 		alloc: alloc.New(cfg.Alloc), links: make([]linkView, len(t.Links())),
 		published: map[string]api.Decision{}, watchers: map[*Watcher]struct{}{},
-		nodeRules: map[string][]api.Rule{},
+		nodeRules: map[string][]api.Rule{}, installed: map[string]map[string]api.Rule{},
 	}
 	c.sources = []linkstate.Source{c.counters, c.inproc}
 	for _, o := range opts {
@@ -292,6 +299,9 @@ func (c *Controller) PutSubscription(s api.Subscription) error {
 	if s.Receiver == "" && len(s.Path) == 0 {
 		return errorf(http.StatusBadRequest, api.CodeBadRequest, "a subscription needs a receiver or a path")
 	}
+	if err := checkFlow(s.Flow); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, ok := c.streams[s.Stream]
@@ -309,7 +319,7 @@ func (c *Controller) PutSubscription(s api.Subscription) error {
 		delete(sub.stream.subs, s.ID)
 		sub.state = alloc.State{} // a different stream: a new decision
 	}
-	sub.Subscription = api.Subscription{ID: s.ID, Stream: s.Stream, Receiver: recv, Path: c.topo.Names(path), Computed: len(s.Path) == 0}
+	sub.Subscription = api.Subscription{ID: s.ID, Stream: s.Stream, Receiver: recv, Path: c.topo.Names(path), Computed: len(s.Path) == 0, Flow: cloneFlow(s.Flow)}
 	sub.receiver, sub.path, sub.stream = recv, path, st
 	if !exists {
 		c.subs[s.ID] = sub
@@ -365,7 +375,7 @@ func (c *Controller) Subscriptions() []api.Subscription {
 	out := make([]api.Subscription, len(c.order))
 	for i, s := range c.order {
 		out[i] = s.Subscription
-		out[i].Path = slices.Clone(s.Path)
+		out[i].Path, out[i].Flow = slices.Clone(s.Path), cloneFlow(s.Flow)
 	}
 	return out
 }
@@ -379,7 +389,7 @@ func (c *Controller) Subscription(id string) (api.Subscription, bool) {
 		return api.Subscription{}, false
 	}
 	out := s.Subscription
-	out.Path = slices.Clone(s.Path)
+	out.Path, out.Flow = slices.Clone(s.Path), cloneFlow(s.Flow)
 	return out, true
 }
 
@@ -393,6 +403,9 @@ func checkLayers(layers []api.Layer) ([]cc.Bitrate, error) {
 			return nil, errorf(http.StatusBadRequest, api.CodeBadRate, "layers[%d].rate_bps: %d is not a rate in bit/s between 0 and %d", i, l.RateBps, int64(cc.MaxBitrate))
 		}
 		rates[i] = cc.Bitrate(l.RateBps)
+	}
+	if err := checkMarks(layers); err != nil {
+		return nil, err
 	}
 	return rates, nil
 }

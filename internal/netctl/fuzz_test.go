@@ -35,6 +35,10 @@ func FuzzAPI(f *testing.F) {
 	f.Add(uint8(4), []byte(`{"node":"paris","interfaces":null}`))
 	f.Add(uint8(0), []byte(`{"source":"paris","layers":[{"rate_bps":1e400}]}`))
 	f.Add(uint8(2), []byte("\xff\xfe{"))
+	f.Add(uint8(0), []byte(`{"source":"paris","layers":[{"rate_bps":1,"dscp":34},{"rate_bps":1,"dscp":38}]}`))
+	f.Add(uint8(1), []byte(`{"layers":[{"rate_bps":1,"dscp":64},{"rate_bps":1,"dscp":34}]}`))
+	f.Add(uint8(2), []byte(`{"stream":"cam","receiver":"madrid","flow":{"proto":"udp","src":"10.0.0.1:5000","dst":"10.0.0.2:6000"}}`))
+	f.Add(uint8(2), []byte(`{"stream":"cam","receiver":"madrid","flow":{"proto":"udp","src":"[fe80::1%lo]:1","dst":"[::ffff:1.2.3.4]:2"}}`))
 	f.Fuzz(func(t *testing.T, target uint8, body []byte) {
 		ctl := newTestController(t, nil)
 		mustOK(t, ctl.PutStream(api.Stream{ID: "cam", Source: "paris", Layers: paperLayers}))
@@ -51,7 +55,7 @@ func FuzzAPI(f *testing.F) {
 				t.Fatalf("error answer is not an API error: %s", rec.Body)
 			}
 		}
-		for _, path := range []string{"/v1/health", "/v1/decisions", "/v1/links", "/v1/subscriptions", "/"} {
+		for _, path := range []string{"/v1/health", "/v1/decisions", "/v1/links", "/v1/subscriptions", "/v1/switches", "/"} {
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
 			if rec.Code != http.StatusOK {

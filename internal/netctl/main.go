@@ -16,13 +16,15 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/netctl/agent"
+	"github.com/strata-rtc/strata/internal/netctl/switchctl"
 	"github.com/strata-rtc/strata/internal/netctl/topo"
 )
 
 // Main runs `strata netctl SUBCOMMAND [flags]` and returns the exit code: 0 on success (or a clean
 // stop by SIGINT/SIGTERM), 1 on failure, 2 on bad usage.
 //
-//	strata netctl serve -topology FILE [-listen ADDR] [-mode joint|paper] [-margin 0.1] ...
+//	strata netctl serve -topology FILE [-listen ADDR] [-mode joint|paper] [-margin 0.1]
+//	                    [-switch NODE=unix:/path/br0.mgmt ...] [-resync 1s] ...
 //	strata netctl agent -controller URL -node NAME [-interfaces eth0,eth1] [-interval 1s]
 //	strata netctl check -topology FILE
 func Main(args []string, stdout, stderr io.Writer) int {
@@ -80,7 +82,21 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.Alloc.FailWindow, "fail-window", cfg.Alloc.FailWindow, "a downgrade this soon after an upgrade doubles the hold")
 	fs.DurationVar(&cfg.StaleAfter, "stale", cfg.StaleAfter, "link load samples older than this are ignored (static capacity is used)")
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "how long a changed decision's old rate is still attributed to it")
+	var switches []switchctl.Config
+	fs.Func("switch", "an OpenFlow switch enforcing NODE's drop rules, as NODE=unix:/path/BRIDGE.mgmt (repeatable)", func(v string) error {
+		node, target, ok := strings.Cut(v, "=")
+		if !ok || node == "" || target == "" {
+			return fmt.Errorf("want NODE=TARGET (e.g. paris=unix:/run/sw/br0.mgmt), got %q", v)
+		}
+		switches = append(switches, switchctl.Config{Node: node, Target: target})
+		return nil
+	})
+	resync := fs.Duration("resync", time.Second, "how often each switch's flows are checked and reinstalled if they differ")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *resync <= 0 {
+		fmt.Fprintln(stderr, "strata netctl serve: -resync must be positive")
 		return 2
 	}
 	if *topoFile == "" || fs.NArg() > 0 || *tick <= 0 {
@@ -98,7 +114,17 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	ctl, err := New(t, cfg)
+	enforcers, err := newEnforcers(t, switches, *resync)
+	if err != nil {
+		fmt.Fprintf(stderr, "strata netctl serve: %v\n", err)
+		return 2
+	}
+	opts := make([]Option, 0, len(enforcers))
+	status := make([]SwitchStatus, 0, len(enforcers))
+	for _, e := range enforcers {
+		opts, status = append(opts, WithEnforcer(e)), append(status, e)
+	}
+	ctl, err := New(t, cfg, opts...)
 	if err != nil {
 		fmt.Fprintf(stderr, "strata netctl serve: %v\n", err)
 		return 2
@@ -108,10 +134,40 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "strata netctl serve: %v\n", err)
 		return 1
 	}
-	srv := NewServer(ctl, WithLogger(log))
-	fmt.Fprintf(stdout, "netctl: topology %q (%d nodes, %d links), %s allocation, serving on http://%s\n",
-		t.Name(), len(t.Nodes()), len(t.Links()), cfg.Alloc.Mode, ln.Addr())
+	srv := NewServer(ctl, WithLogger(log), WithSwitches(status...))
+	fmt.Fprintf(stdout, "netctl: topology %q (%d nodes, %d links), %s allocation, %d switches, serving on http://%s\n",
+		t.Name(), len(t.Nodes()), len(t.Links()), cfg.Alloc.Mode, len(enforcers), ln.Addr())
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	for _, e := range enforcers {
+		go e.Run(runCtx, ctl)
+	}
 	return serve(ctx, ln, srv, *tick, stderr)
+}
+
+// newEnforcers checks the -switch flags against the topology: one switch per node, on nodes that
+// can enforce.
+func newEnforcers(t *topo.Topology, switches []switchctl.Config, resync time.Duration) ([]*switchctl.Enforcer, error) {
+	seen := map[string]bool{}
+	var out []*switchctl.Enforcer
+	for _, sc := range switches {
+		switch {
+		case !t.HasNode(sc.Node):
+			return nil, fmt.Errorf("-switch %s: unknown node %q", sc.Target, sc.Node)
+		case !t.CanEnforce(sc.Node):
+			return nil, fmt.Errorf("-switch %s=%s: node %q is not an enforcer in the topology (enforcer: true)", sc.Node, sc.Target, sc.Node)
+		case seen[sc.Node]:
+			return nil, fmt.Errorf("-switch: node %q has two switches", sc.Node)
+		}
+		seen[sc.Node] = true
+		sc.Resync = resync
+		e, err := switchctl.New(sc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // serve runs the HTTP server and the update tick until ctx ends.

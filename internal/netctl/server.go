@@ -29,6 +29,7 @@ type Server struct {
 	mux       *http.ServeMux
 	done      chan struct{}
 	closeOnce sync.Once
+	switches  []SwitchStatus
 }
 
 // ServerOption configures a Server.
@@ -97,6 +98,8 @@ func (s *Server) routes() {
 	s.route(p+"/decisions", methods{"GET": s.decisions})
 	s.route(p+"/decisions/stream", methods{"GET": s.decisionStream})
 	s.route(p+"/rules", methods{"GET": s.rules})
+	s.route(p+"/switches", methods{"GET": s.listSwitches})
+	s.route(p+"/switches/{node}", methods{"GET": s.getSwitch})
 	s.route("/{$}", methods{"GET": s.status})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, errorf(http.StatusNotFound, api.CodeNotFound, "no such endpoint: %s (the API is under %s/)", r.URL.Path, api.Prefix))

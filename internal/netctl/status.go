@@ -48,10 +48,21 @@ small{color:#777}
 <td>{{.Source}}{{if .AgeMs}} <small>{{printf "%.0f" .AgeMs}} ms ago</small>{{end}}</td><td class="n">{{.Subscriptions}}</td></tr>
 {{end}}</table>
 <h2>Decisions</h2>
-{{if .Decisions}}<table><tr><th>subscription</th><th>stream</th><th>receiver</th><th>layers</th><th>rate</th><th>path available</th><th>why</th></tr>
+{{if .Decisions}}<table><tr><th>subscription</th><th>stream</th><th>receiver</th><th>layers</th><th>rate</th><th>path available</th><th>thinned by</th><th>why</th></tr>
 {{range .Decisions}}<tr><td>{{.Subscription}}</td><td>{{.Stream}}</td><td>{{.Receiver}}</td>
-<td class="n">{{.Layers}} / {{.MaxLayers}}</td><td class="n">{{rate .RateBps}}</td><td class="n">{{rate .PathAvailableBps}}</td><td>{{.Reason}}</td></tr>
+<td class="n">{{.Layers}} / {{.MaxLayers}}</td><td class="n">{{rate .RateBps}}</td><td class="n">{{rate .PathAvailableBps}}</td><td>{{if .Enforced}}switch{{else}}SFU{{end}}</td><td>{{.Reason}}</td></tr>
 {{end}}</table>{{else}}<p>No subscriptions.</p>{{end}}
+<h2>Switches</h2>
+{{if .Switches}}<table><tr><th>node</th><th>target</th><th>state</th><th>rules</th><th>installed / given</th><th>installed at</th><th>resyncs</th><th>error</th></tr>
+{{range .Switches}}<tr><td>{{.Node}}</td><td>{{.Target}}</td><td>{{.State}}</td>
+<td class="n">{{.Rules}}{{if .Unenforceable}} <small>({{len .Unenforceable}} unenforceable)</small>{{end}}</td>
+<td class="n">v{{.InstalledVersion}} / v{{.RulesVersion}}</td><td>{{if not .InstalledAt.IsZero}}{{.InstalledAt.Format "15:04:05.000"}}{{end}}</td>
+<td class="n">{{.Resyncs}}</td><td>{{.Error}}</td></tr>
+{{end}}</table>
+{{range .Switches}}{{if .Flows}}<h3>{{.Node}} flows <small>counters as of the last check</small></h3>
+<table><tr><th>subscription</th><th>dscp</th><th>action</th><th>packets</th><th>bytes</th></tr>
+{{range .Flows}}<tr><td>{{.Subscription}}</td><td class="n">{{.DSCP}}</td><td>{{.Action}}</td><td class="n">{{.Packets}}</td><td class="n">{{.Bytes}}</td></tr>
+{{end}}</table>{{end}}{{end}}{{else}}<p>No switches (strata netctl serve -switch NODE=unix:/path/br0.mgmt).</p>{{end}}
 <h2>Streams</h2>
 {{if .Streams}}<table><tr><th>stream</th><th>source</th><th>layer rates</th></tr>
 {{range .Streams}}<tr><td>{{.ID}}</td><td>{{.Source}}</td><td>{{range $i, $l := .Layers}}{{if $i}}, {{end}}{{rate $l.RateBps}}{{end}}</td></tr>
@@ -62,7 +73,8 @@ small{color:#777}
 {{range .Rules}}<tr><td>{{.Subscription}}</td><td>{{.Stream}}</td><td>{{.Link}}</td><td class="n">{{.Allow}} of {{.Layers}} layers</td></tr>
 {{end}}</table>{{end}}{{else}}<p>No rules.</p>{{end}}
 <p><small>JSON: <a href="/v1/topology">topology</a> · <a href="/v1/links">links</a> · <a href="/v1/streams">streams</a> ·
-<a href="/v1/subscriptions">subscriptions</a> · <a href="/v1/decisions">decisions</a> · <a href="/v1/decisions/stream">decision stream</a></small></p>
+<a href="/v1/subscriptions">subscriptions</a> · <a href="/v1/decisions">decisions</a> · <a href="/v1/decisions/stream">decision stream</a> ·
+<a href="/v1/switches">switches</a></small></p>
 </body></html>
 `))
 
@@ -74,6 +86,7 @@ type statusData struct {
 	Decisions      []api.Decision
 	Streams        []api.Stream
 	Rules          []api.Rules
+	Switches       []api.Switch
 }
 
 func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
@@ -81,6 +94,7 @@ func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	d := statusData{
 		Topology: s.ctl.Topology().Name(), Mode: cfg.Mode, Margin: cfg.Margin, Hold: cfg.Hold.String(),
 		Links: s.ctl.Links(), Decisions: s.ctl.Decisions().Decisions, Streams: s.ctl.Streams(),
+		Switches: s.switchList(),
 	}
 	for _, n := range s.ctl.Topology().Nodes() {
 		if r := s.ctl.Rules().Rules(n.Name); len(r.Rules) > 0 {

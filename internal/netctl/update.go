@@ -31,8 +31,8 @@ func (c *Controller) Update(now time.Duration) []api.Decision {
 	c.mu.Lock()
 	c.updateLinks(now)
 	c.allocate(now)
+	ruleChanges := c.computeRules() // before publish, which compares rules with what switches hold
 	changed := c.publish()
-	ruleChanges := c.computeRules()
 	enforcers := slices.Clone(c.enforcers)
 	c.mu.Unlock()
 	nodes := make([]string, 0, len(ruleChanges))
@@ -120,7 +120,7 @@ func (c *Controller) publish() []api.Decision {
 	for _, sub := range c.order {
 		d := c.decision(sub)
 		prev, ok := c.published[sub.ID]
-		if ok && prev.Layers == d.Layers && prev.MaxLayers == d.MaxLayers {
+		if ok && prev.Layers == d.Layers && prev.MaxLayers == d.MaxLayers && prev.Enforced == d.Enforced {
 			d.Seq = prev.Seq
 			c.published[sub.ID] = d
 			continue
@@ -149,6 +149,7 @@ func (c *Controller) decision(sub *subscription) api.Decision {
 		Subscription: sub.ID, Stream: sub.Stream, Receiver: sub.receiver,
 		Layers: s.Layers, MaxLayers: len(sub.stream.rates), RateBps: int64(rateOf(sub.stream.rates, s.Layers)),
 		Target: s.Target, Pending: s.Pending, PathAvailableBps: int64(cc.MaxBitrate),
+		Enforced: c.enforced(sub),
 	}
 	for _, li := range sub.path {
 		d.PathAvailableBps = min(d.PathAvailableBps, int64(c.links[li].available))
@@ -178,6 +179,7 @@ func (c *Controller) computeRules() map[string][]api.Rule {
 	next := map[string][]api.Rule{}
 	for _, sub := range c.order {
 		node, li, ok := c.topo.EnforcementPoint(sub.path)
+		sub.hasRule = ok
 		if !ok {
 			continue
 		}
@@ -190,6 +192,8 @@ func (c *Controller) computeRules() map[string][]api.Rule {
 				r.DropSSRCs = append(r.DropSSRCs, ssrc)
 			}
 		}
+		addMarks(&r, sub)
+		sub.rule = r
 		next[node] = append(next[node], r) // c.order is sorted, so each set is sorted by subscription
 	}
 	changes := map[string][]api.Rule{}
@@ -209,7 +213,8 @@ func (c *Controller) computeRules() map[string][]api.Rule {
 
 func ruleEqual(a, b api.Rule) bool {
 	return a.Node == b.Node && a.Link == b.Link && a.Stream == b.Stream && a.Subscription == b.Subscription &&
-		a.Receiver == b.Receiver && a.Allow == b.Allow && a.Layers == b.Layers && slices.Equal(a.DropSSRCs, b.DropSSRCs)
+		a.Receiver == b.Receiver && a.Allow == b.Allow && a.Layers == b.Layers && slices.Equal(a.DropSSRCs, b.DropSSRCs) &&
+		flowEqual(a.Flow, b.Flow) && slices.Equal(a.PassDSCP, b.PassDSCP) && slices.Equal(a.DropDSCP, b.DropDSCP)
 }
 
 // Decisions returns the current decisions, by subscription id.

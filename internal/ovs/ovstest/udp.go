@@ -1,0 +1,106 @@
+//go:build linux
+
+package ovstest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// UDP opens a UDP socket bound to addr:port inside host i's namespace (a socket belongs to the
+// namespace it was created in, whatever thread uses it later). It is closed when the test ends.
+func (nw *Net) UDP(t testing.TB, i int, addr netip.Addr, port int) *net.UDPConn {
+	t.Helper()
+	var conn *net.UDPConn
+	err := inNamespace(nw.Hosts[i].Namespace, func() error {
+		c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(addr, uint16(port))))
+		conn = c
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+// Send sends n datagrams marked with dscp to dst; each carries the mark in its first byte, so the
+// receiver can count arrivals per mark (Count). The mark is set on the socket before the batch.
+func Send(conn *net.UDPConn, dst netip.AddrPort, dscp, n int) error {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = raw.Control(func(fd uintptr) {
+		if dst.Addr().Is4() {
+			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, dscp<<2)
+		} else {
+			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_TCLASS, dscp<<2)
+		}
+	})
+	if err = errors.Join(err, serr); err != nil {
+		return fmt.Errorf("set dscp %d: %w", dscp, err)
+	}
+	payload := make([]byte, 100)
+	payload[0] = byte(dscp)
+	for range n {
+		if _, err := conn.WriteToUDPAddrPort(payload, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Count reads datagrams until none has come for quiet and returns how many arrived per mark.
+func Count(conn *net.UDPConn, quiet time.Duration) map[int]int {
+	got := map[int]int{}
+	buf := make([]byte, 2048)
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(quiet))
+		n, _, err := conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			return got
+		}
+		if n > 0 {
+			got[int(buf[0])]++
+		}
+	}
+}
+
+// inNamespace runs f on a locked OS thread switched into namespace name.
+func inNamespace(name string, f func() error) error {
+	target, err := os.Open("/var/run/netns/" + name)
+	if err != nil {
+		return err
+	}
+	defer target.Close()
+	runtime.LockOSThread()
+	orig, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		runtime.UnlockOSThread()
+		return err
+	}
+	defer orig.Close()
+	if err := unix.Setns(int(target.Fd()), syscall.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("setns %s: %w", name, err)
+	}
+	ferr := f()
+	if err := unix.Setns(int(orig.Fd()), syscall.CLONE_NEWNET); err != nil {
+		// The thread stays locked and dies with the goroutine rather than run others in the
+		// wrong namespace.
+		return fmt.Errorf("setns back from %s: %w", name, err)
+	}
+	runtime.UnlockOSThread()
+	return ferr
+}
