@@ -283,7 +283,7 @@ type VideoRoomNetCtl struct {
 	Interval time.Duration `yaml:"interval"`
 	// Enforcement is who thins a stream to the controller's decision: EnforceSFU (the SFU drops
 	// the layers itself) or EnforceSwitch (the SFU forwards every layer, marked, while a switch
-	// enforces the decision; it thins itself whenever none does).
+	// enforces the decision; it thins itself whenever none does). Empty means EnforceSFU.
 	Enforcement string `yaml:"enforcement"`
 	// Marks are the DSCP marks of the layers and of audio with switch enforcement.
 	Marks NetCtlMarks `yaml:"marks"`

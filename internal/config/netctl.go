@@ -12,7 +12,7 @@ const maxMarkedLayers = 16
 // mark used twice (a switch could not tell those packets apart).
 func (n VideoRoomNetCtl) validate() []error {
 	var errs []error
-	if n.Enforcement != EnforceSFU && n.Enforcement != EnforceSwitch {
+	if n.Enforcement != "" && n.Enforcement != EnforceSFU && n.Enforcement != EnforceSwitch { // "": sfu
 		errs = append(errs, fmt.Errorf("plugins.videoroom.netctl.enforcement: %q is not %q or %q", n.Enforcement, EnforceSFU, EnforceSwitch))
 	}
 	if len(n.Marks.Layers) > maxMarkedLayers {

@@ -18,7 +18,10 @@ func TestLadderLayersAreRungIncrements(t *testing.T) {
 	r[0] = [3]cc.Bitrate{100, 150, 150} // s0t2 costs no more than s0t1: not a rung
 	r[1] = [3]cc.Bitrate{300, 0, 400}   // s1t1 not measured
 	r[2][0] = 350                       // cheaper than s1t2: not a rung
-	got := ladderLayers(r)
+	got, ladder := ladderLayers(r)
+	if len(ladder) != 4 || ladder[2] != (policy.Layer{Spatial: 1}) || ladder[3] != (policy.Layer{Spatial: 1, Temporal: 2}) {
+		t.Errorf("rung layers %v", ladder)
+	}
 	want := []api.Layer{{RateBps: 100, Name: "s0t0"}, {RateBps: 50, Name: "s0t1"}, {RateBps: 150, Name: "s1t0"}, {RateBps: 100, Name: "s1t2"}}
 	if len(got) != len(want) {
 		t.Fatalf("ladder %+v, want %+v", got, want)
@@ -33,7 +36,7 @@ func TestLadderLayersAreRungIncrements(t *testing.T) {
 	if sum != 400 {
 		t.Errorf("rungs sum to %d, want the top rung's cost 400", sum)
 	}
-	if ladderLayers(policy.Rates{}) != nil {
+	if l, _ := ladderLayers(policy.Rates{}); l != nil {
 		t.Error("an unmeasured stream has rungs")
 	}
 }
