@@ -92,7 +92,6 @@ func clientAPIWith(t testing.TB, shaper *linkShaper, o clientOptions) *webrtc.AP
 
 var completeLocal = janustest.CompleteLocal
 
-
 func codeOf(err error) int { return janusclient.Code(err) }
 
 // waitEvent waits up to 10 s for an unsolicited plugin event on h that satisfies ok.
