@@ -295,3 +295,28 @@ func TestAllocatorFollowsAnEnforcedDecision(t *testing.T) {
 	alloc.SetNetDecision(d, NetDecision{Layers: 9, Known: true})
 	waitUntil("the estimate limits a decision no switch enforces", func() bool { return d.Target().Spatial == 0 && !d.Enforced() })
 }
+
+// Audio carries its own mark on every packet, and recording it allocates nothing.
+func TestAudioIsMarked(t *testing.T) {
+	bind := &fakeBinding{record: true}
+	recv := NewReceiver(ReceiverConfig{Codec: media.CodecOpus}, nil)
+	marks := &markLog{}
+	d := NewDownTrack(recv, DownTrackConfig{ID: "a", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, Marker: marks})
+	if _, err := d.Bind(bind); err != nil {
+		t.Fatal(err)
+	}
+	d.SetMarks(UniformMarks(46))
+	d.Start()
+	for seq := range uint16(20) {
+		recv.WriteRTP(0, opusWithLevel(t, seq, 30), Now())
+	}
+	sent := bind.sent()
+	if len(sent) != 20 {
+		t.Fatalf("%d audio packets forwarded, want 20", len(sent))
+	}
+	for _, p := range sent {
+		if m, ok := marks.of(p); !ok || m != 46 {
+			t.Fatalf("audio packet %d marked %d (%v), want 46", p.hdr.SequenceNumber, m, ok)
+		}
+	}
+}
