@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -114,7 +115,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		level = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	enforcers, err := newEnforcers(t, switches, *resync)
+	enforcers, err := newEnforcers(t, switches, *resync, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "strata netctl serve: %v\n", err)
 		return 2
@@ -138,16 +139,35 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stdout, "netctl: topology %q (%d nodes, %d links), %s allocation, %d switches, serving on http://%s\n",
 		t.Name(), len(t.Nodes()), len(t.Links()), cfg.Alloc.Mode, len(enforcers), ln.Addr())
 	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
+	var wg sync.WaitGroup
 	for _, e := range enforcers {
-		go e.Run(runCtx, ctl)
+		wg.Add(1)
+		go func() { defer wg.Done(); e.Run(runCtx, ctl) }()
 	}
-	return serve(ctx, ln, srv, *tick, stderr)
+	code := serve(ctx, ln, srv, *tick, stderr)
+	stopRun()
+	wg.Wait()
+	clearSwitches(enforcers, stderr)
+	return code
+}
+
+// clearSwitches takes the controller's drop rules off its switches as it stops, so that a stopped
+// controller leaves plain switches rather than its last decisions (the SFU falls back to bwe,
+// whose upgrades stale drop rules would eat). A controller that crashes leaves them until the
+// next one starts and replaces them.
+func clearSwitches(enforcers []*switchctl.Enforcer, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	for _, e := range enforcers {
+		if err := e.Clear(ctx); err != nil {
+			fmt.Fprintf(stderr, "strata netctl serve: switch %s keeps its rules: %v\n", e.Node(), err)
+		}
+	}
 }
 
 // newEnforcers checks the -switch flags against the topology: one switch per node, on nodes that
 // can enforce.
-func newEnforcers(t *topo.Topology, switches []switchctl.Config, resync time.Duration) ([]*switchctl.Enforcer, error) {
+func newEnforcers(t *topo.Topology, switches []switchctl.Config, resync time.Duration, log *slog.Logger) ([]*switchctl.Enforcer, error) {
 	seen := map[string]bool{}
 	var out []*switchctl.Enforcer
 	for _, sc := range switches {
@@ -160,7 +180,7 @@ func newEnforcers(t *topo.Topology, switches []switchctl.Config, resync time.Dur
 			return nil, fmt.Errorf("-switch: node %q has two switches", sc.Node)
 		}
 		seen[sc.Node] = true
-		sc.Resync = resync
+		sc.Resync, sc.Log = resync, log
 		e, err := switchctl.New(sc)
 		if err != nil {
 			return nil, err

@@ -19,6 +19,9 @@ type Client struct {
 	Target string
 	// Timeout bounds each call (default 5 s).
 	Timeout time.Duration
+	// Unixctl is ovs-vswitchd's control socket (optional): with it, WaitRevalidated can tell when
+	// a new flow table has reached the datapath's caches.
+	Unixctl string
 }
 
 // NewClient returns a client of target with the default timeout.
@@ -89,19 +92,28 @@ func (c *Client) AddFlow(ctx context.Context, flow string) error {
 		return err
 	}
 	_, err := c.run(ctx, "OpenFlow14", "", "add-flow", "add-flow", c.Target, flow)
-	return err
+	return c.changed(ctx, err)
+}
+
+// changed finishes a flow table change: with Unixctl set, it returns once the datapath has it.
+func (c *Client) changed(ctx context.Context, err error) error {
+	if err != nil {
+		return err
+	}
+	return c.WaitRevalidated(ctx)
 }
 
 // ReplaceFlows makes flows the switch's whole flow table, atomically (one bundle: packets see the
 // old table or the new one, never a mix); flows already there with the same match keep their
-// counters.
+// counters. Like every flow change, it returns once the datapath has the new table when Unixctl
+// is set (WaitRevalidated).
 func (c *Client) ReplaceFlows(ctx context.Context, flows []string) error {
 	in, err := lines("", flows)
 	if err != nil {
 		return err
 	}
 	_, err = c.run(ctx, "OpenFlow14", in, "replace-flows", "--bundle", "replace-flows", c.Target, "-")
-	return err
+	return c.changed(ctx, err)
 }
 
 // ReplaceCookie replaces the flows whose cookie matches cookie under mask with flows (which should
@@ -114,7 +126,7 @@ func (c *Client) ReplaceCookie(ctx context.Context, cookie, mask uint64, flows [
 	}
 	in := fmt.Sprintf("delete cookie=%#x/%#x\n", cookie, mask) + body
 	_, err = c.run(ctx, "OpenFlow14", in, "add-flows", "--bundle", "add-flows", c.Target, "-")
-	return err
+	return c.changed(ctx, err)
 }
 
 // DumpFlows returns every flow of the switch with its counters.
@@ -128,6 +140,29 @@ func (c *Client) DumpFlows(ctx context.Context) ([]Flow, error) {
 		return nil, &Error{Op: "dump-flows", Target: c.Target, Err: err}
 	}
 	return flows, nil
+}
+
+// WaitRevalidated waits until the datapath's flow caches reflect the flow table (ovs-appctl
+// revalidator/wait): a flow change takes effect in the datapath a little after ovs-ofctl returns,
+// and packets of a cached flow still see the old actions until then. Without Unixctl it returns
+// at once.
+func (c *Client) WaitRevalidated(ctx context.Context) error {
+	if c.Unixctl == "" {
+		return nil
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, "ovs-appctl", "-t", c.Unixctl, "revalidator/wait")
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		return &Error{Op: "revalidator/wait", Target: c.Unixctl, Stderr: strings.TrimSpace(errb.String()), Err: err}
+	}
+	return nil
 }
 
 // lines joins flow specs one per line, each after prefix; a spec with a line break would smuggle

@@ -110,12 +110,7 @@ func (f *Flow) setStat(key, val string) (bool, error) {
 	case "n_bytes":
 		f.Bytes, err = strconv.ParseUint(val, 10, 64)
 	case "duration":
-		var secs float64
-		secs, err = strconv.ParseFloat(strings.TrimSuffix(val, "s"), 64)
-		if err == nil && (secs < 0 || secs > 1e9) {
-			err = fmt.Errorf("duration %q out of range", val)
-		}
-		f.Duration = time.Duration(secs * float64(time.Second))
+		f.Duration, err = parseSeconds(val)
 	case "idle_age", "hard_age", "idle_timeout", "hard_timeout", "importance", "send_flow_rem",
 		"reset_counts", "no_packet_counts", "no_byte_counts", "check_overlap", "out_port", "out_group":
 		// Flow attributes that are not part of the match.
@@ -123,6 +118,15 @@ func (f *Flow) setStat(key, val string) (bool, error) {
 		return false, nil
 	}
 	return true, err
+}
+
+// parseSeconds parses OVS's "1.234s".
+func parseSeconds(val string) (time.Duration, error) {
+	secs, err := strconv.ParseFloat(strings.TrimSuffix(val, "s"), 64)
+	if err == nil && !(secs >= 0 && secs <= 1e9) { // NaN too
+		return 0, fmt.Errorf("duration %q out of range", val)
+	}
+	return time.Duration(secs * float64(time.Second)), err
 }
 
 func clip(s string) string {

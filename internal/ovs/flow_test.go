@@ -94,3 +94,47 @@ func FuzzParseFlows(f *testing.F) {
 		}
 	})
 }
+
+// meterStats is real ovs-ofctl 3.1 output.
+const meterStats = `OFPST_METER reply (OF1.3) (xid=0x2):
+meter:4 flow_count:0 packet_in_count:0 byte_in_count:0 duration:0.131s bands:
+0: packet_count:0 byte_count:0
+
+meter:3 flow_count:1 packet_in_count:120 byte_in_count:9000 duration:1.5s bands:
+0: packet_count:20 byte_count:1500
+`
+
+func TestParseMeterStats(t *testing.T) {
+	ms, err := ParseMeterStats(meterStats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 || ms[0].ID != 4 || ms[0].Duration != 131*time.Millisecond || len(ms[0].Bands) != 1 {
+		t.Fatalf("got %+v", ms)
+	}
+	m := ms[1]
+	if m.ID != 3 || m.Flows != 1 || m.Packets != 120 || m.Bytes != 9000 || len(m.Bands) != 1 || m.Bands[0] != (BandStats{Packets: 20, Bytes: 1500}) {
+		t.Fatalf("meter 3: %+v", m)
+	}
+	for _, bad := range []string{"0: packet_count:1", "meter:x", "meter:1 duration:NaNs", "meter:1\nband", "meter:1\n0: byte_count:-1"} {
+		if _, err := ParseMeterStats(bad); err == nil {
+			t.Errorf("ParseMeterStats(%q) accepted it", bad)
+		}
+	}
+}
+
+func FuzzParseMeterStats(f *testing.F) {
+	f.Add(meterStats)
+	f.Add("meter:1 bands:\n0: packet_count:1 byte_count:2\n1: packet_count:3")
+	f.Fuzz(func(t *testing.T, s string) {
+		ms, err := ParseMeterStats(s)
+		if err != nil {
+			return
+		}
+		for _, m := range ms {
+			if m.Duration < 0 {
+				t.Fatalf("negative duration from %q", s)
+			}
+		}
+	})
+}

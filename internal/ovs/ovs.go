@@ -23,7 +23,9 @@ import (
 // Config says where a switch runs.
 type Config struct {
 	// Namespace is the network namespace (a name under /var/run/netns) the daemons run in, and
-	// where the ports added later must be; empty means the caller's namespace.
+	// where the ports added later must be; empty means the caller's namespace. The userspace
+	// datapath makes the bridge's own port a tap device named after the bridge (and one named
+	// ovs-netdev), so give every switch a namespace of its own rather than the machine's.
 	Namespace string
 	// Dir holds the database, sockets, pidfiles and logs (OVS_RUNDIR, OVS_DBDIR and OVS_LOGDIR).
 	// It is created if missing. Keep it short: unix socket paths are limited to 107 bytes.
@@ -55,6 +57,9 @@ const startTimeout = 10 * time.Second
 // programmed. The NORMAL flow makes the bridge a learning switch from the start (and again after
 // Restart), so traffic flows before a controller programs it — the same state a controller that
 // installed no drop rules leaves.
+//
+// The daemons are Start's child processes and die with the process (and the OS thread) that
+// started them; call Start from an ordinary goroutine, not one that exits with its thread locked.
 func Start(ctx context.Context, cfg Config) (*Switch, error) {
 	if cfg.Bridge == "" {
 		cfg.Bridge = "br0"
@@ -98,7 +103,9 @@ func (s *Switch) start(ctx context.Context) error {
 	if err := waitFile(ctx, s.path("db.sock"), db); err != nil {
 		return err
 	}
-	if _, err := s.vsctl(ctx, "--no-wait", "init"); err != nil {
+	// max-revalidator (default 500 ms) is the longest a revalidation round waits; a controller that
+	// acknowledges rules once the datapath has them (WaitRevalidated) waits about that long.
+	if _, err := s.vsctl(ctx, "--no-wait", "init", "--", "set", "Open_vSwitch", ".", "other_config:max-revalidator=100"); err != nil {
 		return err
 	}
 	if err := s.startVswitchd(ctx); err != nil {
@@ -203,8 +210,16 @@ func (s *Switch) Bridge() string { return s.cfg.Bridge }
 // Dir returns the switch's directory (absolute).
 func (s *Switch) Dir() string { return s.cfg.Dir }
 
-// Client returns an OpenFlow client of the bridge.
-func (s *Switch) Client() *Client { return NewClient(s.MgmtTarget()) }
+// Client returns an OpenFlow client of the bridge (with ovs-vswitchd's control socket, for
+// WaitRevalidated).
+func (s *Switch) Client() *Client {
+	c := NewClient(s.MgmtTarget())
+	c.Unixctl = s.Unixctl()
+	return c
+}
+
+// Unixctl is ovs-vswitchd's control socket (for ovs-appctl -t): DIR/ovs-vswitchd.ctl.
+func (s *Switch) Unixctl() string { return s.path("ovs-vswitchd.ctl") }
 
 func (s *Switch) path(name string) string { return filepath.Join(s.cfg.Dir, name) }
 

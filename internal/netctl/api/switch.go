@@ -33,8 +33,9 @@ type Switch struct {
 	// rules it cannot (no flow, unmarked layers, or a flow and mark another rule already uses).
 	Rules         int      `json:"rules"`
 	Unenforceable []string `json:"unenforceable,omitempty"`
-	// Resyncs counts how often the check found the switch's flows differed from the rules (a
-	// restarted switch, flows deleted by hand) and reinstalled them; CheckedAt is the last check.
+	// Resyncs counts how often a rule set the switch already had was installed again: the check
+	// found the switch's flows differed (a restarted switch, flows deleted by hand), or the switch
+	// answered again after being unreachable. CheckedAt is the last check.
 	Resyncs   uint64    `json:"resyncs"`
 	CheckedAt time.Time `json:"checked_at,omitzero"`
 	// Flows are the rules' flows with the counters of the last check.

@@ -13,6 +13,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,6 +36,13 @@ type Config struct {
 	Resync time.Duration
 	// Timeout bounds each ovs-ofctl call (default 2 s).
 	Timeout time.Duration
+	// Unixctl is ovs-vswitchd's control socket. The enforcer acknowledges a rule set only once the
+	// datapath's caches have it (ovs-appctl revalidator/wait), so that Enforced never runs ahead of
+	// the packets. Empty: DIR/ovs-vswitchd.ctl beside the target's DIR/BRIDGE.mgmt if it exists
+	// (where package ovs puts it), else acknowledge when ovs-ofctl returns.
+	Unixctl string
+	// Log gets the switch's state changes (default: discard).
+	Log *slog.Logger
 }
 
 // Acknowledger receives what a switch holds: the controller's SetEnforced.
@@ -66,8 +75,14 @@ func New(cfg Config) (*Enforcer, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Second
 	}
+	if cfg.Unixctl == "" {
+		cfg.Unixctl = unixctlBeside(cfg.Target)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	c := ovs.NewClient(cfg.Target)
-	c.Timeout = cfg.Timeout
+	c.Timeout, c.Unixctl = cfg.Timeout, cfg.Unixctl
 	return &Enforcer{
 		cfg: cfg, client: c, kick: make(chan struct{}, 1),
 		st: api.Switch{Node: cfg.Node, Target: cfg.Target, Bridge: bridgeOf(cfg.Target), State: api.SwitchPending, Flows: []api.SwitchFlow{}},
@@ -80,6 +95,19 @@ func bridgeOf(target string) string {
 		return strings.TrimSuffix(filepath.Base(p), ".mgmt")
 	}
 	return ""
+}
+
+// unixctlBeside finds ovs-vswitchd's control socket next to a unix:DIR/BRIDGE.mgmt target.
+func unixctlBeside(target string) string {
+	p, ok := strings.CutPrefix(target, "unix:")
+	if !ok {
+		return ""
+	}
+	ctl := filepath.Join(filepath.Dir(p), "ovs-vswitchd.ctl")
+	if _, err := os.Stat(ctl); err != nil {
+		return ""
+	}
+	return ctl
 }
 
 // Node is the node the enforcer enforces for.
@@ -158,9 +186,6 @@ func (e *Enforcer) step(ctx context.Context, w *worker, check bool) {
 		return
 	}
 	if !w.table.matches(dump) {
-		e.mu.Lock()
-		e.st.Resyncs++
-		e.mu.Unlock()
 		e.install(ctx, w, rules, version)
 		return
 	}
@@ -173,19 +198,23 @@ func (e *Enforcer) step(ctx context.Context, w *worker, check bool) {
 func (e *Enforcer) install(ctx context.Context, w *worker, rules []api.Rule, version uint64) {
 	t, err := translate(rules, version)
 	if err == nil {
-		specs := make([]string, len(t.flows))
-		for i := range t.flows {
-			specs[i] = t.flows[i].spec()
-		}
-		err = e.client.ReplaceCookie(ctx, cookieTag, cookieMask, specs)
+		err = t.install(ctx, e.client)
 	}
 	if err != nil {
 		e.failed(w, err)
 		return
 	}
+	// The same rule set again: the switch lost the flows (a restart, an outage, a hand edit).
+	reinstall := w.table != nil && w.table.version == version
 	w.table, w.failed = t, false
 	now := time.Now()
 	e.mu.Lock()
+	if reinstall {
+		e.st.Resyncs++
+	}
+	if e.st.State != api.SwitchOK || reinstall {
+		e.cfg.Log.Info("netctl: switch rules installed", "node", e.cfg.Node, "version", version, "rules", len(t.installed), "reinstall", reinstall)
+	}
 	e.st.State, e.st.Error = api.SwitchOK, ""
 	e.st.InstalledVersion, e.st.InstalledAt, e.st.CheckedAt = version, now, now
 	e.st.Rules, e.st.Unenforceable = len(t.installed), t.unenforceable
@@ -202,9 +231,34 @@ func (e *Enforcer) failed(w *worker, err error) {
 	}
 	w.failed = true
 	e.mu.Lock()
+	if e.st.State != state || e.st.Error != err.Error() {
+		e.cfg.Log.Warn("netctl: switch "+state, "node", e.cfg.Node, "err", err)
+	}
 	e.st.State, e.st.Error = state, err.Error()
 	e.mu.Unlock()
 	w.ack.SetEnforced(e.cfg.Node, nil, fmt.Errorf("switch %s (%s): %s: %w", e.cfg.Node, e.cfg.Target, state, err))
+}
+
+// Clear takes the enforcer's flows off the switch, leaving the base NORMAL flow: for a clean
+// shutdown, once Run has returned.
+func (e *Enforcer) Clear(ctx context.Context) error {
+	t, err := translate(nil, 0)
+	if err != nil {
+		return err
+	}
+	return t.install(ctx, e.client)
+}
+
+// Install replaces strata's flows on the switch at target with the rules' once, without an
+// enforcer (tools, benchmarks); flows of others stay.
+func Install(ctx context.Context, target string, rules []api.Rule) error {
+	t, err := translate(rules, 0)
+	if err != nil {
+		return err
+	}
+	c := ovs.NewClient(target)
+	c.Unixctl = unixctlBeside(target)
+	return t.install(ctx, c)
 }
 
 func isCallError(err error) bool {

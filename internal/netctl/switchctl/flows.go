@@ -1,6 +1,7 @@
 package switchctl
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -92,6 +93,15 @@ func translate(rules []api.Rule, version uint64) (*table, error) {
 		return nil, fmt.Errorf("switchctl: %d flows exceed the %d a rule set may have", len(t.flows), maxFlows)
 	}
 	return t, nil
+}
+
+// install replaces strata's flows on a switch with the table's, in one atomic bundle.
+func (t *table) install(ctx context.Context, c *ovs.Client) error {
+	specs := make([]string, len(t.flows))
+	for i := range t.flows {
+		specs[i] = t.flows[i].spec()
+	}
+	return c.ReplaceCookie(ctx, cookieTag, cookieMask, specs)
 }
 
 func (t *table) add(f flowSpec) {

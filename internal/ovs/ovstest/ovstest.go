@@ -12,8 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,9 +30,9 @@ func Require(t testing.TB) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the switch runs in network namespaces joined by veth pairs (CI runs as root)")
 	}
-	for _, tool := range []string{"ovs-vswitchd", "ovsdb-server", "ovs-ofctl", "ethtool", "ip"} {
+	for _, tool := range []string{"ovs-vswitchd", "ovsdb-server", "ovsdb-tool", "ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ethtool", "ip"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s not found: install openvswitch-switch and ethtool (make deps-test)", tool)
+			t.Fatalf("%s is needed: scripts/install-deps.sh test installs openvswitch-switch and ethtool", tool)
 		}
 	}
 }
@@ -49,12 +52,34 @@ type Net struct {
 
 var seq atomic.Int64
 
+// prefix starts every namespace New creates; the test process's PID follows, so that reap can
+// tell a dead run's namespaces (a test killed before its cleanup) from a live one's.
+const prefix = "sov"
+
+var nsName = regexp.MustCompile(`^` + prefix + `(\d+)-`)
+
+// reap removes the namespaces of test processes that are gone (their OVS daemons died with them).
+func reap() {
+	entries, _ := os.ReadDir("/var/run/netns")
+	for _, e := range entries {
+		m := nsName.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		if pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH {
+			_ = run("ip", "netns", "del", e.Name())
+		}
+	}
+}
+
 // New starts a switch and n hosts (10.77.0.1, .2, ... and fd77::1, ::2, ... on one segment) and
 // removes everything when the test ends.
 func New(t testing.TB, n int) *Net {
 	t.Helper()
 	Require(t)
-	id := fmt.Sprintf("sov%d-%d", os.Getpid(), seq.Add(1))
+	reap()
+	id := fmt.Sprintf("%s%d-%d", prefix, os.Getpid(), seq.Add(1))
 	nw := &Net{}
 	t.Cleanup(nw.close)
 	swNS := id + "-sw"

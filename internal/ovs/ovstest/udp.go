@@ -62,11 +62,21 @@ func Send(conn *net.UDPConn, dst netip.AddrPort, dscp, n int) error {
 }
 
 // Count reads datagrams until none has come for quiet and returns how many arrived per mark.
-func Count(conn *net.UDPConn, quiet time.Duration) map[int]int {
+func Count(conn *net.UDPConn, quiet time.Duration) map[int]int { return CountAtLeast(conn, 0, quiet) }
+
+// CountAtLeast reads datagrams until at least want have arrived (waiting up to 5 s for them, so
+// that a busy machine does not lose the slow ones), then until none has come for quiet (so that
+// packets that should not have arrived are seen), and returns how many arrived per mark.
+func CountAtLeast(conn *net.UDPConn, want int, quiet time.Duration) map[int]int {
 	got := map[int]int{}
 	buf := make([]byte, 2048)
-	for {
-		_ = conn.SetReadDeadline(time.Now().Add(quiet))
+	deadline := time.Now().Add(5 * time.Second)
+	for total := 0; ; total++ {
+		until := time.Now().Add(quiet)
+		if total < want {
+			until = deadline
+		}
+		_ = conn.SetReadDeadline(until)
 		n, _, err := conn.ReadFromUDPAddrPort(buf)
 		if err != nil {
 			return got
