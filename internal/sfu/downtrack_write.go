@@ -81,8 +81,12 @@ func (d *DownTrack) decide(p *Packet, o *outPacket) bool {
 	if !ok {
 		return false
 	}
-	sid, tid := d.sel.packetLayer(p.Layer, p.Flags)
-	o.dst, o.m, o.marker, o.pt, o.dscp = d.dst, m, p.Header.Marker || dec.setMarker, pt, d.marks[sid][tid]
+	var sid, tid int8
+	if d.cfg.Marker != nil || d.enforced { // only marks and switch enforcement need the packet's layer
+		sid, tid = d.sel.packetLayer(p.Layer, p.Flags)
+		o.dscp = d.marks[sid][tid]
+	}
+	o.dst, o.m, o.marker, o.pt = d.dst, m, p.Header.Marker || dec.setMarker, pt
 	d.lastMarker = o.marker
 	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, marker: o.marker, layer: int8(p.Layer),
 		sid: sid, tid: tid, dscp: o.dscp, m: m, sentAt: p.At}
