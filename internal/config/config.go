@@ -281,6 +281,27 @@ type VideoRoomNetCtl struct {
 	Receivers map[string]string `yaml:"receivers"`
 	// Interval is how often registrations are reconciled and layer rates re-sent (when changed).
 	Interval time.Duration `yaml:"interval"`
+	// Enforcement is who thins a stream to the controller's decision: EnforceSFU (the SFU drops
+	// the layers itself) or EnforceSwitch (the SFU forwards every layer, marked, while a switch
+	// enforces the decision; it thins itself whenever none does). Empty means EnforceSFU.
+	Enforcement string `yaml:"enforcement"`
+	// Marks are the DSCP marks of the layers and of audio with switch enforcement.
+	Marks NetCtlMarks `yaml:"marks"`
+}
+
+// Enforcement modes of VideoRoomNetCtl.Enforcement.
+const (
+	EnforceSFU    = "sfu"
+	EnforceSwitch = "switch"
+)
+
+// NetCtlMarks are the DiffServ code points the SFU marks packets with (0 to 63; 0 is unmarked).
+type NetCtlMarks struct {
+	// Audio marks every audio packet.
+	Audio int `yaml:"audio"`
+	// Layers marks the rungs of a video stream's ladder, base first: a stream with more rungs is
+	// not marked (the SFU thins it).
+	Layers []int `yaml:"layers"`
 }
 
 // VideoRoomRoom is one room, with Janus's room options.
@@ -409,6 +430,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.LowPrio.validate()...)
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)
+	if err := c.validateMarksSocket(); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.Plugins.AudioBridge.validate()...)
 	errs = append(errs, c.Plugins.Streaming.validate()...)
 	errs = append(errs, c.Plugins.VoiceMail.validate()...)
@@ -474,6 +498,7 @@ func (v VideoRoom) validate() []error {
 	if v.NetCtl.URL != "" && (v.NetCtl.Node == "" || v.NetCtl.Interval <= 0) {
 		errs = append(errs, errors.New("plugins.videoroom.netctl: with url set, node must be set and interval positive"))
 	}
+	errs = append(errs, v.NetCtl.validate()...)
 	if v.Allocation.Tick <= 0 || v.Allocation.PaddingTick <= 0 {
 		errs = append(errs, errors.New("plugins.videoroom.allocation: tick and padding_tick must be positive"))
 	}

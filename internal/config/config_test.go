@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,13 @@ func TestReferenceIsTheComponentsDefaults(t *testing.T) {
 	if got, want := Default().Plugins.VideoCall.DataChannels, sfu.DefaultDataSinkConfig(); got != want {
 		t.Errorf("configs/strata.yaml plugins.videocall.data_channels: %+v, Go defaults: %+v", got, want)
 	}
+	marks := Default().Plugins.VideoRoom.NetCtl.Marks
+	if marks.Audio != sfu.DefaultAudioDSCP || !slices.Equal(marks.MarkBytes(), sfu.DefaultLayerDSCP()) {
+		t.Errorf("configs/strata.yaml plugins.videoroom.netctl.marks: %+v, Go defaults: audio %d, layers %v", marks, sfu.DefaultAudioDSCP, sfu.DefaultLayerDSCP())
+	}
+	if e := Default().Plugins.VideoRoom.NetCtl.Enforcement; e != EnforceSFU {
+		t.Errorf("configs/strata.yaml plugins.videoroom.netctl.enforcement: %q, the videoroom's default (an empty value) is %q", e, EnforceSFU)
+	}
 }
 
 func TestFileOverridesOnlyWhatItStates(t *testing.T) {
@@ -121,6 +129,10 @@ func TestBadFilesAreRejectedWithTheirName(t *testing.T) {
 		"lowprio share":      "lowprio:\n  share: all\n",
 		"lowprio target":     "lowprio:\n  target_delay: -1ms\n",
 		"lowprio transfers":  "lowprio:\n  max_transfers: 0\n",
+		"bad enforcement":    "plugins:\n  videoroom:\n    netctl:\n      enforcement: router\n",
+		"mark out of range":  "plugins:\n  videoroom:\n    netctl:\n      marks:\n        layers: [34, 64]\n",
+		"mark used twice":    "plugins:\n  videoroom:\n    netctl:\n      marks:\n        audio: 34\n",
+		"switch without mux": "plugins:\n  videoroom:\n    netctl:\n      url: http://127.0.0.1:1\n      enforcement: switch\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -146,4 +158,14 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("Parse accepted a configuration Validate rejects")
 		}
 	})
+}
+
+func TestSwitchEnforcementWithTheUDPMux(t *testing.T) {
+	c, err := Parse([]byte("media:\n  ice:\n    udp_mux_port: 20000\nplugins:\n  videoroom:\n    netctl:\n      url: http://127.0.0.1:1\n      enforcement: switch\n"), "ok.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Plugins.VideoRoom.NetCtl; n.Enforcement != EnforceSwitch || n.Marks.Audio != 46 || len(n.Marks.Layers) != 3 {
+		t.Fatalf("netctl %+v", n)
+	}
 }

@@ -102,6 +102,10 @@ func NewFactory(m config.Media, log *slog.Logger, opts ...Option) (*Factory, err
 // socket (media.ice.batch_writes with udp_mux_port); udpbatch.None when sockets are per peer.
 func (f *Factory) Batcher() udpbatch.Batcher { return f.s.batcher }
 
+// Marks is where the SFU marks the RTP packets it sends on the shared UDP sockets with a DSCP (see
+// udpbatch.Marks); nil when they are not udpbatch sockets (no udp_mux_port, or batch_writes off).
+func (f *Factory) Marks() *udpbatch.Marks { return f.s.marks }
+
 // Close releases the shared sockets. Peers already created keep running until closed.
 func (f *Factory) Close() {
 	f.mu.Lock()
@@ -158,6 +162,7 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 		lite:        f.media.ICE.Lite,
 		counters:    newCounterSet(),
 		batcher:     f.s.batcher,
+		marks:       f.s.marks,
 		monitor:     newMonitor(f.opts.monitor),
 		cands:       newRemoteCandidates(f.opts.limits.RemoteCandidates),
 		closed:      make(chan struct{}),

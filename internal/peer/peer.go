@@ -77,6 +77,7 @@ type Peer struct {
 	counters      *counterSet
 	monitor       *monitor
 	batcher       udpbatch.Batcher
+	marks         *udpbatch.Marks
 	remap         atomic.Bool
 	upOnce        sync.Once
 	dcs           dataChannels // closed before the PeerConnection (datachannels.go)
@@ -87,6 +88,9 @@ type Peer struct {
 // Batcher groups writes to the PeerConnections of this Peer's factory that should leave together
 // (see Factory.Batcher).
 func (p *Peer) Batcher() udpbatch.Batcher { return p.batcher }
+
+// Marks is the DSCP mark table of the peer's sockets (Factory.Marks); nil without one.
+func (p *Peer) Marks() *udpbatch.Marks { return p.marks }
 
 // OnTrack installs the handler for incoming tracks. Set it before negotiating. The handler must read
 // the track (that is what drives RTCP and statistics); tracks arriving while no handler is set are

@@ -26,6 +26,7 @@ type settings struct {
 	rtcConfig   webrtc.Configuration
 	udpMux      *ice.MultiUDPMuxDefault
 	batcher     udpbatch.Batcher // groups fan-out writes on the mux's sockets (udpbatch.None without)
+	marks       *udpbatch.Marks  // the DSCP marks of the mux's sockets (nil without batch_writes)
 	tcpMux      *ice.TCPMuxDefault
 	tcpListener net.Listener
 }
@@ -163,7 +164,7 @@ func (s *settings) listenUDPMux(c config.ICE, filter func(string) bool, log *slo
 			return fmt.Errorf("media.ice.batch_writes: %w", err)
 		}
 		opts = append(opts, ice.UDPMuxFromPortWithNet(n))
-		s.batcher = n
+		s.batcher, s.marks = n, n.Marks()
 	}
 	mux, err := ice.NewMultiUDPMuxFromPort(c.UDPMuxPort, opts...)
 	if err != nil {

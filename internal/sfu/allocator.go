@@ -97,9 +97,10 @@ type allocTrack struct {
 	starved bool
 	target  Layer
 	addedAt time.Duration
-	// net is the network controller's decision (policy.Track.NetLayers/NetKnown).
-	netLayers int
-	netKnown  bool
+	// net is the network controller's decision (policy.Track.NetLayers/NetKnown/Enforced).
+	netLayers   int
+	netKnown    bool
+	netEnforced bool
 }
 
 type allocEventKind uint8
@@ -118,8 +119,7 @@ type allocEvent struct {
 	d      *DownTrack
 	opts   TrackOptions
 	paused bool
-	layers int
-	known  bool
+	net    NetDecision
 }
 
 // AllocatorOption configures an Allocator.
@@ -226,10 +226,28 @@ func (a *Allocator) SetPaused(d *DownTrack, paused bool) {
 	a.send(allocEvent{kind: evPause, d: d, paused: paused})
 }
 
+// NetDecision is the network controller's decision for a track's subscription.
+type NetDecision struct {
+	// Layers is how many rungs of the track's ladder the path carries; Known false: no decision,
+	// the network policies fall back to bwe.
+	Layers int
+	Known  bool
+	// Enforced: a switch on the path drops the rungs above Layers (api.Decision.Enforced). With
+	// the network or hybrid policy the track then forwards every layer, marked
+	// (DownTrack.SetEnforced), and follows the decision whatever the estimate says; with another
+	// policy it is ignored (the SFU thins by its own estimate).
+	Enforced bool
+}
+
 // SetNetLayers feeds the network controller's decision for a track's subscription: how many rungs
 // of its ladder the path carries (known false: no decision, the network policies fall back to bwe).
 func (a *Allocator) SetNetLayers(d *DownTrack, layers int, known bool) {
-	a.send(allocEvent{kind: evNet, d: d, layers: layers, known: known})
+	a.SetNetDecision(d, NetDecision{Layers: layers, Known: known})
+}
+
+// SetNetDecision feeds the network controller's decision for a track's subscription.
+func (a *Allocator) SetNetDecision(d *DownTrack, nd NetDecision) {
+	a.send(allocEvent{kind: evNet, d: d, net: nd})
 }
 
 // Nudge makes the allocator decide now (e.g. the estimate changed).
@@ -302,7 +320,7 @@ func (a *Allocator) apply(ev allocEvent) {
 		}
 	case evNet:
 		if i >= 0 {
-			a.tracks[i].netLayers, a.tracks[i].netKnown = ev.layers, ev.known
+			a.tracks[i].netLayers, a.tracks[i].netKnown, a.tracks[i].netEnforced = ev.net.Layers, ev.net.Known, ev.net.Enforced
 		}
 	}
 }
@@ -337,15 +355,18 @@ func (a *Allocator) decide(now time.Duration) {
 				t.d.SetTarget(base)
 			}
 			t.target = policy.NoLayer
+			t.d.SetEnforced(false, t.opts.Max)
 			continue
 		}
 		a.decided = append(a.decided, t)
+		enforced := a.enforced(t)
 		in.Tracks = append(in.Tracks, policy.Track{
 			Screen: t.opts.Screen, Rates: recv.Rates(now), Max: t.opts.Max,
 			Target: t.target, Current: t.d.Current(), Paused: t.paused, Starved: t.starved,
-			NetLayers: t.netLayers, NetKnown: t.netKnown,
+			NetLayers: t.netLayers, NetKnown: t.netKnown, Enforced: enforced,
 		})
-		if loss, ok := t.d.TakeLoss(); ok {
+		// A switch's drops show as loss in the reports of an enforced track: not the path's.
+		if loss, ok := t.d.TakeLoss(); ok && !enforced {
 			in.Loss = maxFloat(in.Loss, loss)
 		}
 		in.CanProbe = in.CanProbe || t.d.CanPad()
@@ -355,7 +376,7 @@ func (a *Allocator) decide(now time.Duration) {
 		return
 	}
 	if a.census != nil {
-		congested := in.Congested || in.Overload || in.FeedbackLoss > censusLoss || in.Loss > censusLoss
+		congested := in.Congested || in.Overload || (in.FeedbackLoss > censusLoss && !anyEnforced(in.Tracks)) || in.Loss > censusLoss
 		in.Shared = a.census.report(a.censusID, now, congested)
 	}
 	a.pol.Decide(in, &a.out)
@@ -377,9 +398,18 @@ func (a *Allocator) decide(now time.Duration) {
 		t.target = to
 		t.d.SetTarget(to)
 	}
+	for i, t := range a.decided {
+		t.d.SetEnforced(in.Tracks[i].Enforced, t.opts.Max)
+	}
 	if limited {
 		a.reportSlowLink(now, in.Estimate)
 	}
+}
+
+// enforced says whether a switch thins t (SetNetDecision), for a policy that follows the
+// controller.
+func (a *Allocator) enforced(t *allocTrack) bool {
+	return t.netKnown && t.netEnforced && !t.paused && policy.FollowsController(a.pol.Name())
 }
 
 // reportSlowLink tells the owner the path forced a track below what the subscriber asked for, at
@@ -405,6 +435,16 @@ func (a *Allocator) follow() {
 			t.d.SetTarget(to)
 		}
 	}
+}
+
+// anyEnforced: a switch thins some track, so the transport feedback's loss includes its drops.
+func anyEnforced(tracks []policy.Track) bool {
+	for i := range tracks {
+		if tracks[i].Enforced {
+			return true
+		}
+	}
+	return false
 }
 
 func maxFloat(a, b float64) float64 {

@@ -33,6 +33,9 @@ type DownTrackConfig struct {
 	EventsPT uint8
 	// OnLayerChange is called (on its own goroutine) when the forwarded layer changes.
 	OnLayerChange func(current Layer)
+	// Marker, when set, is told the DSCP of every packet sent (SetMarks; 0 until then), so that
+	// the socket marks it: udpbatch.Marks of the PeerConnection's shared UDP socket.
+	Marker Marker
 }
 
 // DownTrackStats counts what a down-track did.
@@ -71,6 +74,9 @@ type DownTrack struct {
 	history    [historySize]historyEntry
 	rtxSeq     uint16
 	current    Layer
+	marks      LayerMarks // DSCP per layer (SetMarks)
+	enforced   bool       // a switch thins the stream: forward every layer up to ceiling
+	ceiling    Layer
 
 	// ownMu serialises retransmissions and padding, which send from own.
 	ownMu sync.Mutex
@@ -91,6 +97,9 @@ type historyEntry struct {
 	valid    bool
 	marker   bool
 	layer    int8
+	tid      int8  // the packet's temporal layer, as packetLayer gives it
+	sid      int8  // and its spatial layer
+	dscp     uint8 // its mark
 	resends  uint8
 	sentAt   time.Duration
 	resentAt time.Duration
@@ -133,6 +142,7 @@ func (d *DownTrack) SetReceiver(r *Receiver) error {
 	d.recv = r
 	d.sel = newSelector(r)
 	d.sel.setTarget(target)
+	d.sel.forwardAll(d.enforced, d.ceiling)
 	d.resume = true
 	d.current = policy.NoLayer
 	d.dst.mapExtensions(r.cfg.Extensions)
@@ -202,6 +212,7 @@ func (d *DownTrack) restart() {
 	target := d.sel.target()
 	d.sel = newSelector(d.recv)
 	d.sel.setTarget(target)
+	d.sel.forwardAll(d.enforced, d.ceiling)
 	d.current = policy.NoLayer
 }
 

@@ -123,7 +123,7 @@ func (d *DownTrack) retransmit(outSeq uint16, now time.Duration) {
 	defer d.ownMu.Unlock()
 	d.mu.Lock()
 	e := &d.history[outSeq&(historySize-1)]
-	if !d.bound || !e.valid || e.m.OutSeq != outSeq ||
+	if !d.bound || !e.valid || e.m.OutSeq != outSeq || d.switchDrops(e.sid, e.tid) ||
 		e.resends >= maxResends || (e.resends > 0 && now-e.resentAt < resendSpacing) || now-e.sentAt > maxResendAge {
 		d.mu.Unlock()
 		return
@@ -164,6 +164,7 @@ func (d *DownTrack) retransmit(outSeq uint16, now time.Duration) {
 		hdr = d.own.header(sent.marker, dst.rtxPT, rtxSeq, ts, dst.rtxSSRC)
 	}
 	copyExtensions(hdr, &dst, pkt, &h)
+	d.mark(hdr.SSRC, hdr.SequenceNumber, sent.dscp)
 	if d.write(dst.writer, hdr, payload, n) {
 		d.retransmitted.Add(1)
 	}
@@ -178,7 +179,7 @@ func (d *DownTrack) CanPad() bool {
 }
 
 func (d *DownTrack) canPad() bool {
-	return d.bound && d.video && !d.paused && d.packets.Load() > 0
+	return d.bound && d.video && !d.paused && !d.enforced && d.packets.Load() > 0
 }
 
 // Pad sends at least bytes of padding-only packets (probing the path for the allocator) and
@@ -202,6 +203,7 @@ func (d *DownTrack) Pad(bytes int) int {
 		}
 		hdr := d.own.header(false, dst.pt, seq, ts, dst.ssrc)
 		hdr.Padding, hdr.PaddingSize = true, paddingSize
+		d.mark(dst.ssrc, seq, 0)
 		n, err := dst.writer.WriteRTP(hdr, nil)
 		if err != nil {
 			break

@@ -14,6 +14,7 @@ type outPacket struct {
 	m      media.Mapping
 	marker bool
 	pt     uint8
+	dscp   uint8
 }
 
 // WriteRTP implements Sink: the per-packet path, for every packet of every layer of the receiver.
@@ -29,7 +30,15 @@ func (d *DownTrack) WriteRTP(p *Packet) {
 	}
 	hdr := p.out.header(o.marker, o.pt, o.m.OutSeq, o.m.Timestamp(p.Header.Timestamp), o.dst.ssrc)
 	copyExtensions(hdr, &o.dst, p.Bytes, &p.Header)
+	d.mark(o.dst.ssrc, o.m.OutSeq, o.dscp)
 	d.write(o.dst.writer, hdr, payload, len(p.Bytes))
+}
+
+// mark tells the Marker the DSCP of the packet about to be written (0 clears an older entry).
+func (d *DownTrack) mark(ssrc uint32, seq uint16, dscp uint8) {
+	if d.cfg.Marker != nil {
+		d.cfg.Marker.Mark(ssrc, seq, dscp)
+	}
 }
 
 // decide selects, rewrites and records one packet under the lock; false means it is not sent.
@@ -72,9 +81,15 @@ func (d *DownTrack) decide(p *Packet, o *outPacket) bool {
 	if !ok {
 		return false
 	}
+	var sid, tid int8
+	if d.cfg.Marker != nil || d.enforced { // only marks and switch enforcement need the packet's layer
+		sid, tid = d.sel.packetLayer(p.Layer, p.Flags)
+		o.dscp = d.marks[sid][tid]
+	}
 	o.dst, o.m, o.marker, o.pt = d.dst, m, p.Header.Marker || dec.setMarker, pt
 	d.lastMarker = o.marker
-	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, marker: o.marker, layer: int8(p.Layer), m: m, sentAt: p.At}
+	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, marker: o.marker, layer: int8(p.Layer),
+		sid: sid, tid: tid, dscp: o.dscp, m: m, sentAt: p.At}
 	return true
 }
 

@@ -40,6 +40,19 @@ type selector interface {
 	// keyframeNeeded is the layer whose keyframe the target waits for (-1: none), so that a new
 	// target can ask for it at once rather than at the next packet.
 	keyframeNeeded(now time.Duration) int
+	// forwardAll makes the selector forward every layer up to ceiling within the stream it
+	// forwards (a switch thins it: DownTrack.SetEnforced), or follow the target again.
+	forwardAll(on bool, ceiling policy.Layer)
+	// packetLayer is a packet's layer as LayerMarks indexes it: its spatial layer (a simulcast
+	// encoding, an SVC spatial id) and temporal id, 0 where it has none.
+	packetLayer(layer int, f media.Flags) (s, t int8)
+	// within says whether forwarding target l includes packets of layer (s, t).
+	within(s, t int8, l policy.Layer) bool
+}
+
+// clampLayer keeps a packet's layer ids inside LayerMarks.
+func clampLayer(s, t int8) (int8, int8) {
+	return min(max(s, 0), policy.MaxSpatial-1), min(max(t, 0), policy.MaxTemporal-1)
 }
 
 // simulcastSelector picks one of several independent streams (simulcast layers, or a single stream
@@ -50,6 +63,9 @@ type simulcastSelector struct {
 	want    policy.Layer
 	cur     policy.Layer // Spatial -1 until the first keyframe
 	flowing func(layer int, now time.Duration) bool
+	// all: forward every temporal layer up to ceil (a switch thins them).
+	all  bool
+	ceil int8
 }
 
 // newSimulcastSelector takes the receiver's view of which layers are flowing.
@@ -60,6 +76,24 @@ func newSimulcastSelector(flowing func(layer int, now time.Duration) bool) *simu
 func (s *simulcastSelector) setTarget(l policy.Layer) { s.want = l }
 func (s *simulcastSelector) target() policy.Layer     { return s.want }
 func (s *simulcastSelector) current() policy.Layer    { return s.cur }
+
+func (s *simulcastSelector) forwardAll(on bool, ceiling policy.Layer) {
+	s.all, s.ceil = on, ceiling.Temporal
+}
+
+func (s *simulcastSelector) packetLayer(layer int, f media.Flags) (int8, int8) {
+	return clampLayer(int8(min(layer, policy.MaxSpatial)), f.TID)
+}
+
+func (s *simulcastSelector) within(_, t int8, l policy.Layer) bool { return t <= l.Temporal }
+
+// wantTemporal is the temporal layer aimed at: the target's, or the ceiling when forwarding all.
+func (s *simulcastSelector) wantTemporal() int8 {
+	if s.all {
+		return s.ceil
+	}
+	return s.want.Temporal
+}
 
 // effective is the stream to aim for now: the highest flowing one at or below the target, else the
 // lowest flowing one above it.
@@ -92,7 +126,7 @@ func (s *simulcastSelector) selectPacket(layer int, f media.Flags, now time.Dura
 			d.keyframeLayer = layer
 			return d
 		}
-		s.cur = policy.Layer{Spatial: int8(layer), Temporal: s.want.Temporal}
+		s.cur = policy.Layer{Spatial: int8(layer), Temporal: s.wantTemporal()}
 		d.switched, d.changed = true, true
 	} else if want != layer {
 		d.keyframeLayer = want // keep forwarding this layer until the wanted one has a keyframe
@@ -124,14 +158,15 @@ func (s *simulcastSelector) keyframeNeeded(now time.Duration) int {
 // moveTemporal applies the temporal target at a frame start: down at once, up at a layer-sync
 // frame (or keyframe) of a layer not above the target.
 func (s *simulcastSelector) moveTemporal(f media.Flags) bool {
+	want := s.wantTemporal()
 	switch {
-	case s.want.Temporal < s.cur.Temporal:
-		s.cur.Temporal = s.want.Temporal
+	case want < s.cur.Temporal:
+		s.cur.Temporal = want
 		return true
-	case f.Keyframe && s.want.Temporal > s.cur.Temporal:
-		s.cur.Temporal = s.want.Temporal
+	case f.Keyframe && want > s.cur.Temporal:
+		s.cur.Temporal = want
 		return true
-	case s.want.Temporal > s.cur.Temporal && f.SwitchUp && f.TID > s.cur.Temporal && f.TID <= s.want.Temporal:
+	case want > s.cur.Temporal && f.SwitchUp && f.TID > s.cur.Temporal && f.TID <= want:
 		s.cur.Temporal = f.TID
 		return true
 	}
@@ -146,6 +181,9 @@ func (s *simulcastSelector) moveTemporal(f media.Flags) bool {
 type svcSelector struct {
 	want policy.Layer
 	cur  policy.Layer
+	// all: forward every layer up to ceil (a switch thins them).
+	all  bool
+	ceil policy.Layer
 }
 
 func newSVCSelector() *svcSelector {
@@ -156,6 +194,22 @@ func (s *svcSelector) setTarget(l policy.Layer) { s.want = l }
 func (s *svcSelector) target() policy.Layer     { return s.want }
 func (s *svcSelector) current() policy.Layer    { return s.cur }
 
+func (s *svcSelector) forwardAll(on bool, ceiling policy.Layer) { s.all, s.ceil = on, ceiling }
+
+func (s *svcSelector) packetLayer(_ int, f media.Flags) (int8, int8) { return clampLayer(f.SID, f.TID) }
+
+func (s *svcSelector) within(sid, tid int8, l policy.Layer) bool {
+	return sid <= l.Spatial && tid <= l.Temporal
+}
+
+// goal is the layer aimed at: the target, or the ceiling when forwarding all.
+func (s *svcSelector) goal() policy.Layer {
+	if s.all {
+		return s.ceil
+	}
+	return s.want
+}
+
 // keyframeNeeded: an SVC stream may reach a higher spatial layer at a switch point without a
 // keyframe, so the selector asks only when it meets a picture that is none (selectPacket).
 func (s *svcSelector) keyframeNeeded(time.Duration) int { return -1 }
@@ -165,12 +219,13 @@ func (s *svcSelector) selectPacket(_ int, f media.Flags, _ time.Duration) decisi
 	if s.want.Spatial < 0 {
 		return d
 	}
+	want := s.goal()
 	if s.cur.Spatial < 0 { // nothing forwarded yet: start at a keyframe
 		if !f.Keyframe || !f.Start {
 			d.keyframeLayer = 0
 			return d
 		}
-		s.cur = s.want
+		s.cur = want
 		d.switched, d.changed = true, true
 	}
 	if f.SID < 0 || f.TID < 0 {
@@ -180,19 +235,19 @@ func (s *svcSelector) selectPacket(_ int, f media.Flags, _ time.Duration) decisi
 	sid, tid := f.SID, f.TID
 	pictureStart := f.Start && sid == 0
 	switch {
-	case f.Keyframe && pictureStart && s.cur != s.want: // every layer of a keyframe picture decodes
-		s.cur, d.changed = s.want, true
-	case s.want.Spatial > s.cur.Spatial && f.SpatialSwitch && sid > s.cur.Spatial && sid <= s.want.Spatial:
+	case f.Keyframe && pictureStart && s.cur != want: // every layer of a keyframe picture decodes
+		s.cur, d.changed = want, true
+	case want.Spatial > s.cur.Spatial && f.SpatialSwitch && sid > s.cur.Spatial && sid <= want.Spatial:
 		s.cur.Spatial, d.changed = sid, true
-	case s.want.Spatial > s.cur.Spatial && pictureStart:
+	case want.Spatial > s.cur.Spatial && pictureStart:
 		d.keyframeLayer = 0 // k-SVC streams only switch up at keyframes
-	case s.want.Spatial < s.cur.Spatial && pictureStart:
-		s.cur.Spatial, d.changed = s.want.Spatial, true
+	case want.Spatial < s.cur.Spatial && pictureStart:
+		s.cur.Spatial, d.changed = want.Spatial, true
 	}
 	switch {
-	case s.want.Temporal < s.cur.Temporal && pictureStart:
-		s.cur.Temporal, d.changed = s.want.Temporal, true
-	case s.want.Temporal > s.cur.Temporal && f.Start && f.SwitchUp && tid > s.cur.Temporal && tid <= s.want.Temporal:
+	case want.Temporal < s.cur.Temporal && pictureStart:
+		s.cur.Temporal, d.changed = want.Temporal, true
+	case want.Temporal > s.cur.Temporal && f.Start && f.SwitchUp && tid > s.cur.Temporal && tid <= want.Temporal:
 		s.cur.Temporal, d.changed = tid, true
 	}
 	d.forward = sid <= s.cur.Spatial && tid <= s.cur.Temporal
@@ -210,10 +265,13 @@ func (s *svcSelector) selectPacket(_ int, f media.Flags, _ time.Duration) decisi
 // passSelector forwards everything (audio).
 type passSelector struct{ want policy.Layer }
 
-func (p *passSelector) setTarget(l policy.Layer)         { p.want = l }
-func (p *passSelector) target() policy.Layer             { return p.want }
-func (p *passSelector) current() policy.Layer            { return p.want }
-func (p *passSelector) keyframeNeeded(time.Duration) int { return -1 }
+func (p *passSelector) setTarget(l policy.Layer)                  { p.want = l }
+func (p *passSelector) target() policy.Layer                      { return p.want }
+func (p *passSelector) current() policy.Layer                     { return p.want }
+func (p *passSelector) keyframeNeeded(time.Duration) int          { return -1 }
+func (p *passSelector) forwardAll(bool, policy.Layer)             {}
+func (p *passSelector) packetLayer(int, media.Flags) (int8, int8) { return 0, 0 }
+func (p *passSelector) within(int8, int8, policy.Layer) bool      { return true }
 func (p *passSelector) selectPacket(int, media.Flags, time.Duration) decision {
 	return decision{forward: p.want.Spatial >= 0, keyframeLayer: -1}
 }

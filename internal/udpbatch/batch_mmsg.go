@@ -30,8 +30,9 @@ type batch struct {
 
 func newBatch() *batch { return &batch{} }
 
-// add copies one datagram into the next slot and reports whether the batch is now full.
-func (b *batch) add(pkt []byte, addr netip.AddrPort, ipv4 bool) bool {
+// add copies one datagram into the next slot and reports whether the batch is now full. A marked
+// datagram's slot points at the shared, read-only control message of its traffic class.
+func (b *batch) add(pkt []byte, addr netip.AddrPort, ipv4 bool, dscp uint8) bool {
 	i := b.n
 	n := copy(b.bufs[i][:], pkt)
 	b.iov[i].Base = &b.bufs[i][0]
@@ -39,6 +40,13 @@ func (b *batch) add(pkt []byte, addr netip.AddrPort, ipv4 bool) bool {
 	m := &b.msgs[i].hdr
 	m.Iov = &b.iov[i]
 	m.SetIovlen(1)
+	if oob := classOOB(ipv4, addr, dscp); oob != nil {
+		m.Control = &oob[0]
+		m.SetControllen(len(oob))
+	} else {
+		m.Control = nil
+		m.SetControllen(0)
+	}
 	port := addr.Port()
 	if ipv4 {
 		sa := &b.sa4[i]
@@ -62,6 +70,36 @@ func (b *batch) add(pkt []byte, addr netip.AddrPort, ipv4 bool) bool {
 }
 
 func (b *batch) reset() { b.n = 0 }
+
+// tosOOB and tclassOOB are the control messages that set a datagram's traffic class, one per DSCP
+// (the ECN bits stay 0), built once: sendmsg only reads them, so every slot and every direct write
+// may point at the same bytes without copying or allocating.
+var tosOOB, tclassOOB = classMessages(unix.IPPROTO_IP, unix.IP_TOS), classMessages(unix.IPPROTO_IPV6, unix.IPV6_TCLASS)
+
+func classMessages(level, typ int32) (out [MaxDSCP + 1][]byte) {
+	for dscp := 1; dscp <= MaxDSCP; dscp++ {
+		b := make([]byte, unix.CmsgSpace(4))
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		h.Level, h.Type = level, typ
+		h.SetLen(unix.CmsgLen(4))
+		*(*int32)(unsafe.Pointer(&b[unix.CmsgLen(0)])) = int32(dscp << 2)
+		out[dscp] = b
+	}
+	return out
+}
+
+// classOOB is the control message marking a datagram to addr with dscp; nil for 0. An IPv4
+// destination, on an IPv6 socket a v4-mapped one, leaves in an IPv4 packet whose class Linux takes
+// from IP_TOS (it ignores IPV6_TCLASS there).
+func classOOB(ipv4Socket bool, addr netip.AddrPort, dscp uint8) []byte {
+	if dscp == 0 || dscp > MaxDSCP {
+		return nil
+	}
+	if ipv4Socket || addr.Addr().Unmap().Is4() {
+		return tosOOB[dscp]
+	}
+	return tclassOOB[dscp]
+}
 
 // sender is the state of one flush, kept in the Conn so that the function handed to
 // RawConn.Write is a method value made once (a closure per flush would allocate).

@@ -4,6 +4,9 @@ package udpbatch
 
 import "net/netip"
 
+// classOOB: marks are set on Linux only; elsewhere every datagram keeps the socket's class.
+func classOOB(bool, netip.AddrPort, uint8) []byte { return nil }
+
 // batch holds copies of the queued datagrams; without sendmmsg they leave one by one.
 type batch struct {
 	n     int
@@ -14,7 +17,7 @@ type batch struct {
 
 func newBatch() *batch { return &batch{} }
 
-func (b *batch) add(pkt []byte, addr netip.AddrPort, _ bool) bool {
+func (b *batch) add(pkt []byte, addr netip.AddrPort, _ bool, _ uint8) bool {
 	b.lens[b.n] = copy(b.bufs[b.n][:], pkt)
 	b.addrs[b.n] = addr
 	b.n++

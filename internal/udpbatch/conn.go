@@ -42,8 +42,9 @@ type Stats struct {
 // deadlines, buffer sizes, Close) is the socket's own.
 type Conn struct {
 	*net.UDPConn
-	raw  syscall.RawConn
-	ipv4 bool // the socket's family: IPv4 destinations are written as sockaddr_in
+	raw   syscall.RawConn
+	ipv4  bool   // the socket's family: IPv4 destinations are written as sockaddr_in
+	marks *Marks // the DSCP of outgoing RTP packets (nil: every datagram keeps the default class)
 
 	holds atomic.Int32
 
@@ -81,12 +82,17 @@ func (c *Conn) Release() {
 	}
 }
 
+// SetMarks makes the socket mark the RTP packets m knows (IP_TOS or IPV6_TCLASS per datagram).
+// Call it before the first write.
+func (c *Conn) SetMarks(m *Marks) { c.marks = m }
+
 // WriteToAddrPort writes one datagram, or queues it while a hold is open. Pion's ICE UDP mux uses
 // this method (with ReadFromAddrPort) for allocation-free I/O.
 func (c *Conn) WriteToAddrPort(b []byte, addr netip.AddrPort) (int, error) {
+	dscp := c.marks.Of(b)
 	if c.holds.Load() == 0 || !c.queueable(b, addr) {
 		c.direct.Add(1)
-		return c.UDPConn.WriteToUDPAddrPort(b, addr)
+		return c.writeDirect(b, addr, dscp)
 	}
 	c.mu.Lock()
 	for c.queue.n == Slots { // another writer filled it and is about to flush
@@ -94,7 +100,7 @@ func (c *Conn) WriteToAddrPort(b []byte, addr netip.AddrPort) (int, error) {
 		c.Flush()
 		c.mu.Lock()
 	}
-	full := c.queue.add(b, addr, c.ipv4)
+	full := c.queue.add(b, addr, c.ipv4, dscp)
 	c.mu.Unlock()
 	// Flush when the slots are full, or when every holder released while this write was
 	// queueing (its Release may have flushed just before the packet arrived).
@@ -102,6 +108,15 @@ func (c *Conn) WriteToAddrPort(b []byte, addr netip.AddrPort) (int, error) {
 		c.Flush()
 	}
 	return len(b), nil
+}
+
+// writeDirect writes one datagram now, with its traffic class when it has a mark.
+func (c *Conn) writeDirect(b []byte, addr netip.AddrPort, dscp uint8) (int, error) {
+	if oob := classOOB(c.ipv4, addr, dscp); oob != nil {
+		n, _, err := c.UDPConn.WriteMsgUDPAddrPort(b, oob, addr)
+		return n, err
+	}
+	return c.UDPConn.WriteToUDPAddrPort(b, addr)
 }
 
 // queueable: the datagram fits a slot and its address the socket's family (a zoned IPv6

@@ -15,9 +15,14 @@ import (
 type Net struct {
 	*stdnet.Net
 
+	marks Marks
+
 	mu    sync.Mutex
 	conns []*Conn
 }
+
+// Marks is the mark table of every socket of n: what the SFU marks there leaves with that DSCP.
+func (n *Net) Marks() *Marks { return &n.marks }
 
 // NewNet returns the host network with batching UDP sockets.
 func NewNet() (*Net, error) {
@@ -39,6 +44,7 @@ func (n *Net) ListenUDP(network string, laddr *net.UDPAddr) (transport.UDPConn, 
 		_ = c.Close()
 		return nil, fmt.Errorf("udpbatch: %w", err)
 	}
+	b.SetMarks(&n.marks)
 	n.mu.Lock()
 	n.conns = append(n.conns, b)
 	n.mu.Unlock()

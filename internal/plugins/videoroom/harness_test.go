@@ -52,6 +52,8 @@ type clientOptions struct {
 	innermost []interceptor.Factory
 	// noReplayProtection lets duplicated packets reach the application.
 	noReplayProtection bool
+	// net, without a shaper, is the client's network (e.g. sockets that report each packet's DSCP).
+	net transport.Net
 }
 
 func clientAPIWith(t testing.TB, shaper *linkShaper, o clientOptions) *webrtc.API {
@@ -68,6 +70,8 @@ func clientAPIWith(t testing.TB, shaper *linkShaper, o clientOptions) *webrtc.AP
 			t.Fatal(err)
 		}
 		se.SetNet(n)
+	} else if o.net != nil {
+		se.SetNet(o.net)
 	}
 	me := &webrtc.MediaEngine{}
 	if err := me.RegisterDefaultCodecs(); err != nil {
@@ -87,8 +91,6 @@ func clientAPIWith(t testing.TB, shaper *linkShaper, o clientOptions) *webrtc.AP
 }
 
 var completeLocal = janustest.CompleteLocal
-
-var _ transport.Net // the shaper implements it (shaper_test.go)
 
 func codeOf(err error) int { return janusclient.Code(err) }
 

@@ -41,19 +41,31 @@ type netBridge struct {
 	// feedMu keeps decisions reaching the allocators in the order they were taken.
 	feedMu sync.Mutex
 
+	// switchMode: cfg.Enforcement is switch (marks, flows, Enforced decisions followed).
+	switchMode bool
+	layerDSCP  []uint8
+
 	mu        sync.Mutex
 	down      bool // an outage is in progress (warned once)
 	watchUp   bool // the decision stream is connected: decisions are current
-	decisions map[string]int
+	decisions map[string]netDecision
 	streams   map[string]*netStream // registered streams by id
 	subs      map[string]*netSub    // the rooms' subscriptions by id, registered or not
 	refused   map[string]bool       // ids the controller refused (warned once each)
 }
 
+// netDecision is what the bridge keeps of a decision.
+type netDecision struct {
+	layers   int
+	enforced bool
+}
+
 // netStream is a stream registered with the controller and the layers last sent; after an outage
-// it is kept (to be deleted should it be gone) but must be registered again.
+// it is kept (to be deleted should it be gone) but must be registered again. marks are the layer
+// marks that go with the registered layers (switch mode; zero when the stream is not marked).
 type netStream struct {
 	layers     []api.Layer
+	marks      sfu.LayerMarks
 	sentAt     time.Time
 	registered bool
 }
@@ -62,12 +74,13 @@ type netStream struct {
 type netSub struct {
 	stream     string
 	registered bool
+	flow       *api.Flow // the flow registered with it (switch mode)
 	alloc      *sfu.Allocator
 	down       *sfu.DownTrack
-	// applied is the decision last fed to the allocator.
-	appliedLayers int
-	appliedKnown  bool
-	fed           bool
+	// applied is the decision last fed to the allocator, and the marks last set.
+	applied      sfu.NetDecision
+	appliedMarks sfu.LayerMarks
+	fed          bool
 }
 
 // layerUpdateEvery is the shortest interval between two layer updates of one stream.
@@ -89,7 +102,8 @@ func newNetBridge(p *Plugin, cfg config.VideoRoomNetCtl, log *slog.Logger) *netB
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &netBridge{p: p, cfg: cfg, c: c, log: log, ctx: ctx, cancel: cancel,
-		decisions: map[string]int{}, streams: map[string]*netStream{}, subs: map[string]*netSub{}, refused: map[string]bool{}}
+		decisions: map[string]netDecision{}, streams: map[string]*netStream{}, subs: map[string]*netSub{}, refused: map[string]bool{}}
+	b.initMarks()
 	watch := c.Watch(ctx, client.WatchConfig{MinBackoff: 200 * time.Millisecond, MaxBackoff: 2 * time.Second})
 	b.wg.Add(2)
 	go func() {
@@ -137,12 +151,12 @@ func (b *netBridge) follow(w *client.Watch) {
 			b.watchUp = false
 			b.wentDownLocked(ev.Err)
 		case client.Snapshot:
-			b.decisions = map[string]int{}
+			b.decisions = map[string]netDecision{}
 			for _, d := range ev.Snapshot.Decisions {
-				b.decisions[d.Subscription] = d.Layers
+				b.decisions[d.Subscription] = netDecision{d.Layers, d.Enforced}
 			}
 		case client.Decision:
-			b.decisions[ev.Decision.Subscription] = ev.Decision.Layers
+			b.decisions[ev.Decision.Subscription] = netDecision{ev.Decision.Layers, ev.Decision.Enforced}
 		case client.Removed:
 			delete(b.decisions, ev.Removed)
 		}
@@ -154,7 +168,7 @@ func (b *netBridge) follow(w *client.Watch) {
 // wentDownLocked starts an outage: forget decisions and mark every registration lost (the
 // controller may come back without them: sync registers everything again), and warn once.
 func (b *netBridge) wentDownLocked(err error) {
-	b.decisions = map[string]int{}
+	b.decisions = map[string]netDecision{}
 	for _, s := range b.streams {
 		s.registered = false
 	}
@@ -169,29 +183,42 @@ func (b *netBridge) wentDownLocked(err error) {
 	b.log.Warn("netctl controller unreachable: network layer policies fall back to bwe until it is back", "err", err)
 }
 
-// feed gives every subscription's allocator its current decision (when it changed).
+// feed gives every subscription's allocator its current decision, and its down-track the marks
+// of its stream's registered layers (when they changed). A decision counts as enforced only in
+// switch mode (and the allocator follows it only with the network and hybrid policies).
 func (b *netBridge) feed() {
 	type update struct {
-		s      *netSub
-		layers int
-		known  bool
+		s     *netSub
+		nd    sfu.NetDecision
+		marks *sfu.LayerMarks
 	}
 	var ups []update
 	b.feedMu.Lock()
 	defer b.feedMu.Unlock()
 	b.mu.Lock()
 	for id, s := range b.subs {
-		layers, ok := b.decisions[id]
-		known := ok && b.watchUp
-		if s.fed && s.appliedKnown == known && (!known || s.appliedLayers == layers) {
+		d, ok := b.decisions[id]
+		nd := sfu.NetDecision{Known: ok && b.watchUp}
+		if nd.Known {
+			nd.Layers, nd.Enforced = d.layers, d.enforced && b.switchMode
+		}
+		u := update{s: s, nd: nd}
+		if st := b.streams[s.stream]; st != nil && st.marks != s.appliedMarks {
+			m := st.marks
+			s.appliedMarks, u.marks = m, &m
+		}
+		if s.fed && s.applied == nd && u.marks == nil {
 			continue
 		}
-		s.fed, s.appliedKnown, s.appliedLayers = true, known, layers
-		ups = append(ups, update{s, layers, known})
+		s.fed, s.applied = true, nd
+		ups = append(ups, u)
 	}
 	b.mu.Unlock()
 	for _, u := range ups {
-		u.s.alloc.SetNetLayers(u.s.down, u.layers, u.known)
+		if u.marks != nil {
+			u.s.down.SetMarks(*u.marks)
+		}
+		u.s.alloc.SetNetDecision(u.s.down, u.nd)
 	}
 }
 

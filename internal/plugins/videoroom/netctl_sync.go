@@ -17,11 +17,13 @@ import (
 type wantedStream struct {
 	id     string
 	layers []api.Layer // nil while its layers are not measured yet
+	marks  sfu.LayerMarks
 }
 
 // wantedSub is a subscriber's video stream as the controller should know it.
 type wantedSub struct {
 	id, stream, receiver string
+	flow                 *api.Flow // switch mode, once ICE has selected a pair
 	alloc                *sfu.Allocator
 	down                 *sfu.DownTrack
 }
@@ -72,7 +74,9 @@ func (b *netBridge) wanted() (map[string]wantedStream, map[string]wantedSub) {
 				}
 				w := wantedStream{id: netStreamID(r.id, pub.id, st.mid)}
 				if st.recv.Measured(now) {
-					w.layers = ladderLayers(st.recv.Rates(now))
+					var ladder []policy.Layer
+					w.layers, ladder = ladderLayers(st.recv.Rates(now))
+					w.marks = b.markLayers(st.recv, w.layers, ladder)
 				}
 				streams[w.id] = w
 			}
@@ -85,12 +89,13 @@ func (b *netBridge) wanted() (map[string]wantedStream, map[string]wantedSub) {
 			continue
 		}
 		sub.mu.Lock()
-		alloc, closed := sub.alloc, sub.closed
+		alloc, closed, pc := sub.alloc, sub.closed, sub.peer
 		list := append([]*subStream(nil), sub.streams...)
 		sub.mu.Unlock()
 		if alloc == nil || closed {
 			continue
 		}
+		flow := b.flowOf(pc)
 		for _, ss := range list {
 			if ss.src.kind != "video" {
 				continue
@@ -100,7 +105,7 @@ func (b *netBridge) wanted() (map[string]wantedStream, map[string]wantedSub) {
 				continue
 			}
 			id := fmt.Sprintf("%s.h%d.%s", stream, s.h.ID(), ss.down.ID())
-			subs[id] = wantedSub{id: id, stream: stream, receiver: b.receiverOf(s.h.OpaqueID()), alloc: alloc, down: ss.down}
+			subs[id] = wantedSub{id: id, stream: stream, receiver: b.receiverOf(s.h.OpaqueID()), flow: flow, alloc: alloc, down: ss.down}
 		}
 	}
 	return streams, subs
@@ -120,9 +125,9 @@ func (b *netBridge) receiverOf(opaque string) string {
 
 // ladderLayers lists a stream's rungs in the order the layer policies climb them (every measured
 // layer costing more than the one before, spatial then temporal), each with its own rate: its
-// cost minus the previous rung's, so that the controller's sums are the rungs' costs.
-func ladderLayers(rates policy.Rates) []api.Layer {
-	var out []api.Layer
+// cost minus the previous rung's, so that the controller's sums are the rungs' costs; and the
+// rungs' layers.
+func ladderLayers(rates policy.Rates) (out []api.Layer, ladder []policy.Layer) {
 	var prev int64
 	for s := range policy.MaxSpatial {
 		for t := range policy.MaxTemporal {
@@ -132,10 +137,11 @@ func ladderLayers(rates policy.Rates) []api.Layer {
 			}
 			l := policy.Layer{Spatial: int8(s), Temporal: int8(t)}
 			out = append(out, api.Layer{RateBps: r - prev, Name: l.String()})
+			ladder = append(ladder, l)
 			prev = r
 		}
 	}
-	return out
+	return out, ladder
 }
 
 // layersChanged says whether new measured layers differ enough from the registered ones to be
@@ -145,7 +151,7 @@ func layersChanged(old, cur []api.Layer) bool {
 		return true
 	}
 	for i := range old {
-		if old[i].Name != cur[i].Name {
+		if old[i].Name != cur[i].Name || old[i].DSCP != cur[i].DSCP {
 			return true
 		}
 		d := old[i].RateBps - cur[i].RateBps
@@ -201,7 +207,7 @@ func (b *netBridge) syncStreams(want map[string]wantedStream) bool {
 			continue
 		}
 		b.mu.Lock()
-		b.streams[id] = &netStream{layers: w.layers, sentAt: time.Now(), registered: true}
+		b.streams[id] = &netStream{layers: w.layers, marks: w.marks, sentAt: time.Now(), registered: true}
 		b.mu.Unlock()
 	}
 	return true
@@ -244,12 +250,13 @@ func (b *netBridge) syncSubs(streams map[string]wantedStream, want map[string]wa
 		b.mu.Lock()
 		st := b.streams[w.stream]
 		s, streamUp := b.subs[id], st != nil && st.registered
-		registered := s.registered
+		// A new selected ICE pair (an ICE restart, a network change) moves the flow: register again.
+		current := s.registered && flowEqual(s.flow, w.flow)
 		b.mu.Unlock()
-		if registered || !streamUp {
+		if current || !streamUp {
 			continue
 		}
-		res, err := b.c.PutSubscription(b.ctx, api.Subscription{ID: id, Stream: w.stream, Receiver: w.receiver})
+		res, err := b.c.PutSubscription(b.ctx, api.Subscription{ID: id, Stream: w.stream, Receiver: w.receiver, Flow: w.flow})
 		if err != nil {
 			if b.failed(id, err) {
 				return false
@@ -257,8 +264,8 @@ func (b *netBridge) syncSubs(streams map[string]wantedStream, want map[string]wa
 			continue
 		}
 		b.mu.Lock()
-		s.registered = true
-		b.decisions[id] = res.Decision.Layers
+		s.registered, s.flow = true, w.flow
+		b.decisions[id] = netDecision{res.Decision.Layers, res.Decision.Enforced}
 		b.mu.Unlock()
 	}
 	return true

@@ -35,7 +35,7 @@ type testController struct {
 
 // startController serves a controller on ln (a fresh loopback port when nil) until the test ends
 // or stop is called.
-func startController(t *testing.T, ln net.Listener) (*testController, func()) {
+func startController(t *testing.T, ln net.Listener, opts ...netctl.Option) (*testController, func()) {
 	t.Helper()
 	top, err := topo.Parse("videoroom-test.yaml", []byte(netTopology))
 	if err != nil {
@@ -43,7 +43,7 @@ func startController(t *testing.T, ln net.Listener) (*testController, func()) {
 	}
 	cfg := netctl.DefaultConfig()
 	cfg.Alloc.Hold = 500 * time.Millisecond // upgrades within the test's patience
-	ctl, err := netctl.New(top, cfg)
+	ctl, err := netctl.New(top, cfg, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/netctl/api"
 	"github.com/strata-rtc/strata/internal/record"
+	"github.com/strata-rtc/strata/internal/sfu"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
@@ -18,7 +20,10 @@ func TestLadderLayersAreRungIncrements(t *testing.T) {
 	r[0] = [3]cc.Bitrate{100, 150, 150} // s0t2 costs no more than s0t1: not a rung
 	r[1] = [3]cc.Bitrate{300, 0, 400}   // s1t1 not measured
 	r[2][0] = 350                       // cheaper than s1t2: not a rung
-	got := ladderLayers(r)
+	got, ladder := ladderLayers(r)
+	if len(ladder) != 4 || ladder[2] != (policy.Layer{Spatial: 1}) || ladder[3] != (policy.Layer{Spatial: 1, Temporal: 2}) {
+		t.Errorf("rung layers %v", ladder)
+	}
 	want := []api.Layer{{RateBps: 100, Name: "s0t0"}, {RateBps: 50, Name: "s0t1"}, {RateBps: 150, Name: "s1t0"}, {RateBps: 100, Name: "s1t2"}}
 	if len(got) != len(want) {
 		t.Fatalf("ladder %+v, want %+v", got, want)
@@ -33,7 +38,7 @@ func TestLadderLayersAreRungIncrements(t *testing.T) {
 	if sum != 400 {
 		t.Errorf("rungs sum to %d, want the top rung's cost 400", sum)
 	}
-	if ladderLayers(policy.Rates{}) != nil {
+	if l, _ := ladderLayers(policy.Rates{}); l != nil {
 		t.Error("an unmeasured stream has rungs")
 	}
 }
@@ -141,5 +146,37 @@ func TestConfigChecksLayerPoliciesAndNetCtl(t *testing.T) {
 		if _, err := config.Parse([]byte(bad), name+".yaml"); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestMarkLayers: in switch mode a stream's rungs get the configured marks when a switch can
+// enforce them, none otherwise; in sfu mode none.
+func TestMarkLayers(t *testing.T) {
+	recv := sfu.NewReceiver(sfu.ReceiverConfig{Codec: media.CodecVP8}, nil)
+	var r policy.Rates
+	r[0] = [3]cc.Bitrate{600_000, 1_200_000, 2_400_000}
+	sw := &netBridge{cfg: config.VideoRoomNetCtl{Enforcement: config.EnforceSwitch}}
+	sw.initMarks()
+	layers, ladder := ladderLayers(r)
+	marks := sw.markLayers(recv, layers, ladder)
+	if layers[0].DSCP != 34 || layers[1].DSCP != 36 || layers[2].DSCP != 38 || marks[0] != [3]uint8{34, 36, 38} {
+		t.Fatalf("switch mode, three temporal rungs: layers %+v, marks %v", layers, marks)
+	}
+	if sw.cfg.Marks.Audio != 46 {
+		t.Errorf("default audio mark %d, want 46", sw.cfg.Marks.Audio)
+	}
+	r[1] = [3]cc.Bitrate{3_000_000, 0, 0} // a fourth rung: more than the three marks
+	layers, ladder = ladderLayers(r)
+	if marks := sw.markLayers(recv, layers, ladder); marks != (sfu.LayerMarks{}) || layers[0].DSCP != 0 {
+		t.Errorf("four rungs, three marks: layers %+v, marks %v; want unmarked", layers, marks)
+	}
+	sfuMode := &netBridge{cfg: config.VideoRoomNetCtl{}}
+	sfuMode.initMarks()
+	layers, ladder = ladderLayers(policy.Rates{{600_000, 1_200_000}})
+	if marks := sfuMode.markLayers(recv, layers, ladder); marks != (sfu.LayerMarks{}) || layers[0].DSCP != 0 {
+		t.Errorf("sfu mode: layers %+v, marks %v; want unmarked", layers, marks)
+	}
+	if sfuMode.flowOf(nil) != nil || sw.flowOf(nil) != nil {
+		t.Error("a flow without a peer")
 	}
 }

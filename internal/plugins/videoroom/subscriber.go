@@ -243,11 +243,14 @@ func (sub *subscriber) addStream(w wanted) *requestError {
 	if sub.useMsid {
 		streamID = fmt.Sprintf("janus%d", w.feed.id)
 	}
-	ss.down = sfu.NewDownTrack(w.st.recv, sfu.DownTrackConfig{
+	dcfg := sfu.DownTrackConfig{
 		ID: fmt.Sprintf("%s%d-%s", w.st.kind, w.feed.id, w.st.mid), StreamID: streamID,
 		Codec: capability(w.st), RespondNACK: sub.s.p.cfg.Allocation.RespondNACK,
 		OnLayerChange: func(l sfu.Layer) { sub.layerChanged(ss, l) },
-	})
+	}
+	sub.s.p.net.markDownTrack(&dcfg, p)
+	ss.down = sfu.NewDownTrack(w.st.recv, dcfg)
+	sub.s.p.net.markAudio(ss.down, w.st.kind, &dcfg)
 	tr, err := p.PC.AddTransceiverFromTrack(ss.down, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendonly})
 	if err != nil {
 		return errorf(ErrUnknown, "Adding the %s stream of feed %d: %v", w.st.kind, w.feed.id, err)

@@ -21,7 +21,9 @@ func NewNetwork(cfg BWEConfig) *Network { return &Network{bwe: NewBWE(cfg)} }
 
 // NewHybrid returns the hybrid policy: per track the lower of the controller's decision and the
 // bwe policy's choice (the subscriber's own estimate), so that a path the controller cannot see
-// (a congested access link beyond its topology) still limits the layers.
+// (a congested access link beyond its topology) still limits the layers. A decision a switch
+// enforces (Track.Enforced) is followed as the network policy does: the estimate then counts the
+// switch's drops as loss and would pull the track below what the switch passes.
 func NewHybrid(cfg BWEConfig) *Network { return &Network{bwe: NewBWE(cfg), hybrid: true} }
 
 // Name returns "network" or "hybrid".
@@ -46,7 +48,7 @@ func (n *Network) Decide(in *Input, out *Output) {
 		target := n.own[i]
 		if t.NetKnown && !t.Paused {
 			net := netLayer(pl.ladders[i], t.NetLayers)
-			if !n.hybrid || net.Less(target) {
+			if !n.hybrid || t.Enforced || net.Less(target) {
 				target = net
 			} else if target.Less(net) {
 				bweBinds = true
@@ -89,7 +91,7 @@ func (n *Network) reason(in *Input, out *Output, bweReason string) string {
 		switch {
 		case !t.NetKnown:
 			return "no controller decision: bwe: " + bweReason
-		case out.Targets[i] == n.own[i] && n.hybrid:
+		case out.Targets[i] == n.own[i] && n.hybrid && !t.Enforced:
 			return "estimate below the controller's decision: bwe: " + bweReason
 		default:
 			return fmt.Sprintf("controller allows %d layers", t.NetLayers)

@@ -128,3 +128,29 @@ func TestHybridTakesTheLowerOfControllerAndEstimate(t *testing.T) {
 		t.Fatal("names")
 	}
 }
+
+// TestHybridFollowsAnEnforcedDecision: a switch enforcing the controller's decision drops layers,
+// which the subscriber's feedback reports as loss. The hybrid policy takes the lower of the
+// decision and the estimate, except for an enforced track: it then follows the decision, and does
+// not probe.
+func TestHybridFollowsAnEnforcedDecision(t *testing.T) {
+	tracks := []Track{camera()}
+	tracks[0].NetLayers, tracks[0].NetKnown = 7, true
+	in := Input{Now: time.Second, Path: Path{Estimate: 100 * cc.Kbps, FeedbackLoss: 0.3, LossKnown: true, Congested: true}, Loss: 0.3,
+		CanProbe: true, Tracks: tracks}
+	var out Output
+	h := NewHybrid(BWEConfig{})
+	h.Decide(&in, &out)
+	if rungOf(out.Targets[0]) >= 6 {
+		t.Fatalf("hybrid, not enforced: %v on a 100 kbit/s estimate with loss, want below the decision's rung 6", out.Targets[0])
+	}
+	tracks[0].Enforced, tracks[0].Target = true, out.Targets[0]
+	for range 3 {
+		in.Now += 50 * time.Millisecond
+		h.Decide(&in, &out)
+		tracks[0].Target = out.Targets[0]
+	}
+	if got := rungOf(out.Targets[0]); got != 6 || out.Probe != 0 {
+		t.Fatalf("hybrid, enforced: rung %d (%v), probe %v; want the decision's rung 6 and no probe", got, out.Targets[0], out.Probe)
+	}
+}

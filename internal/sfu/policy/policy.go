@@ -84,6 +84,11 @@ type Track struct {
 	// network and hybrid policies use it, the others ignore it.
 	NetLayers int
 	NetKnown  bool
+	// Enforced says a switch on the path enforces that decision (the SFU forwards every layer and
+	// the switch drops what the path cannot carry). The switch's drops then show up as loss in
+	// the subscriber's feedback, so the network and hybrid policies follow the decision alone for
+	// this track and neither the estimate nor probing pulls it elsewhere.
+	Enforced bool
 }
 
 // Input is one decision's view of the subscriber.
@@ -167,6 +172,10 @@ const (
 
 // Names lists the built-in policies.
 func Names() []string { return []string{NameBWE, NameProbe, NameNetwork, NameHybrid} }
+
+// FollowsController says whether the named policy follows the network controller's decisions
+// (network, hybrid): only then may a switch, rather than the SFU, thin a track (Track.Enforced).
+func FollowsController(name string) bool { return name == NameNetwork || name == NameHybrid }
 
 // Config holds the tunables of every built-in policy.
 type Config struct {
