@@ -9,14 +9,31 @@ static vpx_codec_err_t strata_vp8_dec_open(vpx_codec_ctx_t *ctx) {
 	return vpx_codec_dec_init(ctx, vpx_codec_vp8_dx(), NULL, 0);
 }
 
-// strata_vp8_dec_frame decodes one frame and reports the size of the picture it produced.
-static vpx_codec_err_t strata_vp8_dec_frame(vpx_codec_ctx_t *ctx, const unsigned char *data, unsigned int n, int *w, int *h) {
+// strata_vp8_dec_sum is an FNV-1a hash of the picture's visible pixels, plane by plane.
+static unsigned long long strata_vp8_dec_sum(const vpx_image_t *img) {
+	unsigned long long h = 1469598103934665603ULL;
+	for (int p = 0; p < 3; p++) {
+		int w = p ? (int)(img->d_w + 1) / 2 : (int)img->d_w;
+		int rows = p ? (int)(img->d_h + 1) / 2 : (int)img->d_h;
+		for (int y = 0; y < rows; y++) {
+			const unsigned char *row = img->planes[p] + (long)y * img->stride[p];
+			for (int x = 0; x < w; x++) h = (h ^ row[x]) * 1099511628211ULL;
+		}
+	}
+	return h;
+}
+
+// strata_vp8_dec_frame decodes one frame and reports the size of the picture it produced and
+// a hash of its pixels.
+static vpx_codec_err_t strata_vp8_dec_frame(vpx_codec_ctx_t *ctx, const unsigned char *data, unsigned int n, int *w, int *h,
+		unsigned long long *sum) {
 	vpx_codec_err_t err = vpx_codec_decode(ctx, data, n, NULL, 0);
 	if (err != VPX_CODEC_OK) return err;
 	vpx_codec_iter_t iter = NULL;
 	vpx_image_t *img = vpx_codec_get_frame(ctx, &iter);
 	*w = img ? (int)img->d_w : 0;
 	*h = img ? (int)img->d_h : 0;
+	*sum = img ? strata_vp8_dec_sum(img) : 0;
 	return VPX_CODEC_OK;
 }
 */
@@ -42,11 +59,19 @@ func newDecoder() (*decoder, error) {
 
 // decode decodes one frame and returns its picture's size.
 func (d *decoder) decode(frame []byte) (width, height int, err error) {
+	width, height, _, err = d.decodeSum(frame)
+	return width, height, err
+}
+
+// decodeSum decodes one frame and returns its picture's size and a hash of its pixels (two
+// decoders that produce the same picture give the same hash).
+func (d *decoder) decodeSum(frame []byte) (width, height int, sum uint64, err error) {
 	var w, h C.int
-	if e := C.strata_vp8_dec_frame(d.ctx, (*C.uchar)(unsafe.Pointer(&frame[0])), C.uint(len(frame)), &w, &h); e != C.VPX_CODEC_OK {
-		return 0, 0, fmt.Errorf("vp8 decoder: %s", C.GoString(C.vpx_codec_err_to_string(e)))
+	var s C.ulonglong
+	if e := C.strata_vp8_dec_frame(d.ctx, (*C.uchar)(unsafe.Pointer(&frame[0])), C.uint(len(frame)), &w, &h, &s); e != C.VPX_CODEC_OK {
+		return 0, 0, 0, fmt.Errorf("vp8 decoder: %s", C.GoString(C.vpx_codec_err_to_string(e)))
 	}
-	return int(w), int(h), nil
+	return int(w), int(h), uint64(s), nil
 }
 
 func (d *decoder) close() {
