@@ -52,7 +52,7 @@ func (t *temporal) next(key bool) (flags int64, layer int) {
 	}
 	i := t.phase % len(TemporalPattern)
 	t.phase = i + 1
-	t.tid, t.sync = TemporalPattern[i], temporalSync[i]
+	t.tid, t.sync = PatternLayer(i)
 	return temporalFlags[i], t.tid
 }
 
@@ -82,4 +82,11 @@ func (enc *Encoder) LastLayer() (tid int, sync bool) {
 		return 0, true
 	}
 	return enc.layers.tid, enc.layers.sync
+}
+
+// PatternLayer is the temporal layer of the frame phase frames after a keyframe (the keyframe's
+// phase is 0) and whether it is a layer-sync frame.
+func PatternLayer(phase int) (tid int, sync bool) {
+	i := phase % len(TemporalPattern)
+	return TemporalPattern[i], temporalSync[i]
 }
