@@ -53,9 +53,9 @@ type classCount struct{ arrived, dropped, delivered int64 }
 
 // ClassCounts are a flow's data packets of one DSCP (the IP header's TOS
 // byte >> 2): arrived at its first link, dropped by a link (its queue or its
-// loss model), delivered
-// by its last link. Packets a switch in front of the first link dropped never
-// arrived (seed 000's per-layer loss is drops / arrivals of the layer's mark).
+// loss model), delivered by its last link. Packets a switch in front of the
+// first link dropped never arrived (seed 000's per-layer loss is drops /
+// arrivals of the layer's mark).
 type ClassCounts struct {
 	DSCP                        uint8
 	Arrived, Dropped, Delivered int64
