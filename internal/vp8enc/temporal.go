@@ -36,6 +36,12 @@ var temporalFlags = [4]int64{
 // that predict only from the base layer, so a receiver may start decoding their layer there.
 var temporalSync = [4]bool{true, true, true, false}
 
+// temporalIntraPct caps a layered encoder's keyframe at three base-layer frames' worth (libvpx
+// measures it against the base layer's frame budget, at a quarter of the frame rate): an
+// uncapped 720p keyframe takes a 2 Mbit/s path a quarter of a second, which a delay-based
+// estimator reads as congestion every scene change.
+const temporalIntraPct = 300
+
 var errLayered = errors.New("vp8enc: a temporal-layered encoder keeps its rates and size")
 
 // temporal is a layered encoder's place in the pattern.

@@ -197,6 +197,7 @@ func open(width, height int, fps float64, bitrate float64, ts *[3]uint) (*Encode
 			p.ts_kbps[i] = C.uint(k)
 		}
 		enc.layers = &temporal{}
+		p.max_intra_pct = temporalIntraPct
 	}
 	enc.e = (*C.strata_vp8)(C.calloc(1, C.size_t(unsafe.Sizeof(C.strata_vp8{}))))
 	if enc.e == nil {

@@ -27,6 +27,9 @@ type TemporalLayers struct {
 // 1.2 Mbit/s, carried as VP8's TL0, TL1 and TL2 (VP8 has no spatial layers within one stream).
 var SeedTemporal = TemporalLayers{Width: 1280, Height: 720, Kbps: [3]int{600, 1200, 2400}}
 
+// temporalVersion names the layered clip's encoding in its file name: a change regenerates it.
+const temporalVersion = "b"
+
 // sceneFrames is how long each scene of the layered clip's content lasts (2.5 s).
 const sceneFrames = clipFPS * 5 / 2
 
@@ -42,7 +45,7 @@ var scenes = []string{
 
 // TemporalFile is the layered clip inside dir.
 func TemporalFile(dir string, t TemporalLayers) string {
-	return filepath.Join(dir, fmt.Sprintf("%s-vp8-tl3-%dx%d-%d-%d-%dk.ivf", clipVersion, t.Width, t.Height, t.Kbps[0], t.Kbps[1], t.Kbps[2]))
+	return filepath.Join(dir, fmt.Sprintf("%s-vp8-tl3%s-%dx%d-%d-%d-%dk.ivf", clipVersion, temporalVersion, t.Width, t.Height, t.Kbps[0], t.Kbps[1], t.Kbps[2]))
 }
 
 // LoadTemporal ensures the layered clip (encoded once with libvpx, from content rendered by
@@ -92,7 +95,7 @@ func (c *VideoClip) setTemporal() {
 }
 
 // encodeTemporal renders the scenes with ffmpeg (raw I420 on a pipe), encodes them with a
-// three-layer libvpx encoder, a keyframe at each scene change and at least every gopFrames, and
+// three-layer libvpx encoder, a keyframe at each scene change, and
 // writes the IVF file (under a temporary name, renamed when complete).
 func encodeTemporal(path string, t TemporalLayers) error {
 	bin, err := exec.LookPath("ffmpeg")
@@ -141,8 +144,9 @@ func sceneGraph(w, h int) string {
 	return g + fmt.Sprintf("concat=n=%d:v=1,noise=alls=6:allf=t,format=yuv420p", len(scenes))
 }
 
-// encodeFrames encodes the raw frames read from r, a keyframe at each scene's first frame and
-// gopFrames after the last one.
+// encodeFrames encodes the raw frames read from r, a keyframe at each scene's first frame (2.5 s
+// apart: a receiver that asks for one waits for the next scene, or the SFU's request makes the
+// publisher skip ahead to it).
 func encodeFrames(r io.Reader, t TemporalLayers) ([][]byte, error) {
 	enc, err := vp8enc.NewTemporal(t.Width, t.Height, clipFPS,
 		[3]float64{float64(t.Kbps[0]) * 1000, float64(t.Kbps[1]) * 1000, float64(t.Kbps[2]) * 1000})
@@ -152,25 +156,21 @@ func encodeFrames(r io.Reader, t TemporalLayers) ([][]byte, error) {
 	defer enc.Close()
 	raw := make([]byte, t.Width*t.Height*3/2)
 	var frames [][]byte
-	lastKey := 0
 	for i := 0; ; i++ {
 		if _, err := io.ReadFull(r, raw); errors.Is(err, io.EOF) {
 			return frames, nil
 		} else if err != nil {
 			return nil, fmt.Errorf("mediasrc: reading rendered frame %d: %w", i, err)
 		}
-		if i%sceneFrames == 0 || i-lastKey >= gopFrames {
+		if i%sceneFrames == 0 {
 			enc.ForceKeyframe()
 		}
-		data, key, err := enc.Encode(raw, int64(i)*90000/clipFPS)
+		data, _, err := enc.Encode(raw, int64(i)*90000/clipFPS)
 		if err != nil {
 			return nil, err
 		}
 		if data == nil {
 			return nil, fmt.Errorf("mediasrc: the layered encoder dropped frame %d", i)
-		}
-		if key {
-			lastKey = i
 		}
 		frames = append(frames, append([]byte(nil), data...))
 	}
