@@ -44,28 +44,36 @@ import (
 	"unsafe"
 )
 
-// decoder is libvpx's VP8 decoder, for the tests to check that what the encoder produces is
-// VP8 that a receiver decodes.
-type decoder struct{ ctx *C.vpx_codec_ctx_t }
+// Decoder is libvpx's VP8 decoder, for tests to check that what an encoder produces is VP8 that
+// a receiver decodes (and, with pixel hashes, to the same pictures). It is not safe for concurrent
+// use.
+type Decoder struct{ ctx *C.vpx_codec_ctx_t }
 
-func newDecoder() (*decoder, error) {
+// NewDecoder opens a decoder; Close frees it.
+func NewDecoder() (*Decoder, error) {
 	ctx := (*C.vpx_codec_ctx_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.vpx_codec_ctx_t{}))))
 	if err := C.strata_vp8_dec_open(ctx); err != C.VPX_CODEC_OK {
 		C.free(unsafe.Pointer(ctx))
 		return nil, fmt.Errorf("vp8 decoder: %s", C.GoString(C.vpx_codec_err_to_string(err)))
 	}
-	return &decoder{ctx: ctx}, nil
+	return &Decoder{ctx: ctx}, nil
 }
 
 // decode decodes one frame and returns its picture's size.
-func (d *decoder) decode(frame []byte) (width, height int, err error) {
-	width, height, _, err = d.decodeSum(frame)
+func (d *Decoder) decode(frame []byte) (width, height int, err error) {
+	width, height, _, err = d.Decode(frame)
 	return width, height, err
 }
 
-// decodeSum decodes one frame and returns its picture's size and a hash of its pixels (two
+// Decode decodes one frame and returns its picture's size and a hash of its pixels (two
 // decoders that produce the same picture give the same hash).
-func (d *decoder) decodeSum(frame []byte) (width, height int, sum uint64, err error) {
+func (d *Decoder) Decode(frame []byte) (width, height int, sum uint64, err error) {
+	if d.ctx == nil {
+		return 0, 0, 0, fmt.Errorf("vp8 decoder: closed")
+	}
+	if len(frame) == 0 {
+		return 0, 0, 0, fmt.Errorf("vp8 decoder: an empty frame")
+	}
 	var w, h C.int
 	var s C.ulonglong
 	if e := C.strata_vp8_dec_frame(d.ctx, (*C.uchar)(unsafe.Pointer(&frame[0])), C.uint(len(frame)), &w, &h, &s); e != C.VPX_CODEC_OK {
@@ -74,7 +82,12 @@ func (d *decoder) decodeSum(frame []byte) (width, height int, sum uint64, err er
 	return int(w), int(h), uint64(s), nil
 }
 
-func (d *decoder) close() {
+// Close frees the decoder; it is safe to call more than once.
+func (d *Decoder) Close() {
+	if d.ctx == nil {
+		return
+	}
 	C.vpx_codec_destroy(d.ctx)
 	C.free(unsafe.Pointer(d.ctx))
+	d.ctx = nil
 }

@@ -82,7 +82,7 @@ func TestTemporalSubsetsDecode(t *testing.T) {
 	full := mustDecoder(t)
 	want := make([]uint64, len(frames))
 	for i, f := range frames {
-		_, _, sum, err := full.decodeSum(f.data)
+		_, _, sum, err := full.Decode(f.data)
 		if err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}
@@ -95,7 +95,7 @@ func TestTemporalSubsetsDecode(t *testing.T) {
 			if f.tid > top {
 				continue
 			}
-			w, h, sum, err := dec.decodeSum(f.data)
+			w, h, sum, err := dec.Decode(f.data)
 			if err != nil || w != 320 || h != 180 {
 				t.Fatalf("up to TL%d, frame %d: %dx%d, %v", top, i, w, h, err)
 			}
@@ -115,7 +115,7 @@ func TestTemporalSubsetsDecode(t *testing.T) {
 		if i == 4 { // a base frame the next ones predict from
 			continue
 		}
-		if _, _, sum, err := dec.decodeSum(f.data); err == nil && sum != want[i] {
+		if _, _, sum, err := dec.Decode(f.data); err == nil && sum != want[i] {
 			differ = true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/pion/rtp"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/vp8enc"
 )
 
 // TestTemporalClip generates (once; later runs reuse the cache) and reads seed 000's layered
@@ -43,6 +44,50 @@ func TestTemporalClip(t *testing.T) {
 			t.Fatalf("frame %d: TL%d sync %v, want TL%d", i, f.TID, f.Sync, want)
 		}
 		phase++
+	}
+}
+
+// The layered clip, thinned as a switch thins it (TL2 dropped, or TL1 and TL2), decodes with
+// libvpx to the very pictures the whole clip gives, frame for frame.
+func TestTemporalClipSubsetsDecode(t *testing.T) {
+	m, err := LoadTemporal(DefaultDir(), SeedTemporal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Video[0]
+	frame := func(f Frame) []byte {
+		var b []byte
+		for _, ch := range f.Chunks {
+			b = append(b, ch...)
+		}
+		return b
+	}
+	want := make([]uint64, len(c.Frames))
+	for top := int8(2); top >= 0; top-- {
+		dec, err := vp8enc.NewDecoder()
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for i, f := range c.Frames {
+			if f.TID > top {
+				continue
+			}
+			w, h, sum, err := dec.Decode(frame(f))
+			if err != nil || w != SeedTemporal.Width || h != SeedTemporal.Height {
+				t.Fatalf("up to TL%d, frame %d: %dx%d, %v", top, i, w, h, err)
+			}
+			if top == 2 {
+				want[i] = sum
+			} else if sum != want[i] {
+				t.Fatalf("up to TL%d, frame %d (TL%d) decodes to another picture than in the whole clip", top, i, f.TID)
+			}
+			kept++
+		}
+		dec.Close()
+		if wantKept := len(c.Frames) >> (2 - top); kept < wantKept*9/10 || kept > wantKept*11/10 {
+			t.Errorf("up to TL%d: %d of %d frames", top, kept, len(c.Frames))
+		}
 	}
 }
 
