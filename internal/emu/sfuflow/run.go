@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/emu/browser"
@@ -27,6 +28,8 @@ type run struct {
 	hosts Session
 	count counter
 	media *mediasrc.Media
+	// linkCounts: the session's per-layer losses came from the downlink's DSCP counts (said once).
+	linkCounts atomic.Bool
 
 	mu      sync.Mutex
 	started bool

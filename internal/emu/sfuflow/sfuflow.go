@@ -258,8 +258,10 @@ func (s *Sessions) Stats() []*sim.SessionStats {
 	}
 	for i, r := range s.runs {
 		out[i] = r.count.stats(r.spec.Name, s.env.SFU.Policy, bins, s.env.Interval)
-		if r.spec.Layering == scenario.LayeringTemporal && s.env.Classes != nil {
-			applyLinkCounts(out[i], s.env.Classes(r.spec.Name), marks)
+		if r.spec.Layering == scenario.LayeringTemporal && s.env.Classes != nil &&
+			applyLinkCounts(out[i], s.env.Classes(r.spec.Name), marks) && r.linkCounts.CompareAndSwap(false, true) {
+			fmt.Fprintf(s.env.Log, "sfuflow: session %s: layers marked %v on the downlink: per-layer loss from the link's counts\n",
+				r.spec.Name, marks)
 		}
 	}
 	return out
