@@ -14,6 +14,7 @@ const (
 	metaStart  = 0x04 // the first packet of a frame
 	metaMarker = 0x08 // the last packet of a frame (RTP marker)
 	metaMedia  = 0x10 // a media packet was received in this slot
+	metaTL0    = 0x20 // the packet carries a TL0PICIDX (tidCounter.tl0)
 )
 
 // tidCounter counts what one subscriber receives of a temporal-layered stream, per temporal
@@ -21,13 +22,16 @@ const (
 // gets it). The SFU renumbers what it forwards without holes, so a sequence number that never
 // arrived is a lost packet; its layer is that of the frame it falls in: the frame of the packet
 // before it when that frame had not ended, else the frame of the packet after it when that
-// frame had begun earlier, else (a whole frame lost) the layer of the frame after it.
+// frame had begun earlier, else (whole frames lost) the base layer if the TL0PICIDX says a base
+// frame was among them (RFC 7741: it counts the base frames), or the layer of the frame after
+// them.
 type tidCounter struct {
 	layers int
 
 	mu   sync.Mutex
 	seqs seqWindow
 	meta []uint8 // per slot of seqs
+	tl0  []uint8 // per slot of seqs: the TL0PICIDX, when metaTL0
 }
 
 func newTIDCounter(layers int) *tidCounter { return &tidCounter{layers: layers} }
@@ -48,6 +52,7 @@ func (c *tidCounter) observe(pkt []byte, now time.Duration) int {
 	}
 	for len(c.meta) < len(c.seqs.slots) {
 		c.meta = append(c.meta, 0)
+		c.tl0 = append(c.tl0, 0)
 	}
 	if len(payload) == 0 {
 		return 0
@@ -63,6 +68,10 @@ func (c *tidCounter) observe(pkt []byte, now time.Duration) int {
 	}
 	if h.Marker {
 		m |= metaMarker
+	}
+	if f.TL0Pos > 0 {
+		m |= metaTL0
+		c.tl0[i] = payload[f.TL0Pos]
 	}
 	c.meta[i] = m
 	return len(payload)
@@ -88,26 +97,39 @@ func (c *tidCounter) gapLayers() []int8 {
 			out[i] = -2 // decided forwards below
 		}
 	}
-	prev, prevEnded := int8(-1), true
+	prev, prevEnded := -1, true
 	for i, m := range c.meta {
 		switch {
 		case m&metaMedia != 0:
-			prev, prevEnded = int8(m&metaTID), m&metaMarker != 0
+			prev, prevEnded = i, m&metaMarker != 0
 		case out[i] == -2 && !prevEnded:
-			out[i] = prev
+			out[i] = int8(c.meta[prev] & metaTID)
 		case out[i] == -2:
-			out[i] = c.followingLayer(i)
+			out[i] = c.lostFramesLayer(prev, i)
 		}
 	}
 	return out
 }
 
-// followingLayer is the layer of the first media packet after slot i (-1 if none).
-func (c *tidCounter) followingLayer(i int) int8 {
+// lostFramesLayer is the layer of whole frames lost after slot prev (-1: none) and before the
+// first media packet after slot i: the base layer when the TL0PICIDX went up by more than the
+// next frame accounts for, else the next frame's layer.
+func (c *tidCounter) lostFramesLayer(prev, i int) int8 {
 	for j := i + 1; j < len(c.meta); j++ {
-		if c.meta[j]&metaMedia != 0 {
-			return int8(c.meta[j] & metaTID)
+		m := c.meta[j]
+		if m&metaMedia == 0 {
+			continue
 		}
+		if prev >= 0 && c.meta[prev]&m&metaTL0 != 0 {
+			step := c.tl0[j] - c.tl0[prev] // uint8: wraps as the field does
+			if m&metaTID == 0 {
+				step-- // the next frame is a base frame itself
+			}
+			if step > 0 && step < 128 {
+				return 0
+			}
+		}
+		return int8(m & metaTID)
 	}
 	return -1
 }

@@ -9,8 +9,13 @@ import (
 )
 
 // tidPacket is an RTP packet of a temporal-layered VP8 stream: descriptor X, S (start), I with a
-// 15-bit picture id, L, T with tid; marker on a frame's last packet.
+// 15-bit picture id, L (TL0PICIDX 7), T with tid; marker on a frame's last packet.
 func tidPacket(seq uint16, tid int, start, marker bool) []byte {
+	return tidPacketTL0(seq, tid, 7, start, marker)
+}
+
+// tidPacketTL0 is tidPacket with TL0PICIDX tl0.
+func tidPacketTL0(seq uint16, tid int, tl0 byte, start, marker bool) []byte {
 	b := make([]byte, 12, 32)
 	b[0], b[1] = 0x80, 96
 	if marker {
@@ -21,7 +26,7 @@ func tidPacket(seq uint16, tid int, start, marker bool) []byte {
 	if start {
 		d0 |= 0x10
 	}
-	return append(b, d0, 0xe0, 0x80, 0x01, 7, byte(tid)<<6, 0x01, 0xaa, 0xbb)
+	return append(b, d0, 0xe0, 0x80, 0x01, tl0, byte(tid)<<6, 0x01, 0xaa, 0xbb)
 }
 
 func TestTIDCounterCountsLayersAndAttributesGaps(t *testing.T) {
@@ -30,15 +35,19 @@ func TestTIDCounterCountsLayersAndAttributesGaps(t *testing.T) {
 	at := time.Second
 	pattern := []int{0, 2, 1, 2}
 	lost := map[int]bool{
-		5:  true,           // frame 2 (TL1), its first packet: in the frame that goes on (TL1)
+		4:  true,           // frame 2 (TL1), its first packet: in the frame that goes on (TL1)
 		7:  true,           // frame 3 (TL2), its last packet: in the frame that had begun (TL2)
 		12: true, 13: true, // frame 6 (TL1) whole: in the next frame's layer (TL2)
+		16: true, 17: true, // frame 8 (TL0) whole: TL0PICIDX goes up past it (TL0)
 	}
-	n := 0
-	for f := range 8 {
+	n, tl0 := 0, byte(254) // TL0PICIDX wraps
+	for f := range 10 {
+		if pattern[f%4] == 0 {
+			tl0++
+		}
 		for p := range 2 {
 			if !lost[n] {
-				c.observe(tidPacket(seq, pattern[f%4], p == 0, p == 1), at)
+				c.observe(tidPacketTL0(seq, pattern[f%4], tl0, p == 0, p == 1), at)
 			}
 			n++
 			seq++
@@ -51,9 +60,9 @@ func TestTIDCounterCountsLayersAndAttributesGaps(t *testing.T) {
 	for _, l := range st.Layers {
 		got = append(got, sr{l.Sent, l.Received})
 	}
-	// TL0: frames 0, 4; TL1: frame 2 (frame 6, lost whole, counts in the next frame's layer);
-	// TL2: frames 1, 3, 5, 7 and frame 6's two packets.
-	want := []sr{{4, 4}, {2, 1}, {10, 7}}
+	// TL0: frames 0, 4 and 8 (lost); TL1: frame 2 (frame 6, lost whole, counts in the next
+	// frame's layer); TL2: frames 1, 3, 5, 7, 9 and frame 6's two packets.
+	want := []sr{{6, 4}, {2, 1}, {12, 9}}
 	for l := range want {
 		if got[l] != want[l] {
 			t.Errorf("TL%d sent/received %v, want %v", l, got[l], want[l])

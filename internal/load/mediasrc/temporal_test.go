@@ -101,7 +101,7 @@ type descRecorder struct {
 
 func (r *descRecorder) WriteRTP(p *rtp.Packet) error {
 	f, ok := media.ParseVP8(p.Payload)
-	if !ok || f.TL0Pos < 0 || f.PicIDPos < 0 || !f.PicID15 {
+	if !ok || f.TL0Pos == 0 || f.PicIDPos == 0 || !f.PicID15 {
 		return nil
 	}
 	r.flags = append(r.flags, f)
