@@ -27,7 +27,31 @@ typedef struct {
 
 typedef struct {
 	int width, height, fps, kbps, threads, cpu_used, max_intra_pct;
+	// ts_layers 3 asks for three temporal layers, pattern 0,2,1,2, at the cumulative targets
+	// ts_kbps; 0 for one layer.
+	int ts_layers;
+	unsigned ts_kbps[3];
 } strata_vp8_params;
+
+// strata_vp8_temporal configures three temporal layers as libvpx's own temporal scalability
+// example does for a 4-frame period: layer ids 0,2,1,2, frame rate decimators 4,2,1. Error
+// resilience keeps the entropy contexts from depending on frames a receiver may not get; no frame
+// dropping and no automatic keyframes keep the pattern and the keyframes where the caller puts
+// them.
+static void strata_vp8_temporal(vpx_codec_enc_cfg_t *c, strata_vp8_params p) {
+	static const unsigned ids[4] = {0, 2, 1, 2};
+	c->g_error_resilient = VPX_ERROR_RESILIENT_DEFAULT;
+	c->ts_number_layers = 3;
+	c->ts_periodicity = 4;
+	memcpy(c->ts_layer_id, ids, sizeof(ids));
+	c->ts_rate_decimator[0] = 4;
+	c->ts_rate_decimator[1] = 2;
+	c->ts_rate_decimator[2] = 1;
+	for (int i = 0; i < 3; i++) c->ts_target_bitrate[i] = p.ts_kbps[i];
+	c->rc_target_bitrate = p.ts_kbps[2];
+	c->rc_dropframe_thresh = 0;
+	c->kf_mode = VPX_KF_DISABLED;
+}
 
 // strata_vp8_open fills the configuration as LibvpxVp8Encoder::InitEncode and
 // InitAndSetControlSettings do for one camera stream, and opens the encoder.
@@ -58,6 +82,7 @@ static vpx_codec_err_t strata_vp8_open(strata_vp8 *e, strata_vp8_params p) {
 	c->rc_buf_sz = 1000;
 	c->kf_mode = VPX_KF_AUTO;
 	c->kf_max_dist = 3000;
+	if (p.ts_layers == 3) strata_vp8_temporal(c, p);
 	err = vpx_codec_enc_init(&e->ctx, vpx_codec_vp8_cx(), c, 0);
 	if (err != VPX_CODEC_OK) return err;
 	if ((err = vpx_codec_control(&e->ctx, VP8E_SET_NOISE_SENSITIVITY, 4u)) != VPX_CODEC_OK ||
@@ -87,12 +112,18 @@ static vpx_codec_err_t strata_vp8_set_rate(strata_vp8 *e, unsigned kbps) {
 
 // strata_vp8_encode encodes one I420 frame whose planes follow each other without padding. The
 // image wraps the caller's memory for the call only: the encoder copies its source before it
-// returns (it keeps no lookahead with g_lag_in_frames 0).
+// returns (it keeps no lookahead with g_lag_in_frames 0). flags are the frame's reference and
+// update flags; layer ≥ 0 is its temporal layer (for the rate control of a layered encoder).
 static vpx_codec_err_t strata_vp8_encode(strata_vp8 *e, unsigned char *frame, vpx_codec_pts_t pts,
-		unsigned long duration, int force_key) {
+		unsigned long duration, int force_key, long flags, int layer) {
 	vpx_image_t img;
 	if (!vpx_img_wrap(&img, VPX_IMG_FMT_I420, e->width, e->height, 1, frame)) return VPX_CODEC_INVALID_PARAM;
-	return vpx_codec_encode(&e->ctx, &img, pts, duration, force_key ? VPX_EFLAG_FORCE_KF : 0, VPX_DL_REALTIME);
+	if (layer >= 0) {
+		vpx_codec_err_t err = vpx_codec_control(&e->ctx, VP8E_SET_TEMPORAL_LAYER_ID, layer);
+		if (err != VPX_CODEC_OK) return err;
+	}
+	if (force_key) flags = VPX_EFLAG_FORCE_KF;
+	return vpx_codec_encode(&e->ctx, &img, pts, duration, flags, VPX_DL_REALTIME);
 }
 
 // strata_vp8_collect copies the last encode's frame data into dst and returns its size, or the
@@ -129,6 +160,7 @@ type Encoder struct {
 	kbps          uint
 	forceKey      bool
 	out           []byte
+	layers        *temporal // nil: one layer
 }
 
 // Size limits: VP8 codes 14-bit dimensions; the frames are 4:2:0 without padding, so even.
@@ -140,6 +172,12 @@ var ErrClosed = errors.New("vp8enc: encoder closed")
 // New opens an encoder for frames of width × height (even, at most 16383) at fps frames per
 // second and a target of bitrate bit/s.
 func New(width, height int, fps float64, bitrate float64) (*Encoder, error) {
+	return open(width, height, fps, bitrate, nil)
+}
+
+// open opens an encoder, of three temporal layers at the cumulative targets ts (kbit/s) when ts
+// is set.
+func open(width, height int, fps float64, bitrate float64, ts *[3]uint) (*Encoder, error) {
 	if width < 2 || height < 2 || width > maxSide || height > maxSide || width%2 != 0 || height%2 != 0 {
 		return nil, fmt.Errorf("vp8enc: frame size %dx%d must be even and between 2 and %d", width, height, maxSide)
 	}
@@ -153,6 +191,14 @@ func New(width, height int, fps float64, bitrate float64) (*Encoder, error) {
 	p := C.strata_vp8_params{width: C.int(width), height: C.int(height), fps: C.int(fps + 0.5),
 		kbps: C.int(enc.kbps), threads: C.int(threads(width, height, runtime.NumCPU())),
 		cpu_used: C.int(cpuUsed(width, height)), max_intra_pct: C.int(maxIntraPct(fps))}
+	if ts != nil {
+		p.ts_layers = 3
+		for i, k := range ts {
+			p.ts_kbps[i] = C.uint(k)
+		}
+		enc.layers = &temporal{}
+		p.max_intra_pct = temporalIntraPct
+	}
 	enc.e = (*C.strata_vp8)(C.calloc(1, C.size_t(unsafe.Sizeof(C.strata_vp8{}))))
 	if enc.e == nil {
 		return nil, errors.New("vp8enc: out of memory")
@@ -203,6 +249,9 @@ func (enc *Encoder) SetBitrate(bps float64) error {
 	if !(bps > 0) {
 		return fmt.Errorf("vp8enc: bitrate %v must be positive", bps)
 	}
+	if enc.layers != nil {
+		return errLayered
+	}
 	k := kbps(bps)
 	if k == enc.kbps {
 		return nil
@@ -225,6 +274,9 @@ func (enc *Encoder) Resize(width, height int) error {
 	}
 	if width == enc.width && height == enc.height {
 		return nil
+	}
+	if enc.layers != nil {
+		return errLayered
 	}
 	next, err := New(width, height, enc.fps, float64(enc.kbps)*1000)
 	if err != nil {
@@ -265,7 +317,12 @@ func (enc *Encoder) Encode(frame []byte, pts int64) (data []byte, keyframe bool,
 	if enc.forceKey {
 		force = 1
 	}
-	if err := C.strata_vp8_encode(enc.e, (*C.uchar)(unsafe.Pointer(&frame[0])), C.vpx_codec_pts_t(pts), duration, force); err != C.VPX_CODEC_OK {
+	flags, layer := C.long(0), C.int(-1)
+	if enc.layers != nil {
+		f, l := enc.layers.next(enc.forceKey)
+		flags, layer = C.long(f), C.int(l)
+	}
+	if err := C.strata_vp8_encode(enc.e, (*C.uchar)(unsafe.Pointer(&frame[0])), C.vpx_codec_pts_t(pts), duration, force, flags, layer); err != C.VPX_CODEC_OK {
 		return nil, false, enc.fail("encoding", err)
 	}
 	enc.forceKey = false
@@ -276,6 +333,9 @@ func (enc *Encoder) Encode(frame []byte, pts int64) (data []byte, keyframe bool,
 	}
 	if n == 0 {
 		return nil, false, nil
+	}
+	if enc.layers != nil && enc.e.last_key != 0 {
+		enc.layers.keyframe()
 	}
 	return enc.out[:n], enc.e.last_key != 0, nil
 }

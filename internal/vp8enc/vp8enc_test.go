@@ -275,12 +275,12 @@ func mustNew(t testing.TB, width, height int, fps, bps float64) *Encoder {
 }
 
 // mustDecoder opens libvpx's decoder for the test, closed at its end.
-func mustDecoder(t testing.TB) *decoder {
+func mustDecoder(t testing.TB) *Decoder {
 	t.Helper()
-	dec, err := newDecoder()
+	dec, err := NewDecoder()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(dec.close)
+	t.Cleanup(dec.Close)
 	return dec
 }

@@ -34,14 +34,47 @@ type layerCounter struct {
 	layerOf map[[2]int]int // resolution → layer (0 = base)
 	layers  int
 
-	mu       sync.Mutex
+	mu      sync.Mutex
+	seqs    seqWindow
+	bounds  []boundary
+	unknown int // keyframes of a resolution no layer has
+}
+
+// seqWindow keeps, per extended sequence number of one stream from the first received on, what
+// arrived (a size, padding or nothing) and when.
+type seqWindow struct {
 	started  bool
 	base     int64           // extended sequence number of slots[0]
 	slots    []uint16        // per sequence number from base
 	arrivals []time.Duration // per sequence number from base (0 when missing)
-	bounds   []boundary
-	unknown  int // keyframes of a resolution no layer has
 }
+
+// add records a packet with sequence number seq arriving at now, and returns its slot and
+// extended sequence number (ok false for one too old or too far ahead to keep). The slot is
+// marked padding until the caller sets its size.
+func (w *seqWindow) add(seq uint16, now time.Duration) (i, ext int64, ok bool) {
+	if !w.started {
+		w.started, w.base = true, int64(seq)+1<<16 // room below for late packets
+		w.slots = make([]uint16, 0, 1<<14)
+		w.arrivals = make([]time.Duration, 0, 1<<14)
+	}
+	last := w.base + int64(len(w.slots)) - 1
+	ext = last + int64(int16(seq-uint16(last)))
+	i = ext - w.base
+	if i < 0 || i > 1<<24 {
+		return 0, 0, false
+	}
+	for int64(len(w.slots)) <= i {
+		w.slots = append(w.slots, slotMissing)
+		w.arrivals = append(w.arrivals, 0)
+	}
+	w.arrivals[i] = now
+	w.slots[i] = slotPadding
+	return i, ext, true
+}
+
+// setSize records the media payload size of slot i.
+func (w *seqWindow) setSize(i int64, size int) { w.slots[i] = uint16(min(size, slotPadding-2) + 1) }
 
 func newLayerCounter(resolutions [][2]int) *layerCounter {
 	c := &layerCounter{layerOf: map[[2]int]int{}, layers: len(resolutions)}
@@ -61,27 +94,11 @@ func (c *layerCounter) observe(pkt []byte, now time.Duration) int {
 	payload := pkt[h.PayloadStart:h.PayloadEnd]
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.started {
-		c.started, c.base = true, int64(h.Seq)+1<<16 // room below for late packets
-		c.slots = make([]uint16, 0, 1<<14)
-		c.arrivals = make([]time.Duration, 0, 1<<14)
-	}
-	last := c.base + int64(len(c.slots)) - 1
-	ext := last + int64(int16(h.Seq-uint16(last)))
-	i := ext - c.base
-	if i < 0 || i > 1<<24 {
+	i, ext, ok := c.seqs.add(h.Seq, now)
+	if !ok || len(payload) == 0 {
 		return 0
 	}
-	for int64(len(c.slots)) <= i {
-		c.slots = append(c.slots, slotMissing)
-		c.arrivals = append(c.arrivals, 0)
-	}
-	c.arrivals[i] = now
-	if len(payload) == 0 {
-		c.slots[i] = slotPadding
-		return 0
-	}
-	c.slots[i] = uint16(min(len(payload), slotPadding-2) + 1)
+	c.seqs.setSize(i, len(payload))
 	if w, h, ok := vp8KeyframeSize(payload); ok {
 		if l, ok := c.layerOf[[2]int{w, h}]; ok {
 			c.bounds = append(c.bounds, boundary{seq: ext, layer: l})
@@ -104,14 +121,14 @@ func (c *layerCounter) stats(name, policy string, bins int, interval time.Durati
 	slices.SortStableFunc(bounds, func(a, b boundary) int { return int(a.seq - b.seq) })
 	b, layer := 0, -1
 	var at time.Duration
-	for i, s := range c.slots {
-		seq := c.base + int64(i)
+	for i, s := range c.seqs.slots {
+		seq := c.seqs.base + int64(i)
 		for b < len(bounds) && bounds[b].seq <= seq {
 			layer = bounds[b].layer
 			b++
 		}
 		if s != slotMissing {
-			at = c.arrivals[i]
+			at = c.seqs.arrivals[i]
 		}
 		if layer < 0 || s == slotPadding {
 			continue // before the first keyframe, or a probe

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/emu/browser"
@@ -27,6 +28,8 @@ type run struct {
 	hosts Session
 	count counter
 	media *mediasrc.Media
+	// linkCounts: the session's per-layer losses came from the downlink's DSCP counts (said once).
+	linkCounts atomic.Bool
 
 	mu      sync.Mutex
 	started bool
@@ -36,33 +39,63 @@ type run struct {
 
 // newRun prepares a session; its clips come from media (shared by sessions with the same layers).
 func newRun(s *Sessions, index int, spec scenario.SFUSession, hosts Session, media map[string]*mediasrc.Media) (*run, error) {
+	if spec.Subscriber == "" { // a session built in code rather than parsed
+		spec.Subscriber = scenario.SubscriberPion
+	}
+	dir := s.env.MediaDir
+	if dir == "" {
+		dir = mediasrc.DefaultDir()
+	}
+	r := &run{s: s, index: index, spec: spec, hosts: hosts}
+	if spec.Layering == scenario.LayeringTemporal {
+		return r, r.loadTemporal(dir, media)
+	}
 	var sizes [][2]int
 	layers := simulcastLayers(spec.Layers)
 	key := fmt.Sprint(layers)
 	if media[key] == nil {
-		dir := s.env.MediaDir
-		if dir == "" {
-			dir = mediasrc.DefaultDir()
-		}
 		m, err := mediasrc.LoadRates(dir, layers) // encodes clips at new rates once (ffmpeg)
 		if err != nil {
 			return nil, fmt.Errorf("sfuflow: session %s: %w", spec.Name, err)
 		}
 		media[key] = m
 	}
+	r.media = media[key]
 	for i := len(layers) - 1; i >= 0; i-- { // base first
 		sizes = append(sizes, [2]int{layers[i].Width, layers[i].Height})
 	}
-	if spec.Subscriber == "" { // a session built in code rather than parsed
-		spec.Subscriber = scenario.SubscriberPion
-	}
-	r := &run{s: s, index: index, spec: spec, hosts: hosts, media: media[key]}
 	if spec.Subscriber == scenario.SubscriberBrowser {
 		r.count = newSampleCounter(sizes)
 	} else {
 		r.count = newLayerCounter(sizes)
 	}
 	return r, nil
+}
+
+// loadTemporal prepares a temporal-layered session: one 1280x720 VP8 stream whose TL0, TL1 and
+// TL2 run at the session's three layer rates (encoded with libvpx once per rates), counted per
+// TID by a Pion subscriber.
+func (r *run) loadTemporal(dir string, media map[string]*mediasrc.Media) error {
+	spec := r.spec
+	if len(spec.Layers) != 3 || spec.Subscriber != scenario.SubscriberPion {
+		return fmt.Errorf("sfuflow: session %s: temporal layering needs three layers and a pion subscriber", spec.Name)
+	}
+	t := mediasrc.SeedTemporal
+	sum := 0.0
+	for i, rate := range spec.Layers {
+		sum += rate
+		t.Kbps[i] = int(sum/1000 + 0.5)
+	}
+	key := fmt.Sprint(t)
+	if media[key] == nil {
+		m, err := mediasrc.LoadTemporal(dir, t)
+		if err != nil {
+			return fmt.Errorf("sfuflow: session %s: %w", spec.Name, err)
+		}
+		media[key] = m
+	}
+	r.media, r.count = media[key], newTIDCounter(3)
+	return nil
 }
 
 // start joins the publisher, then the subscriber to its video.
@@ -116,7 +149,7 @@ func (r *run) startSubscriber(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := &subscriber{count: r.count.(*layerCounter), rec: r.hosts.Rec, now: env.Clock.Now}
+	sub := &subscriber{count: r.count.(packetCounter), rec: r.hosts.Rec, now: env.Clock.Now}
 	r.sub = sub
 	jctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()

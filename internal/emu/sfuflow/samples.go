@@ -17,6 +17,13 @@ type counter interface {
 	current() int
 }
 
+// packetCounter is a counter of every packet a Pion subscriber receives.
+type packetCounter interface {
+	counter
+	// observe takes one received RTP packet at time now and returns its media payload size.
+	observe(pkt []byte, now time.Duration) int
+}
+
 // pageStats is what the subscriber page's sub.stats() returns: the video's inbound-rtp
 // counters, cumulative (absent members stay zero).
 type pageStats struct {

@@ -8,6 +8,11 @@
 // publisher sends simulcast, one encoding per layer, of which the SFU forwards one. So layer k
 // of a session here is the encoding at the sum of the first k layer rates, at its own
 // resolution, and a session at its top layer counts all its packets under that layer.
+//
+// A session with `layering: temporal` instead sends one VP8 stream of three temporal layers at
+// its three layer rates (TL0, TL1, TL2 for the paper's base, spatial and temporal), which the
+// SFU (or a switch) thins by dropping whole layers; its subscriber counts every packet under the
+// TID its descriptor carries.
 package sfuflow
 
 import (
@@ -23,6 +28,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/emu/browser"
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
+	"github.com/strata-rtc/strata/internal/emu/topo"
 	"github.com/strata-rtc/strata/internal/lab/metrics"
 	"github.com/strata-rtc/strata/internal/lab/scenario"
 	"github.com/strata-rtc/strata/internal/load/mediasrc"
@@ -63,6 +69,13 @@ type Env struct {
 	// meter interval: the network controller gets it every 500 ms, as the simulator feeds it its
 	// links' meters. Without it the controller assumes its links carry nothing else.
 	LinkLoad func(link string) (bps float64, ok bool)
+	// Classes, when set, is a session's downlink (SFU → subscriber) data packets per DSCP as the
+	// emulator counted them. Once the SFU marks a temporal session's layers (LayerMarks), its
+	// per-layer losses come from these counts (applyLinkCounts); until then, and for simulcast
+	// sessions, from the subscriber's sequence numbers.
+	Classes func(session string) []topo.ClassCounts
+	// LayerMarks are the DSCPs of temporal layers 0, 1 and 2 (DefaultLayerMarks when zero).
+	LayerMarks [3]uint8
 	// Binary is the strata executable; Dir takes its configuration and logs (a temporary
 	// directory when empty) and the browser subscribers' profiles; MediaDir caches the encoded
 	// clips (mediasrc.DefaultDir when empty).
@@ -250,8 +263,17 @@ func (s *Sessions) Stop() error {
 func (s *Sessions) Stats() []*sim.SessionStats {
 	bins := int((s.env.Duration + s.env.Interval - 1) / s.env.Interval)
 	out := make([]*sim.SessionStats, len(s.runs))
+	marks := s.env.LayerMarks
+	if marks == ([3]uint8{}) {
+		marks = DefaultLayerMarks
+	}
 	for i, r := range s.runs {
 		out[i] = r.count.stats(r.spec.Name, s.env.SFU.Policy, bins, s.env.Interval)
+		if r.spec.Layering == scenario.LayeringTemporal && s.env.Classes != nil &&
+			applyLinkCounts(out[i], s.env.Classes(r.spec.Name), marks) && r.linkCounts.CompareAndSwap(false, true) {
+			fmt.Fprintf(s.env.Log, "sfuflow: session %s: layers marked %v on the downlink: per-layer loss from the link's counts\n",
+				r.spec.Name, marks)
+		}
 	}
 	return out
 }
@@ -269,8 +291,9 @@ func (s *Sessions) Summaries() []metrics.SessionSummary {
 	return metrics.Summarize(rec, metrics.Meta{}).Sessions
 }
 
-// Forwarding is the layer (1 = base) each session's subscriber last got a keyframe of (a Pion
-// subscriber) or decoded a frame of (a browser), 0 before the first.
+// Forwarding is, per session, the layer (1 = base) its subscriber last got a keyframe of (a Pion
+// subscriber) or decoded a frame of (a browser), or with temporal layering the number of
+// temporal layers it received over the last second; 0 before the first.
 func (s *Sessions) Forwarding() map[string]int {
 	out := map[string]int{}
 	for _, r := range s.runs {

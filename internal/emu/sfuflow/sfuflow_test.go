@@ -26,8 +26,14 @@ import (
 // (Stop is idempotent: a test may stop it itself to check the error).
 func startSession(t *testing.T, bin string, net *topo.Network, u *scenario.SFU, rec *emutest.Recorder, within time.Duration) *Sessions {
 	t.Helper()
-	ss, err := New(Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: rec, Log: emutest.Log(t),
-		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub"), Rec: rec}}})
+	return startEnv(t, Env{SFU: u, SFUHost: net.Host("sfu"), Binary: bin, Clock: rec, Log: emutest.Log(t),
+		Sessions: []Session{{Name: "s", Pub: net.Host("pub"), Sub: net.Host("sub"), Rec: rec}}}, within)
+}
+
+// startEnv starts the sessions of env within the time given; the test's end stops them.
+func startEnv(t *testing.T, env Env, within time.Duration) *Sessions {
+	t.Helper()
+	ss, err := New(env)
 	if err != nil {
 		t.Fatal(err)
 	}

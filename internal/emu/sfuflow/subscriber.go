@@ -53,7 +53,7 @@ type subscriber struct {
 	s     *janusclient.Session
 	h     *janusclient.Handle
 	pc    *webrtc.PeerConnection
-	count *layerCounter
+	count packetCounter
 	rec   endpoint.Recorder
 	now   func() time.Duration
 	wg    sync.WaitGroup

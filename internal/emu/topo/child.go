@@ -65,6 +65,7 @@ type flowWire struct {
 	BinSent, BinRecv                               []int64
 	BinQDelay                                      []time.Duration
 	BinQN, BinLost                                 []int32
+	Classes                                        []ClassCounts
 }
 
 func monoNow() int64 {

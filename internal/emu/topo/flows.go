@@ -43,6 +43,33 @@ type flowState struct {
 	// unmatched counts packets a later hop could not find among those the
 	// previous hop passed on (their earlier queueing is then not counted).
 	unmatched int64
+	// classes counts the data packets per DSCP (a fixed table: counting
+	// allocates nothing).
+	classes [64]classCount
+}
+
+// classCount is what happened to a flow's data packets of one DSCP.
+type classCount struct{ arrived, dropped, delivered int64 }
+
+// ClassCounts are a flow's data packets of one DSCP (the IP header's TOS
+// byte >> 2): arrived at its first link, dropped by a link (its queue or its
+// loss model), delivered by its last link. Packets a switch in front of the
+// first link dropped never arrived (seed 000's per-layer loss is drops /
+// arrivals of the layer's mark).
+type ClassCounts struct {
+	DSCP                        uint8
+	Arrived, Dropped, Delivered int64
+}
+
+// classList lists the classes that saw packets, by DSCP.
+func (f *flowState) classList() []ClassCounts {
+	var out []ClassCounts
+	for d, c := range f.classes {
+		if c != (classCount{}) {
+			out = append(out, ClassCounts{DSCP: uint8(d), Arrived: c.arrived, Dropped: c.dropped, Delivered: c.delivered})
+		}
+	}
+	return out
 }
 
 func (n *Network) flowOrder() []*flowState {
@@ -134,6 +161,20 @@ func (n *Network) FlowStats(name string) *sim.FlowStats {
 	return st
 }
 
+// FlowClasses returns the named flow's data packets per DSCP so far (the
+// classes that saw packets, by DSCP), or nil for an unknown flow or a link
+// process that is gone.
+func (n *Network) FlowClasses(name string) []ClassCounts {
+	if n.flows[name] == nil {
+		return nil
+	}
+	r, err := n.proc.call(request{Op: "flow", Flow: name})
+	if err != nil {
+		return nil
+	}
+	return r.Flow.Classes
+}
+
 // localFlow is FlowStats in the link process.
 func (n *Network) localFlow(name string) (flowWire, error) {
 	f := n.flows[name]
@@ -146,7 +187,8 @@ func (n *Network) localFlow(name string) (flowWire, error) {
 	return flowWire{SentPackets: s.SentPackets, SentBytes: s.SentBytes, RecvPackets: s.RecvPackets, RecvBytes: s.RecvBytes,
 		Dropped: s.Dropped, ControlDropped: s.ControlDropped, Marked: s.Marked, Unmatched: f.unmatched,
 		QueueDelays: slices.Clone(s.QueueDelays), BinSent: slices.Clone(s.BinSent), BinRecv: slices.Clone(s.BinRecv),
-		BinQDelay: slices.Clone(s.BinQDelay), BinQN: slices.Clone(s.BinQN), BinLost: slices.Clone(s.BinLost)}, nil
+		BinQDelay: slices.Clone(s.BinQDelay), BinQN: slices.Clone(s.BinQN), BinLost: slices.Clone(s.BinLost),
+		Classes: f.classList()}, nil
 }
 
 // linkObserver classifies the packets crossing one link and keeps their
@@ -157,22 +199,28 @@ type linkObserver struct {
 }
 
 func (o *linkObserver) lookup(pkt []byte) (*flowState, int, int, bool) {
+	f, dir, hop, _, ok := o.classify(pkt)
+	return f, dir, hop, ok
+}
+
+// classify is lookup with the packet's DSCP.
+func (o *linkObserver) classify(pkt []byte) (f *flowState, dir, hop int, dscp uint8, ok bool) {
 	h, ok := netem.ParseIPv4(pkt)
 	if !ok {
-		return nil, 0, 0, false
+		return nil, 0, 0, 0, false
 	}
 	r, ok := o.net.byPair[keyOf(h)]
 	if !ok {
-		return nil, 0, 0, false
+		return nil, 0, 0, 0, false
 	}
-	hop := slices.Index(r.flow.dirs[r.dir].links, o.link)
-	return r.flow, r.dir, hop, hop >= 0
+	hop = slices.Index(r.flow.dirs[r.dir].links, o.link)
+	return r.flow, r.dir, hop, h.TOS >> 2, hop >= 0
 }
 
 // Admit counts a packet entering the link; the queueing it has met so far
 // (from the previous hop), plus this hop's wait, rides with it to Deliver.
 func (o *linkObserver) Admit(pkt []byte, now time.Duration, a sim.Admission) uint64 {
-	f, dir, hop, ok := o.lookup(pkt)
+	f, dir, hop, dscp, ok := o.classify(pkt)
 	if !ok {
 		return 0
 	}
@@ -189,12 +237,14 @@ func (o *linkObserver) Admit(pkt []byte, now time.Duration, a sim.Admission) uin
 	st := f.stats
 	bin := st.Bin(now)
 	if dir == 0 && hop == 0 {
+		f.classes[dscp].arrived++
 		st.SentPackets++
 		st.SentBytes += int64(len(pkt))
 		st.BinSent[bin] += int64(len(pkt))
 	}
 	if a.Verdict != sim.Admitted {
 		if dir == 0 {
+			f.classes[dscp].dropped++
 			st.Dropped++
 			st.BinLost[bin]++
 		} else {
@@ -237,6 +287,7 @@ func (o *linkObserver) Deliver(pkt []byte, now, late time.Duration, tag uint64) 
 	st.BinQDelay[bin] += q
 	st.BinQN[bin]++
 	st.QueueDelays = append(st.QueueDelays, float32(q.Seconds()))
+	f.classes[h.TOS>>2].delivered++
 	if h.CE() {
 		st.Marked++
 	}

@@ -47,8 +47,18 @@ type SFUSession struct {
 	Start, Stop time.Duration
 	// Subscriber is what receives the session in emulation: SubscriberPion or SubscriberBrowser.
 	Subscriber string
-	Line       int
+	// Layering is what the session's publisher sends in emulation: LayeringSimulcast (one
+	// encoding per cumulative layer rate) or LayeringTemporal (one VP8 stream of three temporal
+	// layers). The simulator's sessions are cumulative layers either way.
+	Layering string
+	Line     int
 }
+
+// Layerings of an SFU session's publisher in emulation.
+const (
+	LayeringSimulcast = "simulcast" // VP8 simulcast: encoding k at the sum of the first k rates
+	LayeringTemporal  = "temporal"  // one VP8 stream, TL0/TL1/TL2 at the three layer rates
+)
 
 // Subscribers of an SFU session in emulation.
 const (
@@ -120,7 +130,7 @@ func (d *decoder) sessionCodec(n *yaml.Node, field string, c *sim.CodecConfig) {
 }
 
 func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFUSession {
-	ss := SFUSession{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Subscriber: SubscriberPion, Line: v.Line}
+	ss := SFUSession{Stop: s.Duration, Codec: sim.DefaultCodecConfig(), Subscriber: SubscriberPion, Layering: LayeringSimulcast, Line: v.Line}
 	if name := nameOf(v); name != "" {
 		field = "sfu.sessions[" + name + "]"
 	}
@@ -141,12 +151,24 @@ func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFU
 				d.Failf(v, f, "unknown subscriber %q (pion or browser)", ss.Subscriber)
 			}
 		},
+		"layering": func(v *yaml.Node, f string) {
+			d.Str(v, f, &ss.Layering)
+			if ss.Layering != LayeringSimulcast && ss.Layering != LayeringTemporal {
+				d.Failf(v, f, "unknown layering %q (simulcast or temporal)", ss.Layering)
+			}
+		},
 	})
 	if ss.Name == "" {
 		d.Failf(v, field+".name", "a session needs a name")
 	}
 	if len(ss.Layers) == 0 || len(ss.Layers) > 3 {
 		d.Failf(v, field+".layers", "want 1 to 3 layer rates (base, spatial, temporal)")
+	}
+	if ss.Layering == LayeringTemporal && len(ss.Layers) != 3 {
+		d.Failf(v, field+".layering", "temporal layering needs three layer rates (TL0, TL1, TL2)")
+	}
+	if ss.Layering == LayeringTemporal && ss.Subscriber == SubscriberBrowser {
+		d.Failf(v, field+".layering", "temporal layering is counted per TID by a pion subscriber, not a browser")
 	}
 	ss.Group = ss.Name
 	if count == 1 {

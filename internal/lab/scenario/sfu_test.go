@@ -69,6 +69,9 @@ func TestParseSFUErrors(t *testing.T) {
 		{"  policy: network\n", "  policy: network\n  netctl: {use: on, reserv: 0.8}\n", "reserv"},
 		{"queue: 100pkt, duplex: true}", "queue: 100pkt, duplex: true, switch: p4}", `links[down].switch: unknown switch "p4" (ovs or none)`},
 		{"path: [a, hub, b]", "path: [a, hub, b], subscriber: firefox", `sfu.sessions[s].subscriber: unknown subscriber "firefox" (pion or browser)`},
+		{"path: [a, hub, b]", "path: [a, hub, b], layering: spatial", `sfu.sessions[s].layering: unknown layering "spatial" (simulcast or temporal)`},
+		{"layers: [0.6Mbps, 0.6Mbps, 1.2Mbps]", "layers: [1Mbps, 1Mbps], layering: temporal", "sfu.sessions[s].layering: temporal layering needs three layer rates"},
+		{"path: [a, hub, b]", "path: [a, hub, b], layering: temporal, subscriber: browser", "temporal layering is counted per TID by a pion subscriber"},
 	} {
 		doc := strings.Replace(noSweep, c.from, c.to, 1)
 		_, err := Parse("bad.yaml", []byte(doc))
@@ -147,12 +150,40 @@ func TestSFUBrowserSubscriberNeedsEmulation(t *testing.T) {
 
 func second[T any](_ T, err error) error { return err }
 
+// Temporal layering is what the emulated publisher sends; the simulator runs the session as
+// always (its sessions are cumulative layers).
+func TestSFULayering(t *testing.T) {
+	noSweep := sfuDoc[:strings.Index(sfuDoc, "sweep:")]
+	f, err := Parse("simulcast.yaml", []byte(noSweep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Runs[0].SFU.Sessions[0].Layering; got != LayeringSimulcast {
+		t.Errorf("default layering %q, want simulcast", got)
+	}
+	doc := strings.Replace(noSweep, "path: [a, hub, b]", "path: [a, hub, b], layering: temporal", 1)
+	if f, err = Parse("temporal.yaml", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Runs[0].SFU.Sessions[1].Layering; got != LayeringTemporal {
+		t.Fatalf("layering %q", got)
+	}
+	sm, err := f.Runs[0].Build(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.Run(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func FuzzParseSFU(f *testing.F) {
 	f.Add(sfuDoc)
 	f.Add(strings.Replace(sfuDoc, "count: 2", "count: 0", 1))
 	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps, duplex: true}]\nsfu: {node: x, sessions: [{name: s, layers: [1Mbps], path: [y, x, y]}]}\n")
 	f.Add("duration: 1s\nlinks: [{name: a, from: x, to: y, rate: 1Mbps}]\nsfu: {node: y}\n")
 	f.Add(strings.Replace(sfuDoc, "path: [a, hub, b]", "path: [a, hub, b], subscriber: browser", 1))
+	f.Add(strings.Replace(sfuDoc, "path: [a, hub, b]", "path: [a, hub, b], layering: temporal", 1))
 	f.Fuzz(func(t *testing.T, doc string) {
 		file, err := Parse("fuzz.yaml", []byte(doc))
 		if err != nil {

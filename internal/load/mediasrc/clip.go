@@ -15,13 +15,20 @@ import (
 // the RTP header, extensions and the SRTP tag.
 const MaxPayload = 1100
 
-// vp8DescriptorLen is the payload descriptor the pacer writes: X, I, and a 15-bit picture id.
-const vp8DescriptorLen = 4
+// vp8DescriptorLen is the payload descriptor the pacer writes: X, I, and a 15-bit picture id;
+// a temporal-layered clip's adds TL0PICIDX and TID/Y (vp8TemporalDescriptorLen).
+const (
+	vp8DescriptorLen         = 4
+	vp8TemporalDescriptorLen = 6
+)
 
 // Frame is one encoded video frame cut into payload chunks (without descriptor).
 type Frame struct {
 	Chunks [][]byte
 	Key    bool
+	// TID and Sync are the frame's temporal layer and layer-sync flag in a temporal-layered clip.
+	TID  int8
+	Sync bool
 }
 
 // VideoClip is a looped VP8 clip at one resolution.
@@ -29,7 +36,10 @@ type VideoClip struct {
 	Layer    Layer
 	Frames   []Frame
 	Interval time.Duration // between frames
-	keys     []int         // indexes of keyframes, ascending
+	// Temporal: the frames carry temporal layers, which the pacer writes in each packet's
+	// descriptor (LoadTemporal).
+	Temporal bool
+	keys     []int // indexes of keyframes, ascending
 }
 
 // AudioClip is a looped Opus clip: one payload per 20 ms.
@@ -117,7 +127,7 @@ func (c *VideoClip) addFrame(frame []byte) {
 		c.keys = append(c.keys, len(c.Frames))
 	}
 	// Even-sized chunks: as many packets as needed, none much smaller than the others.
-	room := MaxPayload - vp8DescriptorLen
+	room := MaxPayload - vp8TemporalDescriptorLen // the longest descriptor the pacer writes
 	n := (len(frame) + room - 1) / room
 	size := (len(frame) + n - 1) / n
 	fr := Frame{Key: key}

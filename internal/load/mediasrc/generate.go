@@ -4,6 +4,10 @@
 // nothing per packet, and the clips are shared read-only by every publisher, so a generator with
 // many publishers stays cheap. A publisher asked for a keyframe (PLI/FIR) skips ahead to the
 // clip's next keyframe, as an encoder would produce one.
+//
+// A second kind of clip is one VP8 stream of three temporal layers (LoadTemporal): content with
+// scene changes rendered by ffmpeg, encoded with libvpx through internal/vp8enc, each packet's
+// payload descriptor carrying the frame's TID, layer-sync flag and TL0PICIDX.
 package mediasrc
 
 import (

@@ -32,6 +32,7 @@ type videoState struct {
 	seq       uint16
 	idx       int
 	pictureID uint16
+	tl0PicIdx uint8 // of the last TL0 frame (temporal-layered clips)
 	keyWanted atomic.Bool
 	lastJump  time.Duration
 	jumped    bool
@@ -74,7 +75,7 @@ func NewPacer(m *Media, audio Writer, video []Writer, start time.Duration) *Pace
 			break
 		}
 		p.video = append(p.video, &videoState{w: w, clip: m.Video[i], seq: uint16(rand.Uint32()),
-			pictureID: uint16(rand.Uint32()) & 0x7fff})
+			pictureID: uint16(rand.Uint32()) & 0x7fff, tl0PicIdx: uint8(rand.Uint32())})
 		p.interval = m.Video[i].Interval
 	}
 	return p
@@ -192,27 +193,51 @@ func (p *Pacer) sendVideoFrame(now time.Duration) {
 		frame := v.clip.Frames[v.idx]
 		v.idx = (v.idx + 1) % len(v.clip.Frames)
 		p.setExtensions(v.ext)
+		var desc [vp8TemporalDescriptorLen]byte
+		n := descriptor(&desc, v, &frame)
 		for i, chunk := range frame.Chunks {
-			// RFC 7741 descriptor: X; S on the first packet of the frame (partition 0); I with
-			// a 15-bit picture id (M set), continuous across the clip's loops.
-			p.buf[0] = 0x80
+			copy(p.buf[:n], desc[:n]) // every packet anew: a writer may have changed the buffer
 			if i == 0 {
-				p.buf[0] |= 0x10
+				p.buf[0] |= 0x10 // S: the first packet of the frame (partition 0)
 			}
-			p.buf[1] = 0x80
-			p.buf[2] = 0x80 | byte(v.pictureID>>8)
-			p.buf[3] = byte(v.pictureID)
-			n := copy(p.buf[vp8DescriptorLen:], chunk)
+			m := copy(p.buf[n:], chunk)
 			p.pkt.Marker = i == len(frame.Chunks)-1
 			p.pkt.SequenceNumber = v.seq
 			p.pkt.Timestamp = p.videoTS
-			p.pkt.Payload = p.buf[:vp8DescriptorLen+n]
+			p.pkt.Payload = p.buf[:n+m]
 			p.write(v.w)
 			v.seq++
 		}
 		v.pictureID = (v.pictureID + 1) & 0x7fff
 	}
 	p.videoTS += uint32(p.interval * 90000 / time.Second)
+}
+
+// descriptor writes the RFC 7741 payload descriptor of a frame's packets (S clear) into b and
+// returns its length: X; I with a 15-bit picture id (M set), continuous across the clip's loops; for a
+// temporal-layered clip also L and T: TL0PICIDX (the index of the base frame the frame belongs
+// to, counted up at each TL0 frame) and TID with Y, and N on TL2 frames, which no frame
+// references.
+func descriptor(b *[vp8TemporalDescriptorLen]byte, v *videoState, f *Frame) int {
+	b[0], b[1] = 0x80, 0x80
+	b[2] = 0x80 | byte(v.pictureID>>8)
+	b[3] = byte(v.pictureID)
+	if !v.clip.Temporal {
+		return vp8DescriptorLen
+	}
+	if f.TID == 0 {
+		v.tl0PicIdx++
+	}
+	if f.TID == 2 {
+		b[0] |= 0x20
+	}
+	b[1] |= 0x60
+	b[4] = v.tl0PicIdx
+	b[5] = byte(f.TID) << 6
+	if f.Sync {
+		b[5] |= 0x20
+	}
+	return vp8TemporalDescriptorLen
 }
 
 func (p *Pacer) setExtensions(ext []rtp.Extension) {
