@@ -2,12 +2,19 @@ package sfuflow
 
 import (
 	"github.com/strata-rtc/strata/internal/emu/topo"
+	"github.com/strata-rtc/strata/internal/sfu"
 	"github.com/strata-rtc/strata/internal/sim"
 )
 
-// DefaultLayerMarks are the DSCPs the SFU marks temporal layers 0, 1 and 2 with by default: AF41,
-// AF42, AF43 (increasing drop precedence: the higher layers go first).
-var DefaultLayerMarks = [3]uint8{34, 36, 38}
+// layerMarks are the DSCPs of temporal layers 0, 1 and 2: env's, or the SFU's defaults.
+func (env Env) layerMarks() [3]uint8 {
+	if env.LayerMarks != ([3]uint8{}) {
+		return env.LayerMarks
+	}
+	var m [3]uint8
+	copy(m[:], sfu.DefaultLayerDSCP())
+	return m
+}
 
 // applyLinkCounts makes a temporal session's per-layer losses those the network counted on its
 // downlink when the SFU marks the layers: a switch that drops a layer before the link leaves

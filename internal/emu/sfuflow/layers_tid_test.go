@@ -118,14 +118,14 @@ func TestLinkCountsReplaceHolesWhenMarked(t *testing.T) {
 		at += 20 * time.Millisecond
 	}
 	st := c.stats("s", "network", 30, 100*time.Millisecond)
-	if applyLinkCounts(st, []topo.ClassCounts{{DSCP: 0, Arrived: 40}}, DefaultLayerMarks) {
+	if applyLinkCounts(st, []topo.ClassCounts{{DSCP: 0, Arrived: 40}}, Env{}.layerMarks()) {
 		t.Fatal("unmarked packets replaced the receiver's counts")
 	}
 	if st.Layers[2].Sent-st.Layers[2].Received+st.Layers[0].Sent-st.Layers[0].Received+st.Layers[1].Sent-st.Layers[1].Received != 4 {
 		t.Fatalf("receiver: %+v", st.Layers)
 	}
 	classes := []topo.ClassCounts{{DSCP: 34, Arrived: 10}, {DSCP: 36, Arrived: 11, Dropped: 1}, {DSCP: 38, Arrived: 22, Dropped: 2}}
-	if !applyLinkCounts(st, classes, DefaultLayerMarks) {
+	if !applyLinkCounts(st, classes, Env{}.layerMarks()) {
 		t.Fatal("marked packets ignored")
 	}
 	for l, want := range []int64{0, 1, 2} {

@@ -87,7 +87,13 @@ func (s *Sessions) strataYAML(netctlURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "plugins:\n  videoroom:\n    allocation:\n      policy: %s\n", u.Policy)
 	if netctlURL != "" {
-		fmt.Fprintf(&b, "    netctl:\n      url: %q\n      node: %q\n      receivers:\n", netctlURL, u.Node)
+		fmt.Fprintf(&b, "    netctl:\n      url: %q\n      node: %q\n", netctlURL, u.Node)
+		if s.switchAtSFU() {
+			// The switch thins: strata forwards every layer, marked (seed 000's split).
+			m := s.env.layerMarks()
+			fmt.Fprintf(&b, "      enforcement: switch\n      marks: {layers: [%d, %d, %d]}\n", m[0], m[1], m[2])
+		}
+		fmt.Fprintf(&b, "      receivers:\n")
 		seen := map[string]bool{}
 		for _, ss := range u.Sessions {
 			if n := receiverNode(ss); !seen[n] {
@@ -97,6 +103,17 @@ func (s *Sessions) strataYAML(netctlURL string) string {
 		}
 	}
 	return b.String()
+}
+
+// switchAtSFU reports whether a switch sits on the SFU's node, where it can enforce the
+// controller's decisions on the SFU's traffic.
+func (s *Sessions) switchAtSFU() bool {
+	for _, sw := range s.env.Switches {
+		if sw.Node == s.env.SFU.Node {
+			return true
+		}
+	}
+	return false
 }
 
 // netctlTopology is the controller's topology: the scenario's nodes and links at their initial

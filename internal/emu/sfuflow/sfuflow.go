@@ -74,7 +74,8 @@ type Env struct {
 	// per-layer losses come from these counts (applyLinkCounts); until then, and for simulcast
 	// sessions, from the subscriber's sequence numbers.
 	Classes func(session string) []topo.ClassCounts
-	// LayerMarks are the DSCPs of temporal layers 0, 1 and 2 (DefaultLayerMarks when zero).
+	// LayerMarks are the DSCPs of temporal layers 0, 1 and 2 (the SFU's defaults when zero); with
+	// a switch on the SFU's node, strata is configured to mark with them.
 	LayerMarks [3]uint8
 	// Binary is the strata executable; Dir takes its configuration and logs (a temporary
 	// directory when empty) and the browser subscribers' profiles; MediaDir caches the encoded
@@ -263,10 +264,7 @@ func (s *Sessions) Stop() error {
 func (s *Sessions) Stats() []*sim.SessionStats {
 	bins := int((s.env.Duration + s.env.Interval - 1) / s.env.Interval)
 	out := make([]*sim.SessionStats, len(s.runs))
-	marks := s.env.LayerMarks
-	if marks == ([3]uint8{}) {
-		marks = DefaultLayerMarks
-	}
+	marks := s.env.layerMarks()
 	for i, r := range s.runs {
 		out[i] = r.count.stats(r.spec.Name, s.env.SFU.Policy, bins, s.env.Interval)
 		if r.spec.Layering == scenario.LayeringTemporal && s.env.Classes != nil &&
