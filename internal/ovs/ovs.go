@@ -38,6 +38,8 @@ type Config struct {
 type Switch struct {
 	cfg Config
 
+	spawn *spawner // the daemons' parent thread
+
 	mu       sync.Mutex
 	db       *daemon
 	vswitchd *daemon
@@ -58,8 +60,7 @@ const startTimeout = 10 * time.Second
 // Restart), so traffic flows before a controller programs it — the same state a controller that
 // installed no drop rules leaves.
 //
-// The daemons are Start's child processes and die with the process (and the OS thread) that
-// started them; call Start from an ordinary goroutine, not one that exits with its thread locked.
+// The daemons are this process's children and die with it (see spawner).
 func Start(ctx context.Context, cfg Config) (*Switch, error) {
 	if cfg.Bridge == "" {
 		cfg.Bridge = "br0"
@@ -78,7 +79,7 @@ func Start(ctx context.Context, cfg Config) (*Switch, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("ovs: %w", err)
 	}
-	s := &Switch{cfg: cfg}
+	s := &Switch{cfg: cfg, spawn: newSpawner()}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	if err := s.start(ctx); err != nil {
@@ -156,6 +157,14 @@ func (s *Switch) daemonVswitchd() *daemon {
 	return s.vswitchd
 }
 
+// VswitchdPID is ovs-vswitchd's process id (0 when it is not running), for tests and status.
+func (s *Switch) VswitchdPID() int {
+	if d := s.daemonVswitchd(); d != nil && !d.exited() {
+		return d.cmd.Process.Pid
+	}
+	return 0
+}
+
 // Restart kills ovs-vswitchd (SIGKILL, as a crash would) and starts it again. The bridge and its
 // ports come back from the database; the flow table comes back with the base NORMAL flow only, so
 // a controller's rules are lost until it reinstalls them.
@@ -197,6 +206,7 @@ func (s *Switch) Close() error {
 	if db != nil {
 		db.stop()
 	}
+	s.spawn.close()
 	return nil
 }
 

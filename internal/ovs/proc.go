@@ -67,13 +67,11 @@ func (s *Switch) startDaemon(name string, args ...string) (*daemon, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = s.env()
 	// Own process group (a terminal's ^C goes to the parent, which stops the daemons itself), and
-	// killed if the process that started it dies first. Pdeathsig fires when the OS thread that
-	// started the daemon exits, so Start and Restart must not run on a goroutine that ends with
-	// its thread locked (runtime.LockOSThread without Unlock).
+	// killed if this process dies first: forked from the spawner's thread (see spawner).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
+	if err := s.spawn.run(cmd.Start); err != nil {
 		return nil, fmt.Errorf("ovs: start %s: %w", name, err)
 	}
 	d := &daemon{name: name, cmd: cmd, done: make(chan struct{})}

@@ -7,15 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 
+	"github.com/strata-rtc/strata/internal/netns"
 	"golang.org/x/sys/unix"
 )
 
 // netnsDir is where `ip netns` keeps its named namespaces.
-const netnsDir = "/var/run/netns"
+const netnsDir = netns.Dir
 
 // prefix starts every namespace an emulation creates; the pid that follows
 // lets Reap tell a dead run's namespaces from a live one's.
@@ -36,34 +36,8 @@ func checkRootAs(euid int) error {
 	return nil
 }
 
-// inNamespace runs f on a locked OS thread switched into namespace name.
-// Sockets and devices f creates belong to that namespace.
-func inNamespace(name string, f func() error) error {
-	target, err := os.Open(netnsDir + "/" + name)
-	if err != nil {
-		return fmt.Errorf("namespace %s: %w", name, err)
-	}
-	defer target.Close()
-	runtime.LockOSThread()
-	orig, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("setns %s: %w", name, err)
-	}
-	ferr := f()
-	if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-		// The thread stays locked and so dies with this goroutine rather
-		// than running other goroutines in the wrong namespace.
-		return fmt.Errorf("setns back from %s: %w", name, err)
-	}
-	runtime.UnlockOSThread()
-	return ferr
-}
+// inNamespace runs f inside namespace name (netns.Do).
+func inNamespace(name string, f func() error) error { return netns.Do(name, f) }
 
 // sysctls writes net sysctls (path under /proc/sys/net → value) inside ns.
 func sysctls(ns string, kv [][2]string) error {

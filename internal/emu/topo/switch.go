@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,26 +138,7 @@ func (n *Network) flowRule(k int, src, dst netip.Addr, add func(ns, f string, a 
 // ports, checksum offload off on every end of them (the userspace datapath never completes a
 // partial checksum), and the far ends' MAC addresses entered statically (the far node never
 // sends through the bridge, so it would never learn them and would flood every frame).
-//
-// The daemons are started from an OS thread kept for them until Close: ovs starts them with a
-// parent-death signal, which Linux sends when the *thread* that forked them exits, and Go ends
-// threads (a goroutine that locked its thread and returns, as the emulator's real-time senders
-// do), which would kill the switch in the middle of a run.
 func (n *Network) startSwitches(ctx context.Context) error {
-	if len(n.switches) == 0 {
-		return nil
-	}
-	errc := make(chan error, 1)
-	n.switchThread = make(chan struct{})
-	go func(release <-chan struct{}) {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after Close
-		errc <- n.startSwitchesHere(ctx)
-		<-release
-	}(n.switchThread)
-	return <-errc
-}
-
-func (n *Network) startSwitchesHere(ctx context.Context) error {
 	for _, s := range n.switches {
 		sw, err := ovs.Start(ctx, ovs.Config{Namespace: s.ns, Dir: s.dir})
 		if err != nil {
@@ -210,10 +190,6 @@ func (n *Network) closeSwitches() error {
 			errs = append(errs, s.sw.Close())
 		}
 		errs = append(errs, os.RemoveAll(s.dir))
-	}
-	if n.switchThread != nil {
-		close(n.switchThread)
-		n.switchThread = nil
 	}
 	return errors.Join(errs...)
 }

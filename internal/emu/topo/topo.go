@@ -63,13 +63,11 @@ type Network struct {
 	obs       []*linkObserver
 	switched  map[int]*switchNode // by link index
 	switches  []*switchNode
-	// switchThread, closed by Close, releases the OS thread the switches' daemons were started from.
-	switchThread chan struct{}
-	flows        map[string]*flowState
-	byPair       map[pairKey]route
-	namespace    []string // every namespace made, for Close
-	closeOnce    sync.Once
-	closeErr     error
+	flows     map[string]*flowState
+	byPair    map[pairKey]route
+	namespace []string // every namespace made, for Close
+	closeOnce sync.Once
+	closeErr  error
 }
 
 type node struct {

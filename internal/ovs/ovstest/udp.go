@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
-	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,30 +85,5 @@ func CountAtLeast(conn *net.UDPConn, want int, quiet time.Duration) map[int]int 
 	}
 }
 
-// inNamespace runs f on a locked OS thread switched into namespace name.
-func inNamespace(name string, f func() error) error {
-	target, err := os.Open("/var/run/netns/" + name)
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	runtime.LockOSThread()
-	orig, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		return err
-	}
-	defer orig.Close()
-	if err := unix.Setns(int(target.Fd()), syscall.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("setns %s: %w", name, err)
-	}
-	ferr := f()
-	if err := unix.Setns(int(orig.Fd()), syscall.CLONE_NEWNET); err != nil {
-		// The thread stays locked and dies with the goroutine rather than run others in the
-		// wrong namespace.
-		return fmt.Errorf("setns back from %s: %w", name, err)
-	}
-	runtime.UnlockOSThread()
-	return ferr
-}
+// inNamespace runs f inside namespace name (netns.Do).
+func inNamespace(name string, f func() error) error { return netns.Do(name, f) }
