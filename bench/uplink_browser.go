@@ -12,15 +12,13 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"golang.org/x/sys/unix"
 
 	launch "github.com/strata-rtc/strata/internal/chromium"
+	"github.com/strata-rtc/strata/internal/netns"
 )
 
 const (
@@ -124,46 +122,15 @@ func (p *pageServer) peerURL(role string) string {
 
 func (p *pageServer) close() { _ = p.srv.Close() }
 
-// listenInNetns opens a listening socket inside the named network namespace. A socket belongs to
-// the namespace it was created in, so the thread switches there for the call and back; a thread
-// that cannot switch back is never reused (its goroutine ends while still locked to it).
+// listenInNetns opens a listening socket inside the named network namespace (a socket belongs to
+// the namespace it was created in).
 func listenInNetns(ns, network, addr string) (net.Listener, error) {
-	type result struct {
-		l   net.Listener
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := os.Open("/proc/thread-self/ns/net")
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{err: err}
-			return
-		}
-		defer orig.Close()
-		target, err := os.Open(filepath.Join("/var/run/netns", ns))
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{err: err}
-			return
-		}
-		defer target.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{err: fmt.Errorf("setns %s: %w", ns, err)}
-			return
-		}
-		l, lerr := net.Listen(network, addr)
-		if err := unix.Setns(int(orig.Fd()), unix.CLONE_NEWNET); err != nil {
-			ch <- result{l, lerr} // the thread stays locked and is discarded
-			return
-		}
-		runtime.UnlockOSThread()
-		ch <- result{l, lerr}
-	}()
-	r := <-ch
-	return r.l, r.err
+	var l net.Listener
+	err := netns.Do(ns, func() (err error) {
+		l, err = net.Listen(network, addr)
+		return err
+	})
+	return l, err
 }
 
 // chromium is one headless Chromium we started inside the browser's namespace, by PID.
