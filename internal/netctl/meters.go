@@ -52,18 +52,10 @@ func (c *Controller) computeMeters(now time.Duration) map[string][]api.Meter {
 		rate := alloc.MeterRate(v.capacity, v.media, c.cfg.Alloc.Margin, c.cfg.Reserve)
 		next[l.From] = append(next[l.From], api.Meter{Link: l.Name, Interface: l.Interface, RateBps: int64(rate), BurstBits: c.cfg.MeterBurst})
 	}
-	changes := map[string][]api.Meter{}
-	for node, m := range next {
+	for _, m := range next {
 		slices.SortFunc(m, func(a, b api.Meter) int { return strings.Compare(a.Link, b.Link) })
-		if !slices.Equal(m, c.nodeMeters[node]) {
-			changes[node] = m
-		}
 	}
-	for node := range c.nodeMeters {
-		if _, ok := next[node]; !ok {
-			changes[node] = []api.Meter{}
-		}
-	}
+	changes := changedNodes(next, c.nodeMeters, slices.Equal[[]api.Meter])
 	c.nodeMeters = next
 	return changes
 }

@@ -194,18 +194,25 @@ func (c *Controller) computeRules() map[string][]api.Rule {
 		sub.rule = r
 		next[node] = append(next[node], r) // c.order is sorted, so each set is sorted by subscription
 	}
-	changes := map[string][]api.Rule{}
-	for node, rules := range next {
-		if !slices.EqualFunc(rules, c.nodeRules[node], ruleEqual) {
-			changes[node] = rules
-		}
-	}
-	for node := range c.nodeRules {
-		if _, ok := next[node]; !ok {
-			changes[node] = []api.Rule{}
-		}
-	}
+	changes := changedNodes(next, c.nodeRules, func(a, b []api.Rule) bool { return slices.EqualFunc(a, b, ruleEqual) })
 	c.nodeRules = next
+	return changes
+}
+
+// changedNodes returns the nodes whose set differs between prev and next, with their new set (an
+// empty one for a node next no longer has).
+func changedNodes[T any](next, prev map[string][]T, equal func(a, b []T) bool) map[string][]T {
+	changes := map[string][]T{}
+	for node, set := range next {
+		if !equal(set, prev[node]) {
+			changes[node] = set
+		}
+	}
+	for node := range prev {
+		if _, ok := next[node]; !ok {
+			changes[node] = []T{}
+		}
+	}
 	return changes
 }
 
