@@ -59,14 +59,17 @@ func TestTemporalSessionNetworkPolicy(t *testing.T) {
 
 	// Enforced at the switch: a window of 4 s.
 	w := measure(t, ss, net, 4*time.Second)
-	t.Logf("enforced, over %v: received per TID %v, counted sent %v; switch passed 34/36 %d/%d, dropped 38 %d; "+
-		"link arrivals of 38 %d", w.span, w.recv, w.sent, w.sw[0], w.sw[1], w.sw[2], w.link38)
+	t.Logf("enforced, over %v: received per TID %v, counted sent %v, switch_dropped %v; switch passed 34/36 %d/%d, "+
+		"dropped 38 %d; link arrivals of 38 %d", w.span, w.recv, w.sent, w.swDropped, w.sw[0], w.sw[1], w.sw[2], w.link38)
 	if w.recv[0] == 0 || w.recv[1] == 0 || w.recv[2] != 0 {
 		t.Errorf("per TID %v, want TL0 and TL1 only", w.recv)
 	}
 	if w.sw[2] == 0 || w.link38 != 0 || w.sent[2] != 0 {
 		t.Errorf("the switch dropped %d DSCP 38 packets, the link got %d of them, counted sent %d: want drops at "+
 			"the switch, none on the link and none counted", w.sw[2], w.link38, w.sent[2])
+	}
+	if w.swDropped[2] < w.sw[2]/2 || w.swDropped[0]+w.swDropped[1] != 0 {
+		t.Errorf("switch_dropped per layer grew by %v while the switch's drop flow counted %d of DSCP 38", w.swDropped, w.sw[2])
 	}
 	// TL0 and TL1 take 1.2 of the link's 2 Mbit/s: its queue overflows only if the emulator stalls
 	// for hundreds of milliseconds (a busy shared machine), so loss is normally zero; 5 % still
@@ -92,18 +95,18 @@ func TestTemporalSessionNetworkPolicy(t *testing.T) {
 	direct := ovs.NewClient("unix:" + away)
 	var stopped int64
 	if !waitFor(6*time.Second, func() bool {
-		a := switchDrops(t, direct, marks[2])
+		a := switchDropCount(t, direct, marks[2])
 		time.Sleep(time.Second)
-		stopped = switchDrops(t, direct, marks[2])
+		stopped = switchDropCount(t, direct, marks[2])
 		return stopped == a
 	}) {
 		t.Fatalf("DSCP 38 still reaches the switch 6 s after the decision stopped being enforced")
 	}
 	u := measure(t, ss, net, 2*time.Second)
 	t.Logf("unenforced, over %v: received per TID %v", u.span, u.recv)
-	if u.recv[0] == 0 || u.recv[1] == 0 || u.recv[2] != 0 || switchDrops(t, direct, marks[2]) != stopped {
+	if u.recv[0] == 0 || u.recv[1] == 0 || u.recv[2] != 0 || switchDropCount(t, direct, marks[2]) != stopped {
 		t.Errorf("without the switch's enforcement, per TID %v, DSCP 38 at the switch %d more: want TL0 and TL1 "+
-			"thinned by the SFU", u.recv, switchDrops(t, direct, marks[2])-stopped)
+			"thinned by the SFU", u.recv, switchDropCount(t, direct, marks[2])-stopped)
 	}
 
 	// The socket is back: netctl reinstalls the rules, the SFU forwards every layer again.
@@ -116,7 +119,7 @@ func TestTemporalSessionNetworkPolicy(t *testing.T) {
 		t.Errorf("switch %+v (%v), want ok after a resync", sw, err)
 	}
 	direct = ovs.NewClient(ss.env.Switches[0].Target)
-	if !waitFor(5*time.Second, func() bool { return switchDrops(t, direct, marks[2]) > stopped }) {
+	if !waitFor(5*time.Second, func() bool { return switchDropCount(t, direct, marks[2]) > stopped }) {
 		t.Errorf("the switch drops no DSCP 38 again once enforcing")
 	}
 	if err := ss.Stop(); err != nil {
@@ -130,6 +133,7 @@ type window struct {
 	span       time.Duration
 	recv, sent [3]int64 // per TID, as counted (sent: the link's counts once the layers are marked)
 	sw         [3]int64 // the switch's flow packets per layer mark (pass 34, 36; drop 38)
+	swDropped  [3]int64 // per TID, the session's switch_dropped
 	link38     int64    // packets of DSCP 38 that reached the link
 }
 
@@ -171,6 +175,7 @@ func measure(t *testing.T, ss *Sessions, net *topo.Network, span time.Duration) 
 		w.recv[l] = st1.Layers[l].Received - st0.Layers[l].Received
 		w.sent[l] = st1.Layers[l].Sent - st0.Layers[l].Sent
 		w.sw[l] = sw1[l] - sw0[l]
+		w.swDropped[l] = st1.Layers[l].SwitchDropped - st0.Layers[l].SwitchDropped
 	}
 	return w
 }
@@ -196,8 +201,8 @@ func switchStatus(ss *Sessions) (api.Switch, error) {
 	return sw, netctlGet(ss, "/v1/switches/"+ss.env.SFU.Node, &sw)
 }
 
-// switchDrops reads the packets of the switch's drop flow of mark from the switch itself.
-func switchDrops(t *testing.T, c *ovs.Client, mark uint8) int64 {
+// switchDropCount reads the packets of the switch's drop flows of mark from the switch itself.
+func switchDropCount(t *testing.T, c *ovs.Client, mark uint8) int64 {
 	t.Helper()
 	flows, err := c.DumpFlows(context.Background())
 	if err != nil {
@@ -205,7 +210,7 @@ func switchDrops(t *testing.T, c *ovs.Client, mark uint8) int64 {
 	}
 	var n int64
 	for _, f := range flows {
-		if strings.Contains(f.Match, fmt.Sprintf("nw_tos=%d", int(mark)<<2)) && f.Actions == "drop" {
+		if k, ok := dropFlowKey(f); ok && k.dscp == mark {
 			n += int64(f.Packets)
 		}
 	}
