@@ -48,12 +48,15 @@ func (d *switchDrops) poll(ctx context.Context) {
 }
 
 // add takes one dump of the switch's flows: each drop flow's packets since the last dump (all of
-// them for a flow new since then, or one whose counter went back, put there anew).
+// them for a flow new since then, or one whose counter went back, put there anew). Every flow's
+// count is kept, pass flows' too: a layer's flow that turns from pass to drop keeps its cookie
+// and, replaced in place, its counter, so only its growth since it last passed counts.
 func (d *switchDrops) add(flows []ovs.Flow) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	seen := make(map[uint64]uint64, len(flows))
 	for _, f := range flows {
+		seen[f.Cookie] = f.Packets
 		k, ok := dropFlowKey(f)
 		if !ok {
 			continue
@@ -63,7 +66,6 @@ func (d *switchDrops) add(flows []ovs.Flow) {
 			n -= prev
 		}
 		d.total[k] += int64(n)
-		seen[f.Cookie] = f.Packets
 	}
 	d.last = seen
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // The switch's drops are summed over its drop flows' dumps: growth of a flow seen before, all of a
-// new one or of one whose counter went back (put there anew); pass flows and unparsable matches
-// count nothing.
+// new one or of one whose counter went back (put there anew), of one that passed before only what
+// came since; pass flows and unparsable matches count nothing.
 func TestSwitchDropsSummedOverDumps(t *testing.T) {
 	drop := func(cookie, pkts uint64, dst string, tos int) ovs.Flow {
 		return ovs.Flow{Cookie: cookie, Actions: "drop", Packets: pkts,
@@ -22,12 +22,15 @@ func TestSwitchDropsSummedOverDumps(t *testing.T) {
 	d.add([]ovs.Flow{drop(1, 25, "10.0.0.2", 152), drop(2, 4, "10.0.0.3", 152), pass})
 	d.add([]ovs.Flow{drop(2, 6, "10.0.0.3", 152), {Cookie: 3, Actions: "drop", Packets: 7, Match: "udp,nw_tos=152"}})
 	d.add([]ovs.Flow{drop(1, 3, "10.0.0.2", 152), drop(4, 5, "10.0.0.2", 144)}) // flow 1 back from zero
+	// The DSCP 34 flow passed 100 packets, then turns to drop in place, keeping its counter.
+	d.add([]ovs.Flow{{Cookie: 5, Actions: "NORMAL", Packets: 100, Match: "udp,nw_dst=10.0.0.2,nw_tos=136"}})
+	d.add([]ovs.Flow{{Cookie: 5, Actions: "drop", Packets: 108, Match: "udp,nw_dst=10.0.0.2,nw_tos=136"}})
 	a, b := netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")
 	for _, c := range []struct {
 		dst  netip.Addr
 		dscp uint8
 		want int64
-	}{{a, 38, 28}, {b, 38, 6}, {a, 36, 5}, {a, 34, 0}} {
+	}{{a, 38, 28}, {b, 38, 6}, {a, 36, 5}, {a, 34, 8}} {
 		if got := d.dropped(c.dst, c.dscp); got != c.want {
 			t.Errorf("dropped(%v, %d) = %d, want %d", c.dst, c.dscp, got, c.want)
 		}
