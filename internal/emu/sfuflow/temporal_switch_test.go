@@ -24,7 +24,8 @@ import (
 // the link: TL0 and TL1 reach the receiver with little loss, TL2 does not, and the switch's drops
 // count neither as sent nor as lost. When netctl loses the switch's management socket (the switch
 // still forwards), the decision is no longer Enforced and the SFU thins the stream itself; when the
-// socket is back, netctl reinstalls the rules and the switch thins again.
+// socket is back, netctl reinstalls the rules and the switch thins again; and again after the
+// switch crashed and restarted without them.
 func TestTemporalSessionNetworkPolicy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds network namespaces, Open vSwitch and runs strata (root)")
@@ -121,6 +122,28 @@ func TestTemporalSessionNetworkPolicy(t *testing.T) {
 	direct = ovs.NewClient(ss.env.Switches[0].Target)
 	if !waitFor(5*time.Second, func() bool { return switchDropCount(t, direct, marks[2]) > stopped }) {
 		t.Errorf("the switch drops no DSCP 38 again once enforcing")
+	}
+
+	// The switch crashes and restarts (its flow table back to the base NORMAL flow): netctl's next
+	// check finds its flows gone and puts them back, and the switch drops TL2 again.
+	if err := net.RestartSwitch(context.Background(), ss.env.SFU.Node); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(6*time.Second, func() bool {
+		after, err := switchStatus(ss)
+		return err == nil && after.State == api.SwitchOK && after.Resyncs > sw.Resyncs
+	}) {
+		after, _ := switchStatus(ss)
+		t.Fatalf("switch %+v after a restart, want its rules reinstalled", after)
+	}
+	waitDecision(t, ss, 6*time.Second, true)
+	if !waitFor(5*time.Second, func() bool { return switchDropCount(t, direct, marks[2]) > 0 }) {
+		t.Errorf("the restarted switch drops no DSCP 38")
+	}
+	r := measure(t, ss, net, 2*time.Second)
+	t.Logf("after the switch's restart, over %v: received per TID %v", r.span, r.recv)
+	if r.recv[0] == 0 || r.recv[1] == 0 || r.recv[2] != 0 {
+		t.Errorf("after the switch's restart, per TID %v, want TL0 and TL1 only", r.recv)
 	}
 	if err := ss.Stop(); err != nil {
 		t.Errorf("stop: %v", err)

@@ -149,13 +149,42 @@ func (n *Network) startSwitches(ctx context.Context) error {
 		return nil
 	}
 	errc := make(chan error, 1)
-	n.switchThread = make(chan struct{})
-	go func(release <-chan struct{}) {
+	n.switchThread = make(chan func())
+	go func(ops <-chan func()) {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after Close
 		errc <- n.startSwitchesHere(ctx)
-		<-release
+		for op := range ops {
+			op()
+		}
 	}(n.switchThread)
 	return <-errc
+}
+
+// RestartSwitch kills the switch at node's ovs-vswitchd (SIGKILL, as a crash) and starts it again
+// (ovs.Switch.Restart), from the thread that started it, with the bridge's static MAC entries
+// back: the bridge and its ports return from the database, the flow table with the base NORMAL
+// flow only, so a controller must reinstall its rules. The switched links forward nothing while
+// ovs-vswitchd is down (the userspace datapath runs in it). Not to be called with or after Close.
+func (n *Network) RestartSwitch(ctx context.Context, node string) error {
+	i := slices.IndexFunc(n.switches, func(s *switchNode) bool { return s.node.name == node })
+	if i < 0 || n.switches[i].sw == nil || n.switchThread == nil {
+		return fmt.Errorf("topo: no running switch at node %q", node)
+	}
+	s := n.switches[i]
+	done := make(chan error, 1)
+	n.switchThread <- func() {
+		err := s.sw.Restart(ctx)
+		for _, k := range s.links {
+			if err == nil {
+				err = s.fdbAdd(ctx, "b"+strconv.Itoa(k), mac(2, k, 4))
+			}
+			if err == nil {
+				err = s.fdbAdd(ctx, "w"+strconv.Itoa(k), mac(2, k, 1))
+			}
+		}
+		done <- err
+	}
+	return <-done
 }
 
 func (n *Network) startSwitchesHere(ctx context.Context) error {

@@ -63,8 +63,9 @@ type Network struct {
 	obs       []*linkObserver
 	switched  map[int]*switchNode // by link index
 	switches  []*switchNode
-	// switchThread, closed by Close, releases the OS thread the switches' daemons were started from.
-	switchThread chan struct{}
+	// switchThread runs functions on the OS thread the switches' daemons were started from (a
+	// restarted daemon must be its child too); closed by Close, it releases the thread.
+	switchThread chan func()
 	flows        map[string]*flowState
 	byPair       map[pairKey]route
 	namespace    []string // every namespace made, for Close
