@@ -24,10 +24,7 @@ func newSFU(s *scenario.Scenario, spec topo.Spec, network *topo.Network, clk clo
 	u := &sfuRun{spec: s.SFU, duration: s.Duration}
 	env := sfuflow.Env{SFU: s.SFU, SFUHost: network.Host(sfuHost), Links: spec.Links, Binary: opt.Strata,
 		Clock: clk, Log: opt.Log, LinkLoad: linkLoad(network, s.Interval, clk), Duration: s.Duration, Interval: s.Interval,
-		Classes: network.FlowClasses}
-	for _, sw := range network.Switches() {
-		env.Switches = append(env.Switches, sfuflow.Switch{Node: sw.Node, Target: sw.Target, Links: sw.Links, Ports: sw.Ports})
-	}
+		Classes: network.FlowClasses, Switches: sfuflow.SwitchesOf(network)}
 	for _, ss := range s.SFU.Sessions {
 		rec := newRecorder(clk, bins(s.Duration, s.Interval), s.Interval)
 		u.recs = append(u.recs, rec)

@@ -74,11 +74,8 @@ func ParseFlow(line string) (Flow, error) {
 		return Flow{}, fmt.Errorf("empty actions in %q", clip(line))
 	}
 	var match []string
-	for _, item := range strings.Split(head, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
+	// Flags stand before the match separated by a space, not a comma ("reset_counts priority=10,udp").
+	for _, item := range strings.FieldsFunc(head, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
 		key, val, _ := strings.Cut(item, "=")
 		isStat, err := f.setStat(key, val)
 		if err != nil {

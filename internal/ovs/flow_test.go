@@ -12,6 +12,7 @@ const dump = `OFPST_FLOW reply (OF1.4) (xid=0x2):
  cookie=0x5354000100000002, duration=12.5s, table=0, n_packets=0, n_bytes=0, idle_age=3, priority=100,udp6,ipv6_src=fd00::1,ipv6_dst=fd00::2,nw_tos=136,tp_src=5000,tp_dst=6000 actions=NORMAL
  cookie=0x0, duration=1.2s, table=0, n_packets=3, n_bytes=180, priority=0 actions=NORMAL
  cookie=0x9, duration=1.2s, table=1, n_packets=0, n_bytes=0, udp actions=meter:1,NORMAL
+ cookie=0x5, duration=0.105s, table=0, n_packets=4, n_bytes=560, reset_counts priority=10,udp,nw_dst=10.0.0.2,nw_tos=144 actions=drop
 `
 
 func TestParseFlows(t *testing.T) {
@@ -24,6 +25,8 @@ func TestParseFlows(t *testing.T) {
 		{Cookie: 0x5354000100000002, Priority: 100, Match: "udp6,ipv6_src=fd00::1,ipv6_dst=fd00::2,nw_tos=136,tp_src=5000,tp_dst=6000", Actions: "NORMAL", Duration: 12500 * time.Millisecond},
 		{Priority: 0, Actions: "NORMAL", Packets: 3, Bytes: 180, Duration: 1200 * time.Millisecond},
 		{Cookie: 9, Table: 1, Priority: DefaultPriority, Match: "udp", Actions: "meter:1,NORMAL", Duration: 1200 * time.Millisecond},
+		// A flag (a flow added with reset_counts) is no part of the match.
+		{Cookie: 5, Priority: 10, Match: "udp,nw_dst=10.0.0.2,nw_tos=144", Actions: "drop", Packets: 4, Bytes: 560, Duration: 105 * time.Millisecond},
 	}
 	if len(flows) != len(want) {
 		t.Fatalf("got %d flows, want %d: %+v", len(flows), len(want), flows)

@@ -108,12 +108,18 @@ func (s *Sessions) strataYAML(netctlURL string) string {
 // switchAtSFU reports whether a switch sits on the SFU's node, where it can enforce the
 // controller's decisions on the SFU's traffic.
 func (s *Sessions) switchAtSFU() bool {
+	_, ok := s.sfuSwitch()
+	return ok
+}
+
+// sfuSwitch is the switch on the SFU's node, if any.
+func (s *Sessions) sfuSwitch() (Switch, bool) {
 	for _, sw := range s.env.Switches {
 		if sw.Node == s.env.SFU.Node {
-			return true
+			return sw, true
 		}
 	}
-	return false
+	return Switch{}, false
 }
 
 // netctlTopology is the controller's topology: the scenario's nodes and links at their initial

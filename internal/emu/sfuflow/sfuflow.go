@@ -9,8 +9,9 @@
 // of a session here is the encoding at the sum of the first k layer rates, at its own
 // resolution, and a session at its top layer counts all its packets under that layer.
 //
-// A session with `layering: temporal` instead sends one VP8 stream of three temporal layers at
-// its three layer rates (TL0, TL1, TL2 for the paper's base, spatial and temporal), which the
+// A session with `layering: temporal` instead sends one VP8 stream of temporal layers at its
+// layer rates (TL0, TL1, TL2 for the paper's base, spatial and temporal; a session of one or two
+// layers sends TL0, or TL0 and TL1), which the
 // SFU (or a switch) thins by dropping whole layers; its subscriber counts every packet under the
 // TID its descriptor carries.
 package sfuflow
@@ -52,6 +53,15 @@ type Session struct {
 type Switch struct {
 	Node, Target string
 	Links, Ports []string
+}
+
+// SwitchesOf are the network's switches (its switched links) as Env takes them.
+func SwitchesOf(n *topo.Network) []Switch {
+	var out []Switch
+	for _, sw := range n.Switches() {
+		out = append(out, Switch{Node: sw.Node, Target: sw.Target, Links: sw.Links, Ports: sw.Ports})
+	}
+	return out
 }
 
 // Env is what the SFU's sessions need.
@@ -96,8 +106,9 @@ type Sessions struct {
 	env     Env
 	dir     string
 	tmpDir  bool
-	server  string // the Janus API's URL
-	netctl  string // the network controller's URL, "" without
+	server  string       // the Janus API's URL
+	netctl  string       // the network controller's URL, "" without
+	drops   *switchDrops // what the switch at the SFU dropped on the controller's rules, nil without
 	room    uint64
 	runs    []*run
 	procs   []*rig.Process
@@ -190,6 +201,11 @@ func (s *Sessions) start(ctx context.Context) error {
 		s.wg.Add(1)
 		go s.feedLoads(rctx)
 	}
+	if sw, ok := s.sfuSwitch(); ok && s.netctl != "" {
+		s.drops = newSwitchDrops(sw.Target)
+		s.wg.Add(1)
+		go s.watchSwitch(rctx)
+	}
 	return nil
 }
 
@@ -246,6 +262,12 @@ func (s *Sessions) Stop() error {
 		s.cancel()
 	}
 	s.wg.Wait()
+	if s.drops != nil {
+		// The last counts, before the subscribers leave and the controller takes its rules off.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		s.drops.poll(ctx)
+		cancel()
+	}
 	var errs []error
 	for _, r := range s.runs {
 		errs = append(errs, r.stop())
@@ -267,10 +289,17 @@ func (s *Sessions) Stats() []*sim.SessionStats {
 	marks := s.env.layerMarks()
 	for i, r := range s.runs {
 		out[i] = r.count.stats(r.spec.Name, s.env.SFU.Policy, bins, s.env.Interval)
-		if r.spec.Layering == scenario.LayeringTemporal && s.env.Classes != nil &&
-			applyLinkCounts(out[i], s.env.Classes(r.spec.Name), marks) && r.linkCounts.CompareAndSwap(false, true) {
+		if r.spec.Layering != scenario.LayeringTemporal {
+			continue
+		}
+		if s.env.Classes != nil && applyLinkCounts(out[i], s.env.Classes(r.spec.Name), marks) && r.linkCounts.CompareAndSwap(false, true) {
 			fmt.Fprintf(s.env.Log, "sfuflow: session %s: layers marked %v on the downlink: per-layer loss from the link's counts\n",
 				r.spec.Name, marks)
+		}
+		if s.drops != nil {
+			for l := range out[i].Layers {
+				out[i].Layers[l].SwitchDropped = s.drops.dropped(r.hosts.Sub.Addr(), marks[l])
+			}
 		}
 	}
 	return out

@@ -131,7 +131,7 @@ func summaryText(sum []metrics.SessionSummary) string {
 			if l.PER != nil {
 				per = *l.PER
 			}
-			fmt.Fprintf(&b, " [layer %d sent %d lost %d PER %.3f goodput %.0f bit/s]", l.Layer, l.Sent, l.Lost, per, l.GoodputBps)
+			fmt.Fprintf(&b, " [layer %d sent %d lost %d PER %.3f goodput %.0f bit/s switch dropped %d]", l.Layer, l.Sent, l.Lost, per, l.GoodputBps, l.SwitchDropped)
 		}
 	}
 	return b.String()

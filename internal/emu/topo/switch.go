@@ -194,6 +194,31 @@ func (n *Network) closeSwitches() error {
 	return errors.Join(errs...)
 }
 
+// RestartSwitch kills the switch at node's ovs-vswitchd (SIGKILL, as a crash) and starts it again
+// (ovs.Switch.Restart) with the bridge's static MAC entries back: the bridge and its ports return
+// from the database, the flow table with the base NORMAL flow only, so a controller must reinstall
+// its rules. The switched links forward nothing while ovs-vswitchd is down (the userspace datapath
+// runs in it).
+func (n *Network) RestartSwitch(ctx context.Context, node string) error {
+	i := slices.IndexFunc(n.switches, func(s *switchNode) bool { return s.node.name == node })
+	if i < 0 || n.switches[i].sw == nil {
+		return fmt.Errorf("topo: no running switch at node %q", node)
+	}
+	s := n.switches[i]
+	if err := s.sw.Restart(ctx); err != nil {
+		return err
+	}
+	for _, k := range s.links {
+		if err := s.fdbAdd(ctx, "b"+strconv.Itoa(k), mac(2, k, 4)); err != nil {
+			return err
+		}
+		if err := s.fdbAdd(ctx, "w"+strconv.Itoa(k), mac(2, k, 1)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Switches describes the network's switches, in the order their nodes' first links appear in
 // Spec.Switched.
 func (n *Network) Switches() []SwitchInfo {

@@ -147,7 +147,9 @@ func (t *table) changes(old *table) []string {
 		if n, ok := next[o.key()]; !ok {
 			ops = append(ops, "delete_strict "+o.strict())
 		} else if n.actions() != o.actions() || n.cookie != o.cookie {
-			ops = append(ops, "add "+n.spec())
+			// reset_counts: a replaced flow's counters would otherwise carry over (OpenFlow copies
+			// them), and a layer's flow turned from pass to drop would show what it passed as dropped.
+			ops = append(ops, "add "+strings.Replace(n.spec(), ",actions=", ",reset_counts,actions=", 1))
 		}
 	}
 	for i := range t.flows {

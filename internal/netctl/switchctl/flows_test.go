@@ -141,7 +141,7 @@ func TestChanges(t *testing.T) {
 	if len(del) != 3 || !strings.Contains(del[0], "nw_dst=10.0.0.3") {
 		t.Errorf("deletes %v: want b's three flows", del)
 	}
-	if len(add) != 4 || !strings.Contains(add[0], "nw_dst=10.0.0.2") || !strings.Contains(add[0], "ip_dscp=36,actions=drop") {
+	if len(add) != 4 || !strings.Contains(add[0], "nw_dst=10.0.0.2") || !strings.Contains(add[0], "ip_dscp=36,reset_counts,actions=drop") {
 		t.Errorf("adds %v: want a's DSCP 36 flow (now drop) and c's three", add)
 	}
 	if ops := next.changes(next); len(ops) != 0 {
