@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,8 @@ func (s *Sessions) startServer(ctx context.Context) error {
 			return err
 		}
 		s.dir, s.tmpDir = d, true
+	} else if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return err
 	}
 	// Local traffic inside the namespace (strata to its controller) goes over lo.
 	if out, err := env.SFUHost.Command(ctx, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
@@ -231,4 +234,68 @@ func putLoad(ctx context.Context, c *http.Client, u string, bps int64) error {
 		return fmt.Errorf("PUT %s: HTTP %d", u, resp.StatusCode)
 	}
 	return nil
+}
+
+// netctlState are the controller's endpoints whose state Stop keeps (netctl-<name>.json) when the
+// run has a directory of its own: what it decided, the rules it derived, what the switches hold.
+var netctlState = []string{"decisions", "rules", "switches", "subscriptions", "links"}
+
+// saveNetctlState reads the controller's state as the run ends: the switches' drop counters per
+// session's layer (summary.json's switch_dropped), and, when the run has a directory of its own,
+// every state endpoint into it, so that a run can be checked afterwards (were the decisions
+// enforced, what did the switch drop, what did the meters police).
+func (s *Sessions) saveNetctlState() error {
+	if s.netctl == "" {
+		return nil
+	}
+	httpc := hostHTTP(s.env.SFUHost)
+	httpc.Timeout = 5 * time.Second
+	var errs []error
+	for _, name := range netctlState {
+		body, err := getBody(httpc, s.netctl+"/v1/"+name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sfuflow: the controller's %s: %w", name, err))
+			continue
+		}
+		if name == "switches" && len(s.env.Switches) > 0 {
+			errs = append(errs, s.noteSwitchDrops(body))
+		}
+		if !s.tmpDir {
+			errs = append(errs, os.WriteFile(filepath.Join(s.dir, "netctl-"+name+".json"), body, 0o644))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// noteSwitchDrops keeps what the switches dropped of each session's layers (Stats reports it).
+func (s *Sessions) noteSwitchDrops(switches []byte) error {
+	prefixes := make([]string, len(s.runs))
+	for i, r := range s.runs {
+		r.mu.Lock()
+		if r.pub != nil {
+			prefixes[i] = streamPrefix(s.room, r.pub.ID)
+		}
+		r.mu.Unlock()
+	}
+	drops, err := switchDrops(switches, prefixes, s.env.layerMarks())
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.switchDropped = drops
+	s.mu.Unlock()
+	return nil
+}
+
+func getBody(c *http.Client, u string) ([]byte, error) {
+	resp, err := c.Get(u)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+	}
+	return body, err
 }

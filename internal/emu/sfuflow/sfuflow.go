@@ -106,6 +106,9 @@ type Sessions struct {
 	mu      sync.Mutex
 	errs    []error
 	stopped bool
+	// switchDropped are, per session, the packets of each layer the switches dropped on the
+	// controller's rules, as the run ended (nil without a switch).
+	switchDropped [][3]int64
 }
 
 const room = 1
@@ -246,6 +249,11 @@ func (s *Sessions) Stop() error {
 		s.cancel()
 	}
 	s.wg.Wait()
+	// The controller's state is kept while the sessions still run (a subscriber's end withdraws
+	// its decision); failing to read it is logged, not the run's error.
+	if err := s.saveNetctlState(); err != nil {
+		fmt.Fprintf(s.env.Log, "%v\n", err)
+	}
 	var errs []error
 	for _, r := range s.runs {
 		errs = append(errs, r.stop())
@@ -267,6 +275,7 @@ func (s *Sessions) Stats() []*sim.SessionStats {
 	marks := s.env.layerMarks()
 	for i, r := range s.runs {
 		out[i] = r.count.stats(r.spec.Name, s.env.SFU.Policy, bins, s.env.Interval)
+		s.addSwitchDrops(i, out[i])
 		if r.spec.Layering == scenario.LayeringTemporal && s.env.Classes != nil &&
 			applyLinkCounts(out[i], s.env.Classes(r.spec.Name), marks) && r.linkCounts.CompareAndSwap(false, true) {
 			fmt.Fprintf(s.env.Log, "sfuflow: session %s: layers marked %v on the downlink: per-layer loss from the link's counts\n",
@@ -274,6 +283,18 @@ func (s *Sessions) Stats() []*sim.SessionStats {
 		}
 	}
 	return out
+}
+
+// addSwitchDrops fills session i's per-layer switch drops (known once the sessions stopped).
+func (s *Sessions) addSwitchDrops(i int, st *sim.SessionStats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= len(s.switchDropped) {
+		return
+	}
+	for l := range min(len(st.Layers), 3) {
+		st.Layers[l].SwitchDropped = s.switchDropped[i][l]
+	}
 }
 
 // Summaries are the sessions' per-layer figures as summary.json's sessions[] shows them (the
