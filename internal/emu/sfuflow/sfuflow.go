@@ -176,6 +176,10 @@ func (s *Sessions) start(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	if s.netctl != "" && !s.tmpDir {
+		s.wg.Add(1)
+		go s.recordDecisions(rctx)
+	}
 	now := s.env.Clock.Now()
 	for _, r := range s.runs {
 		if r.spec.Start > now {
