@@ -35,6 +35,10 @@ type run struct {
 	started bool
 	pub     *client.Publisher
 	sub     interface{ close() error }
+	// feed is the publisher's feed id (0 before it joined; kept after it left), switchDropped
+	// the packets of each layer the switches dropped for its stream, as last read.
+	feed          uint64
+	switchDropped [3]int64
 }
 
 // newRun prepares a session; its clips come from media (shared by sessions with the same layers).
@@ -119,6 +123,7 @@ func (r *run) start(ctx context.Context) error {
 	if r.pub, err = client.JoinPublisher(ctx, cenv, r.index+1); err != nil {
 		return err
 	}
+	r.feed = r.pub.ID
 	if err := r.startSubscriber(ctx); err != nil {
 		return fmt.Errorf("%s subscriber: %w", r.spec.Subscriber, err)
 	}

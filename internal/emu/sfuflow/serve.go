@@ -237,8 +237,8 @@ func putLoad(ctx context.Context, c *http.Client, u string, bps int64) error {
 }
 
 // netctlState are the controller's endpoints whose state Stop keeps (netctl-<name>.json) when the
-// run has a directory of its own: what it decided, the rules it derived, what the switches hold.
-var netctlState = []string{"decisions", "rules", "switches", "subscriptions", "links"}
+// run has a directory of its own: what it decided, what the switches hold (their flows and meters with counters).
+var netctlState = []string{"decisions", "switches", "subscriptions", "links"}
 
 // saveNetctlState reads the controller's state as the run ends: the switches' drop counters per
 // session's layer (summary.json's switch_dropped), and, when the run has a directory of its own,
@@ -248,42 +248,59 @@ func (s *Sessions) saveNetctlState() error {
 	if s.netctl == "" {
 		return nil
 	}
-	httpc := hostHTTP(s.env.SFUHost)
-	httpc.Timeout = 5 * time.Second
-	var errs []error
+	errs := []error{s.noteSwitchDrops()}
+	if s.tmpDir {
+		return errors.Join(errs...)
+	}
+	httpc := s.stateClient()
 	for _, name := range netctlState {
 		body, err := getBody(httpc, s.netctl+"/v1/"+name)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(s.dir, "netctl-"+name+".json"), body, 0o644)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sfuflow: the controller's %s: %w", name, err))
-			continue
-		}
-		if name == "switches" && len(s.env.Switches) > 0 {
-			errs = append(errs, s.noteSwitchDrops(body))
-		}
-		if !s.tmpDir {
-			errs = append(errs, os.WriteFile(filepath.Join(s.dir, "netctl-"+name+".json"), body, 0o644))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// noteSwitchDrops keeps what the switches dropped of each session's layers (Stats reports it).
-func (s *Sessions) noteSwitchDrops(switches []byte) error {
+func (s *Sessions) stateClient() *http.Client {
+	c := hostHTTP(s.env.SFUHost)
+	c.Timeout = 5 * time.Second
+	return c
+}
+
+// noteSwitchDrops reads what the switches dropped of each session's layers (Stats reports it):
+// a session's counts grow while its subscription's rules stay installed, and vanish with them,
+// so each keeps the largest it was seen with.
+func (s *Sessions) noteSwitchDrops() error {
+	if s.netctl == "" || len(s.env.Switches) == 0 {
+		return nil
+	}
+	body, err := getBody(s.stateClient(), s.netctl+"/v1/switches")
+	if err != nil {
+		return fmt.Errorf("sfuflow: the controller's switches: %w", err)
+	}
 	prefixes := make([]string, len(s.runs))
 	for i, r := range s.runs {
 		r.mu.Lock()
-		if r.pub != nil {
-			prefixes[i] = streamPrefix(s.room, r.pub.ID)
+		if r.feed != 0 {
+			prefixes[i] = streamPrefix(s.room, r.feed)
 		}
 		r.mu.Unlock()
 	}
-	drops, err := switchDrops(switches, prefixes, s.env.layerMarks())
+	drops, err := switchDrops(body, prefixes, s.env.layerMarks())
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	s.switchDropped = drops
-	s.mu.Unlock()
+	for i, r := range s.runs {
+		r.mu.Lock()
+		if drops[i][0]+drops[i][1]+drops[i][2] > r.switchDropped[0]+r.switchDropped[1]+r.switchDropped[2] {
+			r.switchDropped = drops[i]
+		}
+		r.mu.Unlock()
+	}
 	return nil
 }
 

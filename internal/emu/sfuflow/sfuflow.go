@@ -106,9 +106,6 @@ type Sessions struct {
 	mu      sync.Mutex
 	errs    []error
 	stopped bool
-	// switchDropped are, per session, the packets of each layer the switches dropped on the
-	// controller's rules, as the run ended (nil without a switch).
-	switchDropped [][3]int64
 }
 
 const room = 1
@@ -211,6 +208,10 @@ func (s *Sessions) schedule(ctx context.Context, r *run) {
 		return
 	}
 	if s.sleepUntil(ctx, r.spec.Stop) {
+		// The switch's counters of a subscription go with its rules when it leaves.
+		if err := s.noteSwitchDrops(); err != nil {
+			fmt.Fprintf(s.env.Log, "sfuflow: session %s: %v\n", r.spec.Name, err)
+		}
 		r.stop()
 	}
 }
@@ -289,15 +290,13 @@ func (s *Sessions) Stats() []*sim.SessionStats {
 	return out
 }
 
-// addSwitchDrops fills session i's per-layer switch drops (known once the sessions stopped).
+// addSwitchDrops fills session i's per-layer switch drops (as read when it stopped).
 func (s *Sessions) addSwitchDrops(i int, st *sim.SessionStats) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if i >= len(s.switchDropped) {
-		return
-	}
+	r := s.runs[i]
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for l := range min(len(st.Layers), 3) {
-		st.Layers[l].SwitchDropped = s.switchDropped[i][l]
+		st.Layers[l].SwitchDropped = r.switchDropped[l]
 	}
 }
 
