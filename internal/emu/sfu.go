@@ -29,10 +29,7 @@ func newSFU(s *scenario.Scenario, spec topo.Spec, network *topo.Network, clk clo
 	}
 	env := sfuflow.Env{SFU: s.SFU, SFUHost: network.Host(sfuHost), Links: spec.Links, Binary: opt.Strata, Dir: dir,
 		Clock: clk, Log: opt.Log, LinkLoad: linkLoad(network, s.Interval, clk), Duration: s.Duration, Interval: s.Interval,
-		Classes: network.FlowClasses}
-	for _, sw := range network.Switches() {
-		env.Switches = append(env.Switches, sfuflow.Switch{Node: sw.Node, Target: sw.Target, Links: sw.Links, Ports: sw.Ports})
-	}
+		Classes: network.FlowClasses, Switches: sfuflow.SwitchesOf(network)}
 	for _, ss := range s.SFU.Sessions {
 		rec := newRecorder(clk, bins(s.Duration, s.Interval), s.Interval)
 		u.recs = append(u.recs, rec)

@@ -22,20 +22,24 @@ func (env Env) layerMarks() [3]uint8 {
 // per mark are exact (arrived at the link, dropped by it). What each layer received stays the
 // receiver's count by TID; its sent becomes received plus the link's drops of its mark, spread
 // over the intervals as the receiver saw its holes (or, with none, as the layer arrived). It
-// returns false, changing nothing, when no packet of the marks reached the link: the receiver's
-// counts stand.
+// returns false, changing nothing, when no packet of the session's layers' marks (the first
+// len(st.Layers): a session of fewer layers is marked from the base up) reached the link: the
+// receiver's counts stand.
 func applyLinkCounts(st *sim.SessionStats, classes []topo.ClassCounts, marks [3]uint8) bool {
+	if len(st.Layers) == 0 || len(st.Layers) > len(marks) {
+		return false
+	}
 	var dropped [3]int64
 	marked := false
 	for _, c := range classes {
-		for l, m := range marks {
+		for l, m := range marks[:len(st.Layers)] {
 			if c.DSCP == m && c.Arrived > 0 {
 				marked = true
 				dropped[l] += c.Dropped
 			}
 		}
 	}
-	if !marked || len(st.Layers) != len(marks) {
+	if !marked {
 		return false
 	}
 	holes := make([]int64, len(st.Layers[0].BinSent))

@@ -148,3 +148,49 @@ func TestLinkCountsReplaceHolesWhenMarked(t *testing.T) {
 		t.Errorf("spread %v", got)
 	}
 }
+
+// A session of one or two temporal layers (TL0, or TL0 and TL1 at 15 fps) is counted in that many
+// layers, and its losses come from the link's counts of its own marks (the first ones).
+func TestFewerTemporalLayersCountedAndMarked(t *testing.T) {
+	for layers := 1; layers <= 2; layers++ {
+		c := newTIDCounter(layers)
+		seq, at := uint16(1), time.Second
+		for f := range 40 {
+			if f == 20 {
+				seq += 2 // a hole: a frame the link dropped
+			}
+			c.observe(tidPacket(seq, f%layers, true, true), at)
+			seq++
+			at += 33 * time.Millisecond
+		}
+		if c.current() != layers {
+			t.Errorf("%d layers: current %d", layers, c.current())
+		}
+		st := c.stats("s", "network", 30, 100*time.Millisecond)
+		if len(st.Layers) != layers || st.BinForwarded[20] != float64(layers) {
+			t.Fatalf("%d layers: %d counted, forwarded %v", layers, len(st.Layers), st.BinForwarded[18:22])
+		}
+		for l := range st.Layers {
+			if st.Layers[l].Received != int64(40/layers) {
+				t.Errorf("%d layers: TL%d received %d, want %d", layers, l, st.Layers[l].Received, 40/layers)
+			}
+		}
+		// The link dropped two packets of the top layer's mark; a mark the session has no layer
+		// for (a higher one) changes nothing.
+		classes := []topo.ClassCounts{{DSCP: 34, Arrived: 20}, {DSCP: 36, Arrived: 20}, {DSCP: 38, Arrived: 9, Dropped: 9}}
+		top := &classes[layers-1]
+		top.Arrived, top.Dropped = top.Arrived+2, 2
+		if !applyLinkCounts(st, classes, Env{}.layerMarks()) {
+			t.Fatalf("%d layers: marked packets ignored", layers)
+		}
+		for l := range st.Layers {
+			want := int64(0)
+			if l == layers-1 {
+				want = 2
+			}
+			if x := st.Layers[l]; x.Sent-x.Received != want {
+				t.Errorf("%d layers: TL%d sent %d received %d, want %d lost", layers, l, x.Sent, x.Received, want)
+			}
+		}
+	}
+}

@@ -76,19 +76,25 @@ func newRun(s *Sessions, index int, spec scenario.SFUSession, hosts Session, med
 	return r, nil
 }
 
-// loadTemporal prepares a temporal-layered session: one 1280x720 VP8 stream whose TL0, TL1 and
-// TL2 run at the session's three layer rates (encoded with libvpx once per rates), counted per
-// TID by a Pion subscriber.
+// loadTemporal prepares a temporal-layered session: one 1280x720 VP8 stream of as many temporal
+// layers as the session has layer rates (TL0, TL1, TL2 at those rates), counted per TID by a Pion
+// subscriber. A session of fewer than three layers sends those of a three-layer clip (encoded
+// with libvpx once per rates; the layers it lacks at seed 000's rates): the sender offers only
+// them.
 func (r *run) loadTemporal(dir string, media map[string]*mediasrc.Media) error {
 	spec := r.spec
-	if len(spec.Layers) != 3 || spec.Subscriber != scenario.SubscriberPion {
-		return fmt.Errorf("sfuflow: session %s: temporal layering needs three layers and a pion subscriber", spec.Name)
+	if len(spec.Layers) < 1 || len(spec.Layers) > 3 || spec.Subscriber != scenario.SubscriberPion {
+		return fmt.Errorf("sfuflow: session %s: temporal layering needs one to three layers and a pion subscriber", spec.Name)
 	}
 	t := mediasrc.SeedTemporal
-	sum := 0.0
-	for i, rate := range spec.Layers {
+	sum := 0
+	for i := range t.Kbps {
+		rate := t.Kbps[i] - sum // seed 000's rate of a layer the session lacks
+		if i < len(spec.Layers) {
+			rate = int(spec.Layers[i]/1000 + 0.5)
+		}
 		sum += rate
-		t.Kbps[i] = int(sum/1000 + 0.5)
+		t.Kbps[i] = sum
 	}
 	key := fmt.Sprint(t)
 	if media[key] == nil {
@@ -98,7 +104,12 @@ func (r *run) loadTemporal(dir string, media map[string]*mediasrc.Media) error {
 		}
 		media[key] = m
 	}
-	r.media, r.count = media[key], newTIDCounter(3)
+	clip, err := media[key].Video[0].Thinned(len(spec.Layers))
+	if err != nil {
+		return err
+	}
+	r.media = &mediasrc.Media{Video: []*mediasrc.VideoClip{clip}, Audio: media[key].Audio}
+	r.count = newTIDCounter(len(spec.Layers))
 	return nil
 }
 

@@ -290,7 +290,7 @@ func (s *Sessions) noteSwitchDrops() error {
 		}
 		r.mu.Unlock()
 	}
-	drops, err := switchDrops(body, prefixes, s.env.layerMarks())
+	drops, err := layerSwitchDrops(body, prefixes, s.env.layerMarks())
 	if err != nil {
 		return err
 	}

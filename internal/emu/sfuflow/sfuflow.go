@@ -54,6 +54,15 @@ type Switch struct {
 	Links, Ports []string
 }
 
+// SwitchesOf are the network's switches (its switched links) as Env takes them.
+func SwitchesOf(n *topo.Network) []Switch {
+	var out []Switch
+	for _, sw := range n.Switches() {
+		out = append(out, Switch{Node: sw.Node, Target: sw.Target, Links: sw.Links, Ports: sw.Ports})
+	}
+	return out
+}
+
 // Env is what the SFU's sessions need.
 type Env struct {
 	SFU     *scenario.SFU

@@ -14,10 +14,10 @@ func streamPrefix(room, feed uint64) string {
 	return fmt.Sprintf("r%d.f%d.m%s.", room, feed, videoMid)
 }
 
-// switchDrops are, per stream prefix, the packets of each temporal layer (by its mark) that the
+// layerSwitchDrops are, per stream prefix, the packets of each temporal layer (by its mark) that the
 // switches dropped on the controller's drop flows for that stream's subscriptions. switches is
 // GET /v1/switches's body.
-func switchDrops(switches []byte, prefixes []string, marks [3]uint8) ([][3]int64, error) {
+func layerSwitchDrops(switches []byte, prefixes []string, marks [3]uint8) ([][3]int64, error) {
 	var sw []api.Switch
 	if err := json.Unmarshal(switches, &sw); err != nil {
 		return nil, fmt.Errorf("sfuflow: the controller's switches: %w", err)

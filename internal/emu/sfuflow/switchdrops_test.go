@@ -7,7 +7,7 @@ import (
 
 // The switches' drop flows count in the layer of their mark, for the session whose stream the
 // subscription belongs to; pass flows, other marks and other streams count nowhere.
-func TestSwitchDrops(t *testing.T) {
+func TestLayerSwitchDrops(t *testing.T) {
 	body := `[{"node": "paris", "flows": [
 	  {"subscription": "r1.f11.m1.h5.video11-1", "dscp": 34, "action": "pass", "packets": 900},
 	  {"subscription": "r1.f11.m1.h5.video11-1", "dscp": 36, "action": "drop", "packets": 7},
@@ -16,7 +16,7 @@ func TestSwitchDrops(t *testing.T) {
 	  {"subscription": "r1.f11.m1.h5.video11-1", "dscp": 46, "action": "drop", "packets": 9}]},
 	 {"node": "madrid", "flows": [
 	  {"subscription": "r1.f11.m1.h5.video11-1", "dscp": 38, "action": "drop", "packets": 1}]}]`
-	got, err := switchDrops([]byte(body), []string{streamPrefix(1, 11), streamPrefix(1, 111), ""}, [3]uint8{34, 36, 38})
+	got, err := layerSwitchDrops([]byte(body), []string{streamPrefix(1, 11), streamPrefix(1, 111), ""}, [3]uint8{34, 36, 38})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +28,8 @@ func TestSwitchDrops(t *testing.T) {
 	}
 }
 
-func TestSwitchDropsBadBody(t *testing.T) {
-	_, err := switchDrops([]byte(`{"error": "nope"}`), []string{"r1.f1.m1."}, [3]uint8{34, 36, 38})
+func TestLayerSwitchDropsBadBody(t *testing.T) {
+	_, err := layerSwitchDrops([]byte(`{"error": "nope"}`), []string{"r1.f1.m1."}, [3]uint8{34, 36, 38})
 	if err == nil || !strings.Contains(err.Error(), "the controller's switches") {
 		t.Fatalf("err %v, want one naming the controller's switches", err)
 	}

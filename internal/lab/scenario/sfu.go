@@ -48,8 +48,9 @@ type SFUSession struct {
 	// Subscriber is what receives the session in emulation: SubscriberPion or SubscriberBrowser.
 	Subscriber string
 	// Layering is what the session's publisher sends in emulation: LayeringSimulcast (one
-	// encoding per cumulative layer rate) or LayeringTemporal (one VP8 stream of three temporal
-	// layers). The simulator's sessions are cumulative layers either way.
+	// encoding per cumulative layer rate) or LayeringTemporal (one VP8 stream of up to three
+	// temporal layers, one per layer rate). The simulator's sessions are cumulative layers either
+	// way.
 	Layering string
 	Line     int
 }
@@ -57,7 +58,7 @@ type SFUSession struct {
 // Layerings of an SFU session's publisher in emulation.
 const (
 	LayeringSimulcast = "simulcast" // VP8 simulcast: encoding k at the sum of the first k rates
-	LayeringTemporal  = "temporal"  // one VP8 stream, TL0/TL1/TL2 at the three layer rates
+	LayeringTemporal  = "temporal"  // one VP8 stream, TL0 (TL1, TL2) at the layer rates
 )
 
 // Subscribers of an SFU session in emulation.
@@ -163,9 +164,6 @@ func decodeSFUSession(d *decoder, v *yaml.Node, field string, s *Scenario) []SFU
 	}
 	if len(ss.Layers) == 0 || len(ss.Layers) > 3 {
 		d.Failf(v, field+".layers", "want 1 to 3 layer rates (base, spatial, temporal)")
-	}
-	if ss.Layering == LayeringTemporal && len(ss.Layers) != 3 {
-		d.Failf(v, field+".layering", "temporal layering needs three layer rates (TL0, TL1, TL2)")
 	}
 	if ss.Layering == LayeringTemporal && ss.Subscriber == SubscriberBrowser {
 		d.Failf(v, field+".layering", "temporal layering is counted per TID by a pion subscriber, not a browser")

@@ -37,8 +37,10 @@ type VideoClip struct {
 	Frames   []Frame
 	Interval time.Duration // between frames
 	// Temporal: the frames carry temporal layers, which the pacer writes in each packet's
-	// descriptor (LoadTemporal).
+	// descriptor (LoadTemporal). TopTID is the highest layer the pacer sends: it skips the frames
+	// above it (their time still passes), as a sender that offers fewer layers (Thinned).
 	Temporal bool
+	TopTID   int8
 	keys     []int // indexes of keyframes, ascending
 }
 

@@ -192,6 +192,9 @@ func (p *Pacer) sendVideoFrame(now time.Duration) {
 		}
 		frame := v.clip.Frames[v.idx]
 		v.idx = (v.idx + 1) % len(v.clip.Frames)
+		if frame.TID > v.clip.TopTID {
+			continue // a layer this sender does not offer: nothing sent, no picture id used
+		}
 		p.setExtensions(v.ext)
 		var desc [vp8TemporalDescriptorLen]byte
 		n := descriptor(&desc, v, &frame)
@@ -216,7 +219,8 @@ func (p *Pacer) sendVideoFrame(now time.Duration) {
 // descriptor writes the RFC 7741 payload descriptor of a frame's packets (S clear) into b and
 // returns its length: X; I with a 15-bit picture id (M set), continuous across the clip's loops; for a
 // temporal-layered clip also L and T: TL0PICIDX (the index of the base frame the frame belongs
-// to, counted up at each TL0 frame) and TID with Y, and N on TL2 frames, which no frame
+// to, counted up at each TL0 frame) and TID with Y, and N on the frames of the top layer sent
+// above the base (TL2; TL1 when TL2 is not sent: only TL2 references it), which no frame sent
 // references.
 func descriptor(b *[vp8TemporalDescriptorLen]byte, v *videoState, f *Frame) int {
 	b[0], b[1] = 0x80, 0x80
@@ -228,7 +232,7 @@ func descriptor(b *[vp8TemporalDescriptorLen]byte, v *videoState, f *Frame) int 
 	if f.TID == 0 {
 		v.tl0PicIdx++
 	}
-	if f.TID == 2 {
+	if f.TID == v.clip.TopTID && f.TID > 0 {
 		b[0] |= 0x20
 	}
 	b[1] |= 0x60

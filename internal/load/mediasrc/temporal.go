@@ -82,7 +82,7 @@ func LoadTemporal(dir string, t TemporalLayers) (*Media, error) {
 // setTemporal gives each frame its layer: the encoder drops no frame and restarts its pattern at
 // every keyframe, so a frame's layer follows from its distance to the last keyframe.
 func (c *VideoClip) setTemporal() {
-	c.Temporal = true
+	c.Temporal, c.TopTID = true, 2
 	phase := 0
 	for i := range c.Frames {
 		if c.Frames[i].Key {
@@ -92,6 +92,18 @@ func (c *VideoClip) setTemporal() {
 		c.Frames[i].TID, c.Frames[i].Sync = int8(tid), sync
 		phase++
 	}
+}
+
+// Thinned is the layered clip as a sender of its first layers temporal layers sends it (1 to 3:
+// TL0 alone, TL0 and TL1, or all): a copy that shares the frames, whose pacer skips the frames of
+// the other layers. Each subset decodes (every frame's references are in a lower layer).
+func (c *VideoClip) Thinned(layers int) (*VideoClip, error) {
+	if !c.Temporal || layers < 1 || layers > 3 {
+		return nil, fmt.Errorf("mediasrc: %d temporal layers of a clip (temporal %v): want 1 to 3 of a layered clip", layers, c.Temporal)
+	}
+	t := *c
+	t.TopTID = int8(layers - 1)
+	return &t, nil
 }
 
 // encodeTemporal renders the scenes with ffmpeg (raw I420 on a pipe), encodes them with a

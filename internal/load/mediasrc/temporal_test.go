@@ -64,13 +64,17 @@ func TestTemporalClipSubsetsDecode(t *testing.T) {
 	}
 	want := make([]uint64, len(c.Frames))
 	for top := int8(2); top >= 0; top-- {
+		sub, err := c.Thinned(int(top) + 1) // what a sender of top+1 layers sends
+		if err != nil {
+			t.Fatal(err)
+		}
 		dec, err := vp8enc.NewDecoder()
 		if err != nil {
 			t.Fatal(err)
 		}
 		kept := 0
-		for i, f := range c.Frames {
-			if f.TID > top {
+		for i, f := range sub.Frames {
+			if f.TID > sub.TopTID {
 				continue
 			}
 			w, h, sum, err := dec.Decode(frame(f))
@@ -97,6 +101,8 @@ type descRecorder struct {
 	tl0   []uint8
 	pics  []uint16
 	first []bool
+	ts    []uint32
+	seqs  []uint16
 }
 
 func (r *descRecorder) WriteRTP(p *rtp.Packet) error {
@@ -104,6 +110,8 @@ func (r *descRecorder) WriteRTP(p *rtp.Packet) error {
 	if !ok || f.TL0Pos == 0 || f.PicIDPos == 0 || !f.PicID15 {
 		return nil
 	}
+	r.ts = append(r.ts, p.Timestamp)
+	r.seqs = append(r.seqs, p.SequenceNumber)
 	r.flags = append(r.flags, f)
 	r.tl0 = append(r.tl0, p.Payload[f.TL0Pos])
 	r.pics = append(r.pics, uint16(p.Payload[f.PicIDPos]&0x7f)<<8|uint16(p.Payload[f.PicIDPos+1]))
@@ -164,4 +172,67 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// A sender of one or two temporal layers (a thinned clip) sends only TL0, or TL0 and TL1: one
+// packet sequence without holes, picture ids continuous over the frames sent, TL0PICIDX counting
+// the base frames, N on the top layer's frames (TL1 when TL2 is not sent), timestamps at the
+// frames' own times; without allocating.
+func TestPacerSendsTemporalSubset(t *testing.T) {
+	clip := syntheticTemporal(40, 13, 2500) // 3 packets a frame; keyframes at 0, 13, 26, 39
+	step := uint32(clip.Interval * 90000 / time.Second)
+	for layers := 1; layers <= 2; layers++ {
+		sub, err := clip.Thinned(layers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int // the frames sent
+		for i, f := range clip.Frames {
+			if int(f.TID) < layers {
+				want = append(want, i)
+			}
+		}
+		rec := &descRecorder{}
+		p := NewPacer(&Media{Video: []*VideoClip{sub}}, nil, []Writer{rec}, 0)
+		var now time.Duration
+		run(p, &now, 40*clip.Interval-time.Millisecond)
+		if len(rec.flags) != 3*len(want) {
+			t.Fatalf("%d layers: %d packets, want %d (frames %v)", layers, len(rec.flags), 3*len(want), want)
+		}
+		for i, f := range rec.flags {
+			fi := want[i/3]
+			fr := clip.Frames[fi]
+			if f.TID != fr.TID || f.Discardable != (int(fr.TID) == layers-1 && fr.TID > 0) {
+				t.Fatalf("%d layers, packet %d (frame %d TL%d): %+v", layers, i, fi, fr.TID, f)
+			}
+			if i == 0 {
+				continue
+			}
+			prev := clip.Frames[want[(i-1)/3]]
+			newFrame := i%3 == 0
+			if rec.seqs[i] != rec.seqs[i-1]+1 {
+				t.Fatalf("%d layers, packet %d: sequence number %d after %d", layers, i, rec.seqs[i], rec.seqs[i-1])
+			}
+			if wantPic := (rec.pics[i-1] + uint16(btoi(newFrame))) & 0x7fff; rec.pics[i] != wantPic {
+				t.Fatalf("%d layers, packet %d: picture id %d after %d", layers, i, rec.pics[i], rec.pics[i-1])
+			}
+			if wantTL0 := rec.tl0[i-1] + uint8(btoi(newFrame && fr.TID == 0)); rec.tl0[i] != wantTL0 {
+				t.Fatalf("%d layers, packet %d: TL0PICIDX %d after %d", layers, i, rec.tl0[i], rec.tl0[i-1])
+			}
+			if d := rec.ts[i] - rec.ts[i-1]; newFrame && d != uint32(fi-want[(i-1)/3])*step || !newFrame && d != 0 {
+				t.Fatalf("%d layers, packet %d (frame %d after a TL%d frame): timestamp step %d", layers, i, fi, prev.TID, d)
+			}
+		}
+		q := NewPacer(&Media{Video: []*VideoClip{sub}}, nil, []Writer{discard{}}, 0)
+		now = 0
+		if n := testing.AllocsPerRun(200, func() { now = q.Step(now) }); n != 0 {
+			t.Fatalf("Step of a clip thinned to %d layers allocates %.1f times", layers, n)
+		}
+	}
+	if _, err := clip.Thinned(0); err == nil {
+		t.Error("a clip thinned to no layers")
+	}
+	if _, err := synthetic(4, 2, 100).Thinned(1); err == nil {
+		t.Error("a clip without temporal layers thinned")
+	}
 }
