@@ -30,6 +30,10 @@ type Options struct {
 	// Strata is the strata binary that SFU scenarios and echotest browser
 	// flows run (default: the running executable).
 	Strata string
+	// Dir, when set, keeps an SFU run's configurations, strata's and the
+	// network controller's logs and the controller's state at the end (in
+	// Dir/sfu); without it they go to a temporary directory.
+	Dir string
 }
 
 // errEnd is the cause of the run context's end when the run's duration is

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/emu/endpoint"
@@ -22,7 +23,11 @@ type sfuRun struct {
 
 func newSFU(s *scenario.Scenario, spec topo.Spec, network *topo.Network, clk clock, opt Options) (*sfuRun, error) {
 	u := &sfuRun{spec: s.SFU, duration: s.Duration}
-	env := sfuflow.Env{SFU: s.SFU, SFUHost: network.Host(sfuHost), Links: spec.Links, Binary: opt.Strata,
+	dir := ""
+	if opt.Dir != "" {
+		dir = filepath.Join(opt.Dir, "sfu")
+	}
+	env := sfuflow.Env{SFU: s.SFU, SFUHost: network.Host(sfuHost), Links: spec.Links, Binary: opt.Strata, Dir: dir,
 		Clock: clk, Log: opt.Log, LinkLoad: linkLoad(network, s.Interval, clk), Duration: s.Duration, Interval: s.Interval,
 		Classes: network.FlowClasses, Switches: sfuflow.SwitchesOf(network)}
 	for _, ss := range s.SFU.Sessions {
@@ -43,8 +48,10 @@ func (u *sfuRun) flowRun() *flowRun {
 }
 
 // record adds the sessions' downlinks as flows (as the simulator's sessions
-// are) and their per-layer figures.
+// are) with their per-layer counters (the layer plots of seed 000's figures 4
+// and 5 are drawn from them), and their per-layer figures.
 func (u *sfuRun) record(rec *metrics.Recording, spec topo.Spec, network *topo.Network) {
+	layers := u.sessions.Stats()
 	for i, ss := range u.spec.Sessions {
 		st := network.FlowStats(ss.Name)
 		st.Name, st.Kind, st.CC, st.Start, st.Stop = ss.Name, scenario.KindMedia, "sfu/"+u.spec.Policy, ss.Start, ss.Stop
@@ -55,7 +62,7 @@ func (u *sfuRun) record(rec *metrics.Recording, spec topo.Spec, network *topo.Ne
 				path = f.Path
 			}
 		}
-		rec.Flows = append(rec.Flows, metrics.RecordedFlow{Stats: st, Links: linkIndices(spec.Links, path)})
+		rec.Flows = append(rec.Flows, metrics.RecordedFlow{Stats: st, Links: linkIndices(spec.Links, path), Session: layers[i]})
 	}
 	rec.Sessions, rec.Policy = u.sessions.Summaries(), u.spec.Policy
 }

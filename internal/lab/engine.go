@@ -57,7 +57,8 @@ func runnable(files []scenarioFile, engine string, suite bool) ([]scenarioFile, 
 }
 
 // record runs s on the engine and returns its recording. An emulation's
-// endpoint diagnostics go to emu.log in the run's directory.
+// endpoint diagnostics go to emu.log in the run's directory, an SFU's logs
+// and its controller's final state to sfu/.
 func record(ctx context.Context, s *scenario.Scenario, seed uint64, engine, dir string) (*metrics.Recording, error) {
 	if engine == EngineSim {
 		sm, err := s.Build(seed)
@@ -80,7 +81,7 @@ func record(ctx context.Context, s *scenario.Scenario, seed uint64, engine, dir 
 		return nil, err
 	}
 	defer log.Close()
-	return emu.Run(ctx, s, seed, emu.Options{Log: log})
+	return emu.Run(ctx, s, seed, emu.Options{Log: log, Dir: dir})
 }
 
 // resultEntries names an engine's entries for the results document: the

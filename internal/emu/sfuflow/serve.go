@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,8 @@ func (s *Sessions) startServer(ctx context.Context) error {
 			return err
 		}
 		s.dir, s.tmpDir = d, true
+	} else if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return err
 	}
 	// Local traffic inside the namespace (strata to its controller) goes over lo.
 	if out, err := env.SFUHost.Command(ctx, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
@@ -237,4 +240,48 @@ func putLoad(ctx context.Context, c *http.Client, u string, bps int64) error {
 		return fmt.Errorf("PUT %s: HTTP %d", u, resp.StatusCode)
 	}
 	return nil
+}
+
+// netctlState are the controller's endpoints whose state Stop keeps (netctl-<name>.json) when the
+// run has a directory of its own: what it decided, what the switches hold (their flows and meters with counters).
+var netctlState = []string{"decisions", "switches", "subscriptions", "links"}
+
+// saveNetctlState keeps the controller's state as the run ends, when the run has a directory of
+// its own: every state endpoint, so that a run can be checked afterwards (were the decisions
+// enforced, what did the switch drop, what did the meters police).
+func (s *Sessions) saveNetctlState() error {
+	if s.netctl == "" || s.tmpDir {
+		return nil
+	}
+	var errs []error
+	httpc := s.stateClient()
+	for _, name := range netctlState {
+		body, err := getBody(httpc, s.netctl+"/v1/"+name)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(s.dir, "netctl-"+name+".json"), body, 0o644)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sfuflow: the controller's %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Sessions) stateClient() *http.Client {
+	c := hostHTTP(s.env.SFUHost)
+	c.Timeout = 5 * time.Second
+	return c
+}
+
+func getBody(c *http.Client, u string) ([]byte, error) {
+	resp, err := c.Get(u)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+	}
+	return body, err
 }

@@ -184,6 +184,10 @@ func (s *Sessions) start(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	if s.netctl != "" && !s.tmpDir {
+		s.wg.Add(1)
+		go s.recordDecisions(rctx)
+	}
 	now := s.env.Clock.Now()
 	for _, r := range s.runs {
 		if r.spec.Start > now {
@@ -220,6 +224,10 @@ func (s *Sessions) schedule(ctx context.Context, r *run) {
 		return
 	}
 	if s.sleepUntil(ctx, r.spec.Stop) {
+		if s.drops != nil {
+			// The switch's counters of a subscription go with its rules when it leaves.
+			s.drops.poll(ctx)
+		}
 		r.stop()
 	}
 }
@@ -267,6 +275,11 @@ func (s *Sessions) Stop() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		s.drops.poll(ctx)
 		cancel()
+	}
+	// The controller's state is kept while the sessions still run (a subscriber's end withdraws
+	// its decision); failing to read it is logged, not the run's error.
+	if err := s.saveNetctlState(); err != nil {
+		fmt.Fprintf(s.env.Log, "%v\n", err)
 	}
 	var errs []error
 	for _, r := range s.runs {
