@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/webrtc/v4"
-
 	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
@@ -70,16 +68,8 @@ func (e *probingEstimator) EndProbe() {
 // allocatorRig is a live three-layer simulcast source, a bound down-track and an allocator over est.
 func allocatorRig(t *testing.T, est Estimator, opts ...AllocatorOption) (*DownTrack, *Allocator, *fakeBinding, func()) {
 	t.Helper()
-	var srcMu sync.Mutex
-	src := newVP8Source()
-	src.body = [3]int{100, 400, 1000}
-	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP8, Simulcast: true}, func(layer int, _ uint32) {
-		srcMu.Lock()
-		src.keyPending[layer] = true
-		srcMu.Unlock()
-	})
+	src, srcMu, recv, d := newSimulcastTrack()
 	bind := &fakeBinding{rtx: true, record: true}
-	d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
 	if _, err := d.Bind(bind); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +83,7 @@ func allocatorRig(t *testing.T, est Estimator, opts ...AllocatorOption) (*DownTr
 		t.Fatal(err)
 	}
 	alloc.Start()
-	stop := liveSource(t, recv, src, &srcMu)
+	stop := liveSource(t, recv, src, srcMu)
 	alloc.AddTrack(d, DefaultTrackOptions())
 	return d, alloc, bind, func() { alloc.Close(); stop() }
 }

@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/webrtc/v4"
-
 	"github.com/strata-rtc/strata/cc"
-	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
@@ -59,16 +56,8 @@ func liveSource(t *testing.T, recv *Receiver, src *vp8Source, mu *sync.Mutex) (s
 }
 
 func TestAllocatorFollowsTheEstimate(t *testing.T) {
-	var srcMu sync.Mutex
-	src := newVP8Source()
-	src.body = [3]int{100, 400, 1000} // ≈ 54k, 198k, 486k at the top temporal layer
-	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP8, Simulcast: true}, func(layer int, _ uint32) {
-		srcMu.Lock()
-		src.keyPending[layer] = true
-		srcMu.Unlock()
-	})
+	src, srcMu, recv, d := newSimulcastTrack() // ≈ 54k, 198k, 486k at the top temporal layer
 	bind := &fakeBinding{rtx: true}
-	d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
 	if _, err := d.Bind(bind); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +83,7 @@ func TestAllocatorFollowsTheEstimate(t *testing.T) {
 	}
 	alloc.Start()
 	defer alloc.Close()
-	stop := liveSource(t, recv, src, &srcMu)
+	stop := liveSource(t, recv, src, srcMu)
 	defer stop()
 	alloc.AddTrack(d, DefaultTrackOptions())
 
@@ -138,16 +127,8 @@ func TestAllocatorFollowsTheEstimate(t *testing.T) {
 }
 
 func TestAllocatorProbesWithPadding(t *testing.T) {
-	var srcMu sync.Mutex
-	src := newVP8Source()
-	src.body = [3]int{100, 400, 1000}
-	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP8, Simulcast: true}, func(layer int, _ uint32) {
-		srcMu.Lock()
-		src.keyPending[layer] = true
-		srcMu.Unlock()
-	})
+	src, srcMu, recv, d := newSimulcastTrack()
 	bind := &fakeBinding{rtx: true}
-	d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
 	if _, err := d.Bind(bind); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +141,7 @@ func TestAllocatorProbesWithPadding(t *testing.T) {
 	}
 	alloc.Start()
 	defer alloc.Close()
-	stop := liveSource(t, recv, src, &srcMu)
+	stop := liveSource(t, recv, src, srcMu)
 	defer stop()
 	alloc.AddTrack(d, DefaultTrackOptions())
 	time.Sleep(2500 * time.Millisecond)

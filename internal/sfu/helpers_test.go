@@ -90,6 +90,21 @@ type vp8Source struct {
 	body       [3]int
 }
 
+// newSimulcastTrack is a three-layer VP8 simulcast source (layers of about 54, 198 and 486 kbit/s
+// at the top temporal layer) whose keyframe requests the receiver passes on, and a down-track of
+// it; the source is shared with the receiver's callback under mu.
+func newSimulcastTrack() (src *vp8Source, mu *sync.Mutex, recv *Receiver, d *DownTrack) {
+	src, mu = newVP8Source(), &sync.Mutex{}
+	src.body = [3]int{100, 400, 1000}
+	recv = NewReceiver(ReceiverConfig{Codec: media.CodecVP8, Simulcast: true}, func(layer int, _ uint32) {
+		mu.Lock()
+		src.keyPending[layer] = true
+		mu.Unlock()
+	})
+	d = NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+	return src, mu, recv, d
+}
+
 func newVP8Source() *vp8Source {
 	return &vp8Source{layers: 3, perFrame: 2, keyEvery: 90, seq: [3]uint16{100, 30000, 65000}, ts: [3]uint32{1, 1 << 31, 4e9}, pic: [3]uint16{5, 1000, 32000}, body: [3]int{100, 100, 100}}
 }

@@ -251,15 +251,7 @@ func TestMarkLadder(t *testing.T) {
 // forwards every layer and sends no padding. When the switch no longer enforces it, the estimate
 // limits the track again and the SFU thins.
 func TestAllocatorFollowsAnEnforcedDecision(t *testing.T) {
-	var srcMu sync.Mutex
-	src := newVP8Source()
-	src.body = [3]int{100, 400, 1000}
-	recv := NewReceiver(ReceiverConfig{Codec: media.CodecVP8, Simulcast: true}, func(layer int, _ uint32) {
-		srcMu.Lock()
-		src.keyPending[layer] = true
-		srcMu.Unlock()
-	})
-	d := NewDownTrack(recv, DownTrackConfig{ID: "v", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+	src, srcMu, recv, d := newSimulcastTrack()
 	if _, err := d.Bind(&fakeBinding{rtx: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +267,7 @@ func TestAllocatorFollowsAnEnforcedDecision(t *testing.T) {
 	}
 	alloc.Start()
 	defer alloc.Close()
-	stop := liveSource(t, recv, src, &srcMu)
+	stop := liveSource(t, recv, src, srcMu)
 	defer stop()
 	alloc.AddTrack(d, DefaultTrackOptions())
 	alloc.SetNetDecision(d, NetDecision{Layers: 9, Known: true, Enforced: true})
