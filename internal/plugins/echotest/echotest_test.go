@@ -53,13 +53,13 @@ func TestEchoesAudioVideoAndData(t *testing.T) {
 	}
 
 	video := b.collect(webrtc.RTPCodecTypeVideo, 40, 10*time.Second)
-	continuous(t, "video", video)
+	video = b.continuous(webrtc.RTPCodecTypeVideo, "video", video)
 	for _, p := range video {
 		if len(p.Payload) < 8 || p.Payload[7] != 'a' {
 			t.Fatalf("echoed video payload is not what was sent: % x", p.Payload[:8])
 		}
 	}
-	continuous(t, "audio", b.collect(webrtc.RTPCodecTypeAudio, 40, 5*time.Second))
+	b.continuous(webrtc.RTPCodecTypeAudio, "audio", b.collect(webrtc.RTPCodecTypeAudio, 40, 5*time.Second))
 
 	<-b.dcOpen
 	if err := b.dc.SendText("hello"); err != nil {
@@ -108,7 +108,7 @@ func TestAudioFalseStopsAudioEchoAndResumesContinuously(t *testing.T) {
 	h.request(s, `{"audio":true}`, nil)
 	b.drain(webrtc.RTPCodecTypeAudio)
 	after := b.collect(webrtc.RTPCodecTypeAudio, 20, 5*time.Second)
-	continuous(t, "audio after resume", after)
+	after = b.continuous(webrtc.RTPCodecTypeAudio, "audio after resume", after)
 	if after[0].SSRC != before[0].SSRC {
 		t.Errorf("audio SSRC changed across the pause")
 	}
@@ -278,8 +278,7 @@ func TestSimulcastEchoIsOneContinuousStream(t *testing.T) {
 			t.Fatalf("echo did not switch to the lowest layer (%d packets)", len(pkts))
 		}
 	}
-	all := append(first, pkts...)
-	continuous(t, "simulcast echo", all)
+	all := b.continuous(webrtc.RTPCodecTypeVideo, "simulcast echo", append(first, pkts...))
 	for i := 1; i < len(all); i++ {
 		prev, cur := vp8PictureID(all[i-1].Payload), vp8PictureID(all[i].Payload)
 		if cur != (prev+1)&0x7fff {
@@ -345,7 +344,7 @@ func TestVP9SpatialLayerIsDropped(t *testing.T) {
 		}
 	}()
 	pkts := b.collect(webrtc.RTPCodecTypeVideo, 30, 10*time.Second)
-	continuous(t, "vp9 echo", pkts)
+	pkts = b.continuous(webrtc.RTPCodecTypeVideo, "vp9 echo", pkts)
 	for _, p := range pkts {
 		if p.Payload[3] != '0' {
 			t.Fatalf("spatial layer %c echoed with spatial_layer 0", p.Payload[3])
