@@ -17,17 +17,7 @@ import (
 // flow's growing QueueDelays, grown here beforehand). No root needed: the
 // network is planned, not built.
 func TestObserverAllocatesNothingPerPacket(t *testing.T) {
-	n := &Network{spec: Spec{
-		Links: []sim.LinkConfig{
-			{Name: "ar", From: "a", To: "r", Rate: sim.ConstantRate(1e6)}, {Name: "rb", From: "r", To: "b", Rate: sim.ConstantRate(1e6)},
-			{Name: "br", From: "b", To: "r", Rate: sim.ConstantRate(1e6)}, {Name: "ra", From: "r", To: "a", Rate: sim.ConstantRate(1e6)}},
-		Hosts:    []HostSpec{{"ha", "a"}, {"hb", "b"}},
-		Flows:    []FlowSpec{{Name: "f", Src: "ha", Dst: "hb", Path: []string{"a", "r", "b"}}},
-		Duration: time.Second, Interval: 100 * time.Millisecond},
-		nodes: map[string]*node{}, hosts: map[string]*Host{}, flows: map[string]*flowState{}, byPair: map[pairKey]route{}}
-	if err := n.plan(); err != nil {
-		t.Fatal(err)
-	}
+	n := planned(t)
 	hop0, hop1 := &linkObserver{net: n, link: 0}, &linkObserver{net: n, link: 1}
 	pkt := make([]byte, 100)
 	pkt[0], pkt[3] = 0x45, 100
