@@ -33,13 +33,17 @@ type Config struct {
 	// (api.Meter). MeterBurst is the meters' bucket in bits.
 	Reserve    float64 `yaml:"reserve"`
 	MeterBurst int64   `yaml:"meter_burst"`
+	// PeakHold: with a reservation, the controller allocates and meters the layers of streams
+	// crossing a reserved link at the highest rate the SFU reported for each over this window (0:
+	// at their current rates), so that media stays within its reservation through busy scenes.
+	PeakHold time.Duration `yaml:"peak_hold"`
 }
 
 // DefaultConfig returns the defaults: alloc.DefaultConfig, samples stale after 5 s, 1.5 s settle,
-// no reservation (500 kbit meter bursts when there is one).
+// no reservation (500 kbit meter bursts and a 10 s peak hold when there is one).
 func DefaultConfig() Config {
 	return Config{Alloc: alloc.DefaultConfig(), StaleAfter: 5 * time.Second, Settle: 1500 * time.Millisecond,
-		MeterBurst: DefaultMeterBurst}
+		MeterBurst: DefaultMeterBurst, PeakHold: 10 * time.Second}
 }
 
 // DefaultMeterBurst is the meters' default bucket: 500 kbit, enough for TCP to get its share
@@ -51,8 +55,8 @@ func (c Config) Validate() error {
 	if err := c.Alloc.Validate(); err != nil {
 		return err
 	}
-	if c.StaleAfter <= 0 || c.Settle < 0 {
-		return fmt.Errorf("netctl: stale_after must be positive and settle not negative")
+	if c.StaleAfter <= 0 || c.Settle < 0 || c.PeakHold < 0 {
+		return fmt.Errorf("netctl: stale_after must be positive, settle and peak_hold not negative")
 	}
 	if !(c.Reserve >= 0 && c.Reserve < 1) {
 		return fmt.Errorf("netctl: reserve must be at least 0 and below 1 (got %g)", c.Reserve)
@@ -111,7 +115,10 @@ type Controller struct {
 type stream struct {
 	api.Stream
 	rates []cc.Bitrate
-	subs  map[string]*subscription
+	// peak holds the rates over the last Config.PeakHold, peakRates their maxima (demandRates).
+	peak      peakHold
+	peakRates []cc.Bitrate
+	subs      map[string]*subscription
 }
 
 type subscription struct {

@@ -27,8 +27,8 @@ func (c *Controller) reserve(i int) float64 {
 
 // computeMeters works out, for every reservable link that carries managed streams, the rate the
 // switch at its source lets non-media traffic in (alloc.MeterRate over what the controller
-// attributes to the streams after this step's decisions), and returns the nodes' sets that
-// changed.
+// attributes to the streams after this step's decisions, or their granted layers' peak if that is
+// higher), and returns the nodes' sets that changed.
 func (c *Controller) computeMeters(now time.Duration) map[string][]api.Meter {
 	if c.cfg.Reserve <= 0 {
 		return nil
@@ -38,7 +38,7 @@ func (c *Controller) computeMeters(now time.Duration) map[string][]api.Meter {
 		c.links[i].media = 0
 	}
 	for _, sub := range c.order {
-		r := c.attributed(sub, now)
+		r := max(c.attributed(sub, now), rateOf(c.demandRates(sub), sub.state.Layers))
 		for _, li := range sub.path {
 			c.links[li].media += r
 		}

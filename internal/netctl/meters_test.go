@@ -2,10 +2,12 @@ package netctl
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/netctl/api"
 	"github.com/strata-rtc/strata/internal/netctl/topo"
 )
@@ -132,5 +134,72 @@ links:
 	// 3 layers (2.4 Mbit/s): non-media traffic metered to 10 − 2.64 Mbit/s.
 	if m, ok := c.Rules().Meter("paris", "pm"); !ok || m.Interface != "w4" || m.RateBps != 7_360_000 {
 		t.Fatalf("meter %+v (%v)", m, ok)
+	}
+}
+
+// TestReservationHoldsMediaPeaks: a busy scene lifts the stream's measured layers. With the
+// reservation the controller allocates and meters at the peak for PeakHold (the peak standing for
+// the 10 % margin where it is higher): the second layer no longer fits the 1.6 Mbit/s reserved on
+// pm and stays off until the peak has been gone 10 s, and the meter leaves media the peak of what
+// it has; then both follow the current rates again.
+func TestReservationHoldsMediaPeaks(t *testing.T) {
+	c := newTestController(t, func(cfg *Config) { cfg.Reserve = 0.8; cfg.PeakHold = 10 * time.Second })
+	mustOK(t, c.PutStream(api.Stream{ID: "cam", Source: "paris", Layers: paperLayers}))
+	mustOK(t, c.PutSubscription(api.Subscription{ID: "s", Stream: "cam", Receiver: "madrid"}))
+	step := func(at time.Duration, wantLayers int, wantMeter int64) {
+		t.Helper()
+		mustOK(t, c.SetLinkLoad("pm", mbps(3), at)) // TCP fills the link
+		c.Update(at)
+		m, _ := c.Rules().Meter("paris", "pm")
+		if got := layersAt(t, c, "s"); got != wantLayers || m.RateBps != wantMeter {
+			t.Fatalf("at %v: %d layers, meter %d bit/s; want %d, %d", at, got, m.RateBps, wantLayers, wantMeter)
+		}
+	}
+	c.Update(0)
+	step(5*time.Second, 2, 680_000) // 2 − 1.2 × 1.1
+	mustOK(t, c.SetLayers("cam", []api.Layer{{RateBps: 900_000}, {RateBps: 800_000}, {RateBps: 1_200_000}}))
+	step(6*time.Second, 1, 400_000) // 1.7 > 1.6: down to one layer; the floor while the old rate settles
+	mustOK(t, c.SetLayers("cam", paperLayers))
+	step(8*time.Second, 1, 1_100_000)          // the scene is quiet again, its peak is held: 2 − 0.9
+	step(18*time.Second, 1, 1_100_000)         // ended 10 s ago: still held
+	step(18500*time.Millisecond, 1, 1_340_000) // 2 − 0.6 × 1.1
+	step(21*time.Second, 2, 680_000)           // upgraded after the hold (2 s)
+}
+
+// TestPeaksOnlyWithAReservation: without a reservation the same peak changes nothing.
+func TestPeaksOnlyWithAReservation(t *testing.T) {
+	c := newTestController(t, func(cfg *Config) { cfg.PeakHold = 10 * time.Second })
+	mustOK(t, c.PutStream(api.Stream{ID: "cam", Source: "paris", Layers: paperLayers}))
+	mustOK(t, c.PutSubscription(api.Subscription{ID: "s", Stream: "cam", Receiver: "madrid"}))
+	c.Update(0)
+	mustOK(t, c.SetLayers("cam", []api.Layer{{RateBps: 900_000}, {RateBps: 800_000}, {RateBps: 1_200_000}}))
+	c.Update(time.Second)
+	mustOK(t, c.SetLayers("cam", paperLayers))
+	c.Update(2 * time.Second)
+	if got := layersAt(t, c, "s"); got != 2 {
+		t.Fatalf("%d layers, want 2 (1.2 Mbit/s × 1.1 fits 2 Mbit/s)", got)
+	}
+}
+
+func TestPeakHoldWindow(t *testing.T) {
+	var p peakHold
+	peaks := func() []cc.Bitrate { return p.rates(nil) }
+	p.observe(0, 10*time.Second, []cc.Bitrate{100, 50})
+	p.observe(time.Second, 10*time.Second, []cc.Bitrate{300, 50})
+	p.observe(2*time.Second, 10*time.Second, []cc.Bitrate{100, 90})
+	if got := peaks(); !slices.Equal(got, []cc.Bitrate{300, 90}) {
+		t.Errorf("peaks %v", got)
+	}
+	p.observe(12*time.Second, 10*time.Second, []cc.Bitrate{100, 90})
+	if got := peaks(); !slices.Equal(got, []cc.Bitrate{300, 90}) {
+		t.Errorf("the peak ended 10 s ago, at the window's edge: %v", got)
+	}
+	p.observe(12500*time.Millisecond, 10*time.Second, []cc.Bitrate{100, 90})
+	if got, n := peaks(), len(p.samples); !slices.Equal(got, []cc.Bitrate{100, 90}) || n != 1 {
+		t.Errorf("after the window: %v over %d samples", got, n)
+	}
+	p.observe(13*time.Second, 0, []cc.Bitrate{120, 90, 40})
+	if got := peaks(); !slices.Equal(got, []cc.Bitrate{120, 90, 40}) {
+		t.Errorf("no hold, a layer more: %v", got)
 	}
 }

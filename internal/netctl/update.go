@@ -31,6 +31,7 @@ func (c *Controller) Update(now time.Duration) []api.Decision {
 	defer c.applyMu.Unlock()
 	c.mu.Lock()
 	c.updateLinks(now)
+	c.observePeaks(now)
 	c.allocate(now)
 	ruleChanges := c.computeRules() // before publish, which compares rules with what switches hold
 	changed := c.publish()
@@ -100,7 +101,7 @@ func (c *Controller) allocate(now time.Duration) {
 	}
 	c.demands, c.states = c.demands[:0], c.states[:0]
 	for _, sub := range c.order {
-		c.demands = append(c.demands, alloc.Demand{Path: sub.path, Layers: sub.stream.rates})
+		c.demands = append(c.demands, alloc.Demand{Path: sub.path, Layers: c.demandRates(sub)})
 		c.states = append(c.states, sub.state)
 	}
 	c.alloc.Step(now, c.allocIn, c.demands, c.states)
