@@ -11,7 +11,7 @@ RACE_PKGS   += ./internal/emu/netem/...
 RACE_PKGS   += ./internal/lowprio/...
 RACE_PKGS   += ./internal/netctl/... ./internal/ovs/... ./internal/udpbatch/...
 
-.PHONY: all build wasm run deps-run deps-test test lint unit bench chaos microbench lab lab-emu lab-emu-versus lab-lowprio fuzz clean
+.PHONY: all build wasm run deps-run deps-test test lint unit bench chaos microbench lab lab-emu lab-emu-versus lab-seed000-emu lab-lowprio fuzz clean
 .PHONY: e2e-janus-streaming
 .PHONY: e2e-janus-sip
 
@@ -118,6 +118,16 @@ lab-emu-versus:
 	  ./$(BIN) lab compare lab-emu-out/emu/$$a lab-emu-out/emu/$$b --as strata-vs-chromium/$$name --labels "strata,Chromium" \
 	    --results docs/RESULTS.md --out lab-emu-out/strata-vs-chromium-$$name.md || exit 1; \
 	done
+
+## lab-seed000-emu: seed 000's experiments 1-3 live (root): the real SFU, Open vSwitch and kernel TCP
+## Cubic, each file with all four layer policies, one run at a time (real time: about 2.5 h at
+## --scale 1, 75 min at the default --scale 0.5, which halves every duration and start time). Tables
+## in lab-seed000-emu-out/report.md (docs/RESULTS.md, "Seed 000 live").
+LAB_SEED000_ONLY  ?= seed000/exp1,seed000/exp2,seed000/exp3
+LAB_SEED000_FLAGS ?= --scale 0.5
+lab-seed000-emu: deps-test build
+	rm -rf lab-seed000-emu-out
+	./$(BIN) lab run scenarios --engine emu --jobs 1 --only $(LAB_SEED000_ONLY) --out lab-seed000-emu-out $(LAB_SEED000_FLAGS)
 
 ## lab-lowprio: a video call (1 Mbit/s of VP8 through the echotest) and a LEDBAT download on one
 ## PeerConnection through a 2 Mbit/s link, with each lowprio.share mode (root, ~90 s); prints the
