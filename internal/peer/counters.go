@@ -21,7 +21,8 @@ type streamCounters struct {
 	// nacked counts sequence numbers asked for again: by strata for a stream it receives, by the
 	// remote peer for a stream strata sends.
 	nacked atomic.Uint64
-	// For a stream strata sends, what the remote peer said about it: keyframe requests, and its
+	// Keyframe requests: for a stream strata sends, those of the remote peer; for a stream it
+	// receives, its own. For a stream strata sends, the remote peer's
 	// last reception report (cumulative loss, jitter in RTP units, round-trip time from LSR/DLSR).
 	plis, firs atomic.Uint64
 	reported   atomic.Bool
@@ -73,12 +74,16 @@ func (s *counterSet) lookup(incoming bool, ssrc uint32) *streamCounters {
 type countingInterceptor struct {
 	interceptor.NoOp
 	set *counterSet
+	rtt func(time.Duration) // the factory's RTT observer, or nil
 }
 
-type countingFactory struct{ set *counterSet }
+type countingFactory struct {
+	set *counterSet
+	rtt func(time.Duration)
+}
 
 func (f countingFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
-	return &countingInterceptor{set: f.set}, nil
+	return &countingInterceptor{set: f.set, rtt: f.rtt}, nil
 }
 
 func (i *countingInterceptor) BindRemoteStream(info *interceptor.StreamInfo, reader interceptor.RTPReader) interceptor.RTPReader {
@@ -105,10 +110,11 @@ func (i *countingInterceptor) BindLocalStream(info *interceptor.StreamInfo, writ
 	})
 }
 
-// BindRTCPWriter counts the NACKs strata sends: loss on the streams it receives.
+// BindRTCPWriter counts the NACKs strata sends (loss on the streams it receives) and its
+// keyframe requests.
 func (i *countingInterceptor) BindRTCPWriter(writer interceptor.RTCPWriter) interceptor.RTCPWriter {
 	return interceptor.RTCPWriterFunc(func(pkts []rtcp.Packet, a interceptor.Attributes) (int, error) {
-		i.countNACKs(true, pkts)
+		i.countSent(pkts)
 		return writer.Write(pkts, a)
 	})
 }
@@ -174,22 +180,34 @@ func (i *countingInterceptor) onReports(blocks rtcpview.ReportBlocks, now time.T
 		c.reportJit.Store(r.Jitter)
 		if rtt, ok := r.RTT(now); ok {
 			c.rttMicros.Store(rtt.Microseconds())
+			if i.rtt != nil {
+				i.rtt(rtt)
+			}
 		}
 		c.reported.Store(true)
 	}
 }
 
-func (i *countingInterceptor) countNACKs(incoming bool, pkts []rtcp.Packet) {
+// countSent counts what strata asks of the senders of the streams it receives: retransmissions
+// (NACKs) and keyframes (PLI, FIR), on the counters of the stream asked about.
+func (i *countingInterceptor) countSent(pkts []rtcp.Packet) {
 	for _, p := range pkts {
-		nack, ok := p.(*rtcp.TransportLayerNack)
-		if !ok {
-			continue
+		switch p := p.(type) {
+		case *rtcp.TransportLayerNack:
+			if c := i.set.lookup(true, p.MediaSSRC); c != nil {
+				c.nacked.Add(nackedPackets(p))
+			}
+		case *rtcp.PictureLossIndication:
+			if c := i.set.lookup(true, p.MediaSSRC); c != nil {
+				c.plis.Add(1)
+			}
+		case *rtcp.FullIntraRequest:
+			for _, e := range p.FIR {
+				if c := i.set.lookup(true, e.SSRC); c != nil {
+					c.firs.Add(1)
+				}
+			}
 		}
-		c := i.set.lookup(incoming, nack.MediaSSRC)
-		if c == nil {
-			continue
-		}
-		c.nacked.Add(nackedPackets(nack))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/pion/dtls/v3/pkg/protocol/extension"
 	"github.com/pion/dtls/v3/pkg/protocol/handshake"
@@ -42,6 +43,8 @@ type Factory struct {
 
 	mu     sync.Mutex
 	closed bool
+
+	totals peerTotals // every Peer's counters, for Totals
 }
 
 // Option configures a Factory.
@@ -54,6 +57,8 @@ type factoryOptions struct {
 	stampsTWCC bool
 	limits     Limits
 	services   []ChannelService
+	// rttObserver gets every RTT measured from a peer's reception reports (WithRTTObserver).
+	rttObserver func(time.Duration)
 }
 
 // WithMonitor replaces the timing of `media` and `slowlink` events (DefaultMonitorConfig).
@@ -195,6 +200,8 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 		return nil, fmt.Errorf("new PeerConnection: %w", err)
 	}
 	p.PC = pc
+	f.totals.add(p)
+	p.retire = func() { f.totals.retire(p) }
 	p.install()
 	go p.run(f.opts.monitor)
 	return p, nil
@@ -210,7 +217,7 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 func (f *Factory) registry(p *Peer, po peerOptions, arr *arrivals) (*interceptor.Registry, error) {
 	reg := &interceptor.Registry{}
 	lf := f.s.engine.LoggerFactory
-	reg.Add(countingFactory{set: p.counters})
+	reg.Add(countingFactory{set: p.counters, rtt: f.opts.rttObserver})
 	if !po.sendOnly {
 		st, err := stats.NewInterceptor(stats.WithLoggerFactory(lf))
 		if err != nil {

@@ -83,6 +83,7 @@ type Peer struct {
 	dcs           dataChannels // closed before the PeerConnection (datachannels.go)
 	closeOnce     sync.Once
 	closed        chan struct{}
+	retire        func() // hands the counters to the factory's totals once closed
 }
 
 // Batcher groups writes to the PeerConnections of this Peer's factory that should leave together
@@ -186,6 +187,9 @@ func (p *Peer) Close(reason string) {
 		p.closeDataChannels()
 		if err := p.PC.Close(); err != nil {
 			p.log.Debug("closing PeerConnection", "err", err)
+		}
+		if p.retire != nil {
+			p.retire()
 		}
 		if p.hooks.OnHangup != nil {
 			p.hooks.OnHangup(reason)
