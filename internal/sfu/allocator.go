@@ -388,6 +388,7 @@ func (a *Allocator) decide(now time.Duration) {
 		if to == t.target {
 			continue
 		}
+		countDecision(t.target, to)
 		if a.observer != nil {
 			a.observer(Decision{At: now, Track: t.d, From: t.target, To: to, Estimate: in.Estimate, Reason: a.out.Reason})
 		}

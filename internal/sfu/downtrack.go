@@ -254,6 +254,7 @@ func (d *DownTrack) layerChanged() {
 	if cur == d.current {
 		return
 	}
+	countSwitch(d.current, cur)
 	d.current = cur
 	d.switches.Add(1)
 	if cb := d.cfg.OnLayerChange; cb != nil {
