@@ -153,6 +153,21 @@ func (g *Gateway) SessionCount() int {
 	return len(g.sessions)
 }
 
+// HandleCounts is the number of live handles per plugin package: every loaded plugin is listed,
+// with 0 when it has none, so the metrics keep one series per plugin.
+func (g *Gateway) HandleCounts() map[string]int {
+	out := make(map[string]int, len(g.plugins))
+	for name := range g.plugins {
+		out[name] = 0
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for _, h := range g.handles {
+		out[h.plug.Package()]++
+	}
+	return out
+}
+
 // HasSession reports whether a session exists.
 func (g *Gateway) HasSession(id uint64) bool {
 	return g.session(id) != nil

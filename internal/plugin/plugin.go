@@ -126,3 +126,20 @@ type Session interface {
 func Error(pluginShort string, code int, reason string) map[string]any {
 	return map[string]any{pluginShort: "event", "error_code": code, "error": reason}
 }
+
+// Counts is what a plugin holds at one moment, for the metrics. A plugin leaves 0 what it has no
+// notion of.
+type Counts struct {
+	Rooms int
+	// Participants joined a room (videoroom publishers, publishing or not; audiobridge members).
+	Participants int
+	// Publishers are participants whose PeerConnection sends media (videoroom).
+	Publishers int
+	// Subscribers are handles receiving a room's media (videoroom subscriptions).
+	Subscribers int
+}
+
+// Counter is implemented by plugins with rooms, for the metrics.
+type Counter interface {
+	Counts() Counts
+}

@@ -88,6 +88,9 @@ func (l *mixLoop) stop() {
 func (l *mixLoop) run() {
 	defer close(l.done)
 	ownThread(fmt.Sprintf("mixer %d", l.r.id))
+	totals := &l.r.p.mix
+	totals.running.Add(1)
+	defer totals.running.Add(-1)
 	start := time.Now()
 	timer := time.NewTimer(period)
 	defer timer.Stop()
@@ -112,6 +115,7 @@ func (l *mixLoop) run() {
 		late := time.Since(due)
 		if late > period {
 			l.stats.late.Add(1)
+			totals.late.Add(1)
 		}
 		if int64(late) > l.stats.maxLate.Load() {
 			l.stats.maxLate.Store(int64(late))
@@ -120,8 +124,14 @@ func (l *mixLoop) run() {
 			skip := uint64(late / period)
 			tick += skip
 			l.stats.skipped.Add(skip)
+			totals.skipped.Add(skip)
 		}
+		began := time.Now()
+		encodings := l.stats.encodings.Load()
 		l.tick(tick)
+		totals.ticks.Add(1)
+		totals.encodings.Add(l.stats.encodings.Load() - encodings)
+		totals.busy.Add(uint64(time.Since(began)))
 	}
 }
 

@@ -23,6 +23,8 @@ type Plugin struct {
 	rooms map[uint64]*room
 
 	sessions plugin.SessionSet[*session]
+
+	mix mixTotals // every mixer's counters, for the metrics
 }
 
 // New creates the plugin with the rooms of the configuration; rec says whether participants'
