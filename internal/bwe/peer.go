@@ -5,6 +5,7 @@ import (
 
 	"github.com/pion/interceptor"
 
+	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/peer"
 )
@@ -14,8 +15,10 @@ const tickInterval = 50 * time.Millisecond
 
 // PeerOptions returns the peer.Factory options that put the configured estimators on every
 // PeerConnection: the send-side controller (installed as the Peer's Estimator) and the REMB
-// receiver, both shown in the admin API's handle_info under webrtc.bwe.
-func PeerOptions(m config.Media) ([]peer.Option, error) {
+// receiver, both shown in the admin API's handle_info under webrtc.bwe. onEstimate, if not nil,
+// gets the send-side estimate after every feedback message (a few a second per PeerConnection; it
+// must not block), for the metrics.
+func PeerOptions(m config.Media, onEstimate func(cc.Bitrate)) ([]peer.Option, error) {
 	newController, err := NewControllerFunc(m.CongestionControl)
 	if err != nil {
 		return nil, err
@@ -36,6 +39,7 @@ func PeerOptions(m config.Media) ([]peer.Option, error) {
 			info := &bweInfo{twcc: m.TWCC}
 			if newController != nil {
 				s := NewSendSide(newController(), tickInterval)
+				s.est.onEstimate = onEstimate
 				p.SetEstimator(s.Estimator())
 				info.send = s.Estimator()
 				chain = append(chain, s)

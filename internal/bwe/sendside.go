@@ -38,6 +38,7 @@ type Estimator struct {
 	feedback     uint64
 	lastFeedback time.Duration
 	onUpdate     func()
+	onEstimate   func(cc.Bitrate) // the metrics' observer, or nil; set before any feedback
 	queue        queueTrend
 	// unansweredSince is when the first packet sent after the last feedback left (valid while
 	// unanswered is set).
@@ -312,7 +313,11 @@ func (s *SendSide) onFeedback(fb *rtcpview.TWCC) {
 	})
 	s.est.mu.Lock()
 	cb := s.est.onUpdate
+	estimate := s.est.ctrl.TargetRate()
 	s.est.mu.Unlock()
+	if f := s.est.onEstimate; f != nil {
+		f(estimate)
+	}
 	if cb != nil {
 		cb()
 	}

@@ -111,7 +111,13 @@ type AdminTransport struct {
 	AdminSecret string      `yaml:"admin_secret"`
 	CORSOrigin  string      `yaml:"cors_origin"`
 	HTTPS       TLSListener `yaml:"https"`
+	// Metrics serves the Prometheus metrics at MetricsPath on the same listeners, without
+	// admin_secret (docs/METRICS.md).
+	Metrics bool `yaml:"metrics"`
 }
+
+// MetricsPath is where the admin listeners serve the Prometheus metrics.
+const MetricsPath = "/metrics"
 
 // Running reports whether the admin API listens at all (plain or secure).
 func (a AdminTransport) Running() bool { return a.Enabled || a.HTTPS.Enabled }

@@ -132,6 +132,9 @@ func (t Transports) validate() []error {
 			errs = append(errs, err)
 		}
 	}
+	if t.Admin.Metrics && strings.TrimRight(t.Admin.BasePath, "/") == MetricsPath {
+		errs = append(errs, fmt.Errorf("transports.admin: base_path %s is where the metrics are served (metrics: true)", MetricsPath))
+	}
 	return errs
 }
 

@@ -125,3 +125,20 @@ func TestSecureListenerOptions(t *testing.T) {
 		t.Errorf("valid secure listeners: %v", err)
 	}
 }
+
+// The metrics are on by default, on the admin listener; an admin base_path of /metrics would hide
+// them (and clash in the listener's mux), so it is refused while they are on.
+func TestMetricsOption(t *testing.T) {
+	c := Default()
+	if !c.Transports.Admin.Metrics {
+		t.Error("transports.admin.metrics is off by default, want on")
+	}
+	c.Transports.Admin.BasePath = "/metrics/"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "base_path /metrics") {
+		t.Errorf("admin base_path /metrics with metrics on: %v, want an error", err)
+	}
+	c.Transports.Admin.Metrics = false
+	if err := c.Validate(); err != nil {
+		t.Errorf("admin base_path /metrics with metrics off: %v", err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/logagg"
 	"github.com/strata-rtc/strata/internal/lowprio/service"
+	"github.com/strata-rtc/strata/internal/metrics"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
@@ -46,6 +47,7 @@ type Server struct {
 	level   *slog.LevelVar
 	peers   *peer.Factory
 	lowprio *service.Service // nil when lowprio.enabled is off
+	metrics *metrics.Metrics // nil when transports.admin.metrics is off
 	gw      *gateway.Gateway
 	plugins []plugin.Plugin
 	ws      *wsapi.Handler
@@ -83,11 +85,13 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	// plugin failing on the same request) are written once per window with a count.
 	logs := logagg.NewHandler(log.Handler(), slog.LevelWarn, logagg.DefaultWindow, nil)
 	log = slog.New(logs)
-	ccOpts, err := bwe.PeerOptions(cfg.Media)
+	m := newMetrics(cfg)
+	ccOpts, err := bwe.PeerOptions(cfg.Media, m.estimateObserver())
 	if err != nil {
 		return nil, fmt.Errorf("congestion control: %w", err)
 	}
 	peerOpts := append(ccOpts, peer.WithLimits(peer.Limits{RemoteCandidates: cfg.General.Limits.RemoteCandidates}))
+	peerOpts = append(peerOpts, m.peerOptions()...)
 	var lp *service.Service
 	if cfg.LowPrio.Enabled {
 		if lp, err = service.New(cfg.LowPrio, log.With("component", "lowprio")); err != nil {
@@ -105,6 +109,7 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, lowprio: lp, listeners: map[string]*listener{}}
 	s.plugins = loadPlugins(cfg, log, peers)
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level)
+	s.metrics = m.register(metrics.Sources{Gateway: s.gw, Peers: peers, Plugins: s.plugins})
 	return s, nil
 }
 
@@ -196,6 +201,10 @@ func (s *Server) start() error {
 		admin := adminapi.New(s.gw, s.cfg)
 		mux.Handle(t.Admin.BasePath, admin)
 		mux.Handle(t.Admin.BasePath+"/", admin)
+		if s.metrics != nil {
+			// Beside the admin API, not behind it: Prometheus sends no admin_secret.
+			mux.Handle(config.MetricsPath, s.metrics.Handler())
+		}
 		if err := s.listenPair(Admin, t.Admin.Enabled, t.Admin.Listen, AdminHTTPS, t.Admin.HTTPS, mux); err != nil {
 			return err
 		}
