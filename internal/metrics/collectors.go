@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/sfu"
@@ -10,7 +11,7 @@ import (
 
 // Every collector below reads its source once per scrape and reports const metrics: the counters
 // are the sources' own (monotonic there), so nothing is kept twice. Labels take a handful of fixed
-// values each (plugin package, direction, kind of change): never a session, handle or room id.
+// values each (plugin package, direction, media kind, kind of change): never a session, handle or room id.
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
@@ -58,8 +59,8 @@ func (c gatewayCollector) Collect(ch chan<- prometheus.Metric) {
 var (
 	peersDesc        = desc("peer_connections", "Open PeerConnections.")
 	peersCreatedDesc = desc("peer_connections_created_total", "PeerConnections created.")
-	packetsDesc      = desc("rtp_packets_total", "RTP packets received (in) and sent (out), retransmissions and padding included.", "direction")
-	bytesDesc        = desc("rtp_bytes_total", "RTP bytes (headers and payload, after SRTP decryption / before encryption) received and sent.", "direction")
+	packetsDesc      = desc("rtp_packets_total", "RTP packets received (in) and sent (out), retransmissions and padding included.", "direction", "kind")
+	bytesDesc        = desc("rtp_bytes_total", "RTP bytes (headers and payload, after SRTP decryption / before encryption) received and sent.", "direction", "kind")
 	nacksDesc        = desc("nacked_packets_total", "Sequence numbers asked for again in NACKs: by peers (in), by strata (out).", "direction")
 	plisDesc         = desc("plis_total", "Picture loss indications: from peers (in), from strata (out).", "direction")
 	firsDesc         = desc("firs_total", "Full intra requests: from peers (in), from strata (out).", "direction")
@@ -76,12 +77,17 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	t := c.p.Totals()
 	ch <- gauge(peersDesc, float64(t.Live))
 	ch <- counter(peersCreatedDesc, t.Created)
+	for dir, name := range []string{peer.In: "in", peer.Out: "out"} {
+		for kind := range peer.NumKinds {
+			r := t.RTP[dir][kind]
+			ch <- counter(packetsDesc, r.Packets, name, kind.String())
+			ch <- counter(bytesDesc, r.Bytes, name, kind.String())
+		}
+	}
 	for _, d := range []struct {
 		desc    *prometheus.Desc
 		in, out uint64
 	}{
-		{packetsDesc, t.PacketsIn, t.PacketsOut},
-		{bytesDesc, t.BytesIn, t.BytesOut},
 		{nacksDesc, t.NACKsIn, t.NACKsOut},
 		{plisDesc, t.PLIsIn, t.PLIsOut},
 		{firsDesc, t.FIRsIn, t.FIRsOut},

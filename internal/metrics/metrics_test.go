@@ -25,8 +25,10 @@ func (fakeGateway) DroppedEvents() uint64 { return 7 }
 type fakePeers struct{}
 
 func (fakePeers) Totals() peer.Totals {
-	return peer.Totals{Live: 2, Created: 5, PacketsIn: 100, PacketsOut: 200, BytesIn: 1000, BytesOut: 2000,
-		NACKsIn: 1, NACKsOut: 2, PLIsIn: 3, PLIsOut: 4, FIRsIn: 5, FIRsOut: 6, ReportedLost: 9}
+	t := peer.Totals{Live: 2, Created: 5, NACKsIn: 1, NACKsOut: 2, PLIsIn: 3, PLIsOut: 4, FIRsIn: 5, FIRsOut: 6, ReportedLost: 9}
+	t.RTP[peer.In][peer.KindAudio] = peer.RTPTotals{Packets: 100, Bytes: 1000}
+	t.RTP[peer.Out][peer.KindVideo] = peer.RTPTotals{Packets: 200, Bytes: 2000}
+	return t
 }
 
 // fakeRooms is a plugin with rooms and a mixer.
@@ -67,6 +69,14 @@ strata_peer_connections 2
 # TYPE strata_nacked_packets_total counter
 strata_nacked_packets_total{direction="in"} 1
 strata_nacked_packets_total{direction="out"} 2
+# HELP strata_rtp_bytes_total RTP bytes (headers and payload, after SRTP decryption / before encryption) received and sent.
+# TYPE strata_rtp_bytes_total counter
+strata_rtp_bytes_total{direction="in",kind="audio"} 1000
+strata_rtp_bytes_total{direction="in",kind="other"} 0
+strata_rtp_bytes_total{direction="in",kind="video"} 0
+strata_rtp_bytes_total{direction="out",kind="audio"} 0
+strata_rtp_bytes_total{direction="out",kind="other"} 0
+strata_rtp_bytes_total{direction="out",kind="video"} 2000
 # HELP strata_rooms Rooms, by plugin package.
 # TYPE strata_rooms gauge
 strata_rooms{plugin="janus.plugin.fake"} 2
@@ -77,13 +87,13 @@ strata_subscribers{plugin="janus.plugin.fake"} 8
 # TYPE strata_audiobridge_mixer_busy_seconds_total counter
 strata_audiobridge_mixer_busy_seconds_total 0.25
 `
-	names := []string{"strata_sessions", "strata_handles", "strata_peer_connections", "strata_nacked_packets_total",
+	names := []string{"strata_sessions", "strata_handles", "strata_peer_connections", "strata_nacked_packets_total", "strata_rtp_bytes_total",
 		"strata_rooms", "strata_subscribers", "strata_audiobridge_mixer_busy_seconds_total"}
 	if err := testutil.GatherAndCompare(m.Registry(), strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
 	for name, n := range map[string]int{"strata_rtt_seconds": 1, "strata_bwe_estimate_bytes_per_second": 1,
-		"strata_rtp_packets_total": 2, "strata_layer_switches_total": 2, "strata_allocator_decisions_total": 3} {
+		"strata_rtp_packets_total": 6, "strata_layer_switches_total": 2, "strata_allocator_decisions_total": 3} {
 		if got, err := testutil.GatherAndCount(m.Registry(), name); err != nil || got != n {
 			t.Errorf("%s: %d series (%v), want %d", name, got, err, n)
 		}

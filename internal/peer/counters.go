@@ -21,14 +21,16 @@ type streamCounters struct {
 	// nacked counts sequence numbers asked for again: by strata for a stream it receives, by the
 	// remote peer for a stream strata sends.
 	nacked atomic.Uint64
-	// Keyframe requests: for a stream strata sends, those of the remote peer; for a stream it
-	// receives, its own. For a stream strata sends, the remote peer's
-	// last reception report (cumulative loss, jitter in RTP units, round-trip time from LSR/DLSR).
+	// Keyframe requests about the stream: the remote peer's for a stream strata sends, strata's
+	// own for one it receives. Then, for a stream strata sends, the remote peer's last reception
+	// report (cumulative loss, jitter in RTP units, round-trip time from LSR/DLSR).
 	plis, firs atomic.Uint64
 	reported   atomic.Bool
 	reportLost atomic.Int64
 	reportJit  atomic.Uint32
 	rttMicros  atomic.Int64
+	// kind is the stream's media kind, from its codec when it was bound (for the metrics).
+	kind MediaKind
 }
 
 // counterSet holds the counters of one PeerConnection, by SSRC and direction.
@@ -44,7 +46,7 @@ func newCounterSet() *counterSet {
 	return &counterSet{in: map[uint32]*streamCounters{}, out: map[uint32]*streamCounters{}}
 }
 
-func (s *counterSet) stream(incoming bool, ssrc uint32) *streamCounters {
+func (s *counterSet) stream(incoming bool, ssrc uint32, kind MediaKind) *streamCounters {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.out
@@ -53,7 +55,7 @@ func (s *counterSet) stream(incoming bool, ssrc uint32) *streamCounters {
 	}
 	c, ok := m[ssrc]
 	if !ok {
-		c = &streamCounters{}
+		c = &streamCounters{kind: kind}
 		m[ssrc] = c
 		s.generation.Add(1)
 	}
@@ -87,7 +89,7 @@ func (f countingFactory) NewInterceptor(string) (interceptor.Interceptor, error)
 }
 
 func (i *countingInterceptor) BindRemoteStream(info *interceptor.StreamInfo, reader interceptor.RTPReader) interceptor.RTPReader {
-	c := i.set.stream(true, info.SSRC)
+	c := i.set.stream(true, info.SSRC, kindOf(info.MimeType))
 	return interceptor.RTPReaderFunc(func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
 		n, a, err := reader.Read(b, a)
 		if err == nil {
@@ -99,7 +101,7 @@ func (i *countingInterceptor) BindRemoteStream(info *interceptor.StreamInfo, rea
 }
 
 func (i *countingInterceptor) BindLocalStream(info *interceptor.StreamInfo, writer interceptor.RTPWriter) interceptor.RTPWriter {
-	c := i.set.stream(false, info.SSRC)
+	c := i.set.stream(false, info.SSRC, kindOf(info.MimeType))
 	return interceptor.RTPWriterFunc(func(h *rtp.Header, payload []byte, a interceptor.Attributes) (int, error) {
 		n, err := writer.Write(h, payload, a)
 		if err == nil {

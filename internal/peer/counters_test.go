@@ -22,8 +22,8 @@ func marshalRTCP(t *testing.T, pkts ...rtcp.Packet) []byte {
 // numbers, PLIs, FIRs, and the reception report's loss, jitter and round-trip time.
 func TestCountingInterceptorReadsFeedbackRaw(t *testing.T) {
 	set := newCounterSet()
-	c := set.stream(false, 1111)
-	other := set.stream(false, 2222)
+	c := set.stream(false, 1111, KindVideo)
+	other := set.stream(false, 2222, KindVideo)
 	i := &countingInterceptor{set: set}
 	now := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	// The SR the report refers to left 250 ms before now; the peer held it 50 ms: RTT 200 ms.
@@ -69,7 +69,7 @@ func FuzzCountingInterceptorRTCP(f *testing.F) {
 	f.Add([]byte{0x81, 0xcd, 0x00, 0x03, 0, 0, 0, 9, 0, 0, 4, 87, 0, 10, 0, 5})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		set := newCounterSet()
-		set.stream(false, 1111)
+		set.stream(false, 1111, KindVideo)
 		(&countingInterceptor{set: set}).readRTCP(b, time.Now())
 	})
 }

@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"strings"
 	"sync"
 	"time"
 )
@@ -14,13 +15,57 @@ import (
 type Totals struct {
 	Live, Created uint64
 
-	PacketsIn, PacketsOut uint64
-	BytesIn, BytesOut     uint64
-	NACKsIn, NACKsOut     uint64
-	PLIsIn, PLIsOut       uint64
-	FIRsIn, FIRsOut       uint64
+	// RTP is indexed by direction (In, Out) and media kind.
+	RTP [2][NumKinds]RTPTotals
+
+	NACKsIn, NACKsOut uint64
+	PLIsIn, PLIsOut   uint64
+	FIRsIn, FIRsOut   uint64
 	// ReportedLost is the cumulative loss peers reported about the streams strata sends.
 	ReportedLost uint64
+}
+
+// RTPTotals count the RTP packets of one direction and kind, retransmissions and padding included,
+// and their bytes in the clear.
+type RTPTotals struct{ Packets, Bytes uint64 }
+
+// The directions of Totals.RTP.
+const (
+	In  = 0
+	Out = 1
+)
+
+// MediaKind is a stream's kind, from the MIME type of the codec it was bound with (a
+// retransmission stream's "video/rtx" is video).
+type MediaKind uint8
+
+// The media kinds; KindOther is a stream whose codec names neither (none, in practice).
+const (
+	KindAudio MediaKind = iota
+	KindVideo
+	KindOther
+	NumKinds
+)
+
+// String is the kind's metric label.
+func (k MediaKind) String() string {
+	switch k {
+	case KindAudio:
+		return "audio"
+	case KindVideo:
+		return "video"
+	}
+	return "other"
+}
+
+func kindOf(mime string) MediaKind {
+	switch {
+	case len(mime) >= 6 && strings.EqualFold(mime[:6], "audio/"):
+		return KindAudio
+	case len(mime) >= 6 && strings.EqualFold(mime[:6], "video/"):
+		return KindVideo
+	}
+	return KindOther
 }
 
 // peerTotals keeps the live Peers of a Factory and what the closed ones counted.
@@ -72,15 +117,17 @@ func (s *counterSet) addTo(t *Totals) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.in {
-		t.PacketsIn += c.packets.Load()
-		t.BytesIn += c.bytes.Load()
+		r := &t.RTP[In][c.kind]
+		r.Packets += c.packets.Load()
+		r.Bytes += c.bytes.Load()
 		t.NACKsOut += c.nacked.Load()
 		t.PLIsOut += c.plis.Load()
 		t.FIRsOut += c.firs.Load()
 	}
 	for _, c := range s.out {
-		t.PacketsOut += c.packets.Load()
-		t.BytesOut += c.bytes.Load()
+		r := &t.RTP[Out][c.kind]
+		r.Packets += c.packets.Load()
+		r.Bytes += c.bytes.Load()
 		t.NACKsIn += c.nacked.Load()
 		t.PLIsIn += c.plis.Load()
 		t.FIRsIn += c.firs.Load()

@@ -14,7 +14,7 @@ import (
 // PLIs, FIRs; a stream it does not receive counts nothing.
 func TestCountingInterceptorCountsWhatStrataAsks(t *testing.T) {
 	set := newCounterSet()
-	c := set.stream(true, 1111)
+	c := set.stream(true, 1111, KindVideo)
 	i := &countingInterceptor{set: set}
 	i.countSent([]rtcp.Packet{
 		&rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: []rtcp.NackPair{{PacketID: 10, LostPackets: 0b1}}},
@@ -31,7 +31,7 @@ func TestCountingInterceptorCountsWhatStrataAsks(t *testing.T) {
 // The RTT observer gets each round-trip time a reception report gives.
 func TestRTTObserver(t *testing.T) {
 	set := newCounterSet()
-	set.stream(false, 1111)
+	set.stream(false, 1111, KindVideo)
 	var got []time.Duration
 	i := &countingInterceptor{set: set, rtt: func(d time.Duration) { got = append(got, d) }}
 	now := time.Date(2026, 11, 25, 5, 0, 0, 0, time.UTC)
@@ -51,15 +51,17 @@ func TestTotalsKeepClosedPeers(t *testing.T) {
 	a, b := &Peer{counters: newCounterSet()}, &Peer{counters: newCounterSet()}
 	tot.add(a)
 	tot.add(b)
-	in := a.counters.stream(true, 1)
+	in := a.counters.stream(true, 1, KindAudio)
 	in.packets.Add(10)
 	in.bytes.Add(1000)
 	in.plis.Add(1)
-	out := b.counters.stream(false, 2)
+	out := b.counters.stream(false, 2, KindVideo)
 	out.packets.Add(5)
 	out.nacked.Add(3)
 	out.reportLost.Store(4)
-	want := Totals{Live: 2, Created: 2, PacketsIn: 10, BytesIn: 1000, PLIsOut: 1, PacketsOut: 5, NACKsIn: 3, ReportedLost: 4}
+	want := Totals{Live: 2, Created: 2, PLIsOut: 1, NACKsIn: 3, ReportedLost: 4}
+	want.RTP[In][KindAudio] = RTPTotals{Packets: 10, Bytes: 1000}
+	want.RTP[Out][KindVideo] = RTPTotals{Packets: 5}
 	if got := tot.read(); got != want {
 		t.Errorf("open: %+v, want %+v", got, want)
 	}
@@ -75,6 +77,15 @@ func TestTotalsKeepClosedPeers(t *testing.T) {
 	}
 }
 
+func TestKindOf(t *testing.T) {
+	for mime, want := range map[string]MediaKind{"audio/opus": KindAudio, "video/VP8": KindVideo, "video/rtx": KindVideo,
+		"Audio/PCMU": KindAudio, "": KindOther, "application/x": KindOther} {
+		if got := kindOf(mime); got != want {
+			t.Errorf("%q: %v, want %v", mime, got, want)
+		}
+	}
+}
+
 // Peers closing while the totals are read (a scrape during hangups) race with nothing, and the
 // packets a closed Peer counted stay counted.
 func TestTotalsConcurrent(t *testing.T) {
@@ -85,7 +96,7 @@ func TestTotalsConcurrent(t *testing.T) {
 			for range 50 {
 				p := &Peer{counters: newCounterSet()}
 				tot.add(p)
-				p.counters.stream(true, 1).packets.Add(1)
+				p.counters.stream(true, 1, KindVideo).packets.Add(1)
 				tot.retire(p)
 			}
 		})
@@ -96,7 +107,7 @@ func TestTotalsConcurrent(t *testing.T) {
 		}
 	})
 	wg.Wait()
-	if got := tot.read(); got.Live != 0 || got.Created != 400 || got.PacketsIn != 400 {
+	if got := tot.read(); got.Live != 0 || got.Created != 400 || got.RTP[In][KindVideo].Packets != 400 {
 		t.Errorf("%+v, want 400 created and counted, none live", got)
 	}
 }

@@ -119,9 +119,11 @@ func TestMetricsDuringACall(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	later := scrapeMetrics(t, srv)
 	for _, dir := range []string{"direction=in", "direction=out"} {
-		for _, name := range []string{"strata_rtp_packets_total", "strata_rtp_bytes_total"} {
-			if a, b := during.value(name, dir), later.value(name, dir); !(b > a && a > 0) {
-				t.Errorf("%s{%s}: %v then %v, want it to grow while media flows", name, dir, a, b)
+		for _, kind := range []string{"kind=audio", "kind=video"} {
+			for _, name := range []string{"strata_rtp_packets_total", "strata_rtp_bytes_total"} {
+				if a, b := during.value(name, dir, kind), later.value(name, dir, kind); !(b > a && a > 0) {
+					t.Errorf("%s{%s,%s}: %v then %v, want it to grow while media flows", name, dir, kind, a, b)
+				}
 			}
 		}
 	}
@@ -138,7 +140,10 @@ func TestMetricsDuringACall(t *testing.T) {
 	})
 	expect(t, after, 0, "strata_handles", "plugin=janus.plugin.echotest")
 	expect(t, after, 1, "strata_peer_connections_created_total")
-	if a, b := later.value("strata_rtp_packets_total", "direction=in"), after.value("strata_rtp_packets_total", "direction=in"); b < a {
+	for _, dir := range []string{"direction=in", "direction=out"} {
+		expect(t, later, 0, "strata_rtp_packets_total", dir, "kind=other") // every stream's codec names its kind
+	}
+	if a, b := later.value("strata_rtp_packets_total", "direction=in", "kind=video"), after.value("strata_rtp_packets_total", "direction=in", "kind=video"); b < a {
 		t.Errorf("packets in went back from %v to %v when the PeerConnection closed", a, b)
 	}
 }
@@ -211,7 +216,7 @@ func waitMetrics(t *testing.T, srv *Server, ok func(scrape) bool) scrape {
 // checkLabelsBounded: strata's labels are names from fixed sets, never ids.
 func checkLabelsBounded(t *testing.T, f *dto.MetricFamily) {
 	t.Helper()
-	allowed := map[string]bool{"plugin": true, "direction": true, "change": true, "le": true, "quantile": true, "version": true}
+	allowed := map[string]bool{"plugin": true, "direction": true, "kind": true, "change": true, "le": true, "quantile": true, "version": true}
 	for _, m := range f.GetMetric() {
 		for _, l := range m.GetLabel() {
 			if !allowed[l.GetName()] {
