@@ -90,6 +90,8 @@ func (g *Gateway) adminRootVerb(ctx context.Context, r adminReq) janus.Message {
 		return g.setAcceptNewSessions(r)
 	case "message_plugin":
 		return g.messagePlugin(ctx, r)
+	case "query_eventhandler":
+		return g.queryEventHandler(r)
 	}
 	return r.fail(janus.WrongPath(r.Verb))
 }
