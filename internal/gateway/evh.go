@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"hash/maphash"
+	"reflect"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/events"
@@ -24,18 +28,52 @@ func (g *Gateway) EmitCore(subtype int, body any) {
 	g.events.Emit(events.Event{Type: events.TypeCore, Subtype: subtype, Body: body})
 }
 
+// eventHandlerInfo is the `events` member of server_info: the handlers, as Janus lists its event
+// handler plugins.
+func (g *Gateway) eventHandlerInfo() map[string]any {
+	out := map[string]any{}
+	for _, h := range g.events.Handlers() {
+		desc := "Forwards events via HTTP POST (as Janus's sample event handler)."
+		if _, ws := h.(*events.WSHandler); ws {
+			desc = "Forwards events via WebSockets (as Janus's wsevh)."
+		}
+		out[h.Name()] = map[string]any{"name": h.Name(), "author": Author, "description": desc,
+			"version_string": VersionString, "version": Version}
+	}
+	return out
+}
+
 func (g *Gateway) emitSession(s *session, name string, withTransport bool) {
 	if !g.events.Wants(events.TypeSession) {
 		return
 	}
 	body := map[string]any{"name": name}
 	if withTransport {
-		if t := s.transportName(); t != "" {
-			body["transport"] = map[string]any{"transport": t}
+		if t, id := s.transportID(); t != "" {
+			body["transport"] = map[string]any{"transport": t, "id": id}
 		}
 	}
 	g.events.Emit(events.Event{Type: events.TypeSession, SessionID: s.id, Body: body})
 }
+
+// transportID names the session's transport and, as Janus does, identifies the connection (the
+// sink) by a hash, never by its address.
+func (s *session) transportID() (string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sink == nil {
+		return "", ""
+	}
+	var id uint64
+	if v := reflect.ValueOf(s.sink); v.Kind() == reflect.Pointer {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(v.Pointer()))
+		id = maphash.Bytes(sinkSeed, b[:])
+	}
+	return s.sink.Transport(), strconv.FormatUint(id, 10)
+}
+
+var sinkSeed = maphash.MakeSeed()
 
 func (h *handle) emitHandle(name string) {
 	if !h.gw.events.Wants(events.TypeHandle) {

@@ -135,7 +135,7 @@ func TestEventHandlersSeeALifecycle(t *testing.T) {
 	if d := body(4)["data"].(map[string]any); body(4)["plugin"] != gatewaytest.EchoPackage || d["result"] != "offer" {
 		t.Errorf("plugin event %v", body(4))
 	}
-	if tr := body(1)["transport"].(map[string]any); tr["transport"] != e.sink.Transport() {
+	if tr := body(1)["transport"].(map[string]any); tr["transport"] != e.sink.Transport() || tr["id"] == "" || tr["id"] == "0" {
 		t.Errorf("created: transport %v", tr)
 	}
 }
@@ -177,6 +177,10 @@ func TestQueryEventHandler(t *testing.T) {
 	m := e.admin(pre+`,"handler":"rec","request":{"request":"stats"}}`, 0, 0)
 	if got := string(janus.Encode(m)); !strings.Contains(got, `"response":{"echo":{"request":"stats"}}`) || m.Janus != "success" {
 		t.Errorf("reply %s", got)
+	}
+	info := roundTrip(t, e.g.ServerInfo("i"))
+	if info["event_handlers"] != true || info["events"].(map[string]any)["rec"] == nil {
+		t.Errorf("server_info: event_handlers %v, events %v", info["event_handlers"], info["events"])
 	}
 	plain := newEnv(t, nil)
 	wantCode(t, plain.admin(pre+`,"handler":"rec"}`, 0, 0), janus.ErrPluginNotFound)

@@ -105,8 +105,7 @@ func New(cfg *config.Config, peers PeerFactory, plugins []plugin.Plugin, log *sl
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go g.watchdog()
 	if g.events != nil {
-		g.EmitCore(events.SubtypeCoreStartup, map[string]any{"status": "started",
-			"info": map[string]any{"server-name": cfg.General.ServerName, "version": Version, "version_string": VersionString}})
+		g.EmitCore(events.SubtypeCoreStartup, map[string]any{"status": "started", "info": g.ServerInfo("").Extra})
 		if p := cfg.Events.StatsPeriod; p > 0 {
 			go g.statsLoop(p)
 		}
