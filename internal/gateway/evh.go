@@ -187,6 +187,28 @@ func (h *handle) emitStats() {
 	}
 }
 
+// customEvent is the admin API's custom_event: {"schema": string, "data": object} emitted as an
+// external event (type 4), as Janus does; success also when no handler takes it.
+func (g *Gateway) customEvent(r adminReq) janus.Message {
+	raw, ok := r.Fields["schema"]
+	if !ok {
+		return r.fail(janus.Missing("schema"))
+	}
+	var schema string
+	if json.Unmarshal(raw, &schema) != nil {
+		return r.fail(janus.WrongType("schema", "a string"))
+	}
+	data, ok := r.Fields["data"]
+	if !ok {
+		return r.fail(janus.Missing("data"))
+	}
+	if !janus.IsObject(data) {
+		return r.fail(janus.WrongType("data", "an object"))
+	}
+	g.events.Emit(events.Event{Type: events.TypeExternal, Body: map[string]any{"schema": schema, "data": data}})
+	return r.ok()
+}
+
 // queryEventHandler is the admin API's query_eventhandler: {"handler": name, "request": {...}}
 // passed to the named handler, whose answer comes back as "response" (Janus's semantics: 460 for no
 // such handler; the handler's own errors are inside the response).

@@ -157,8 +157,9 @@ func TestEventHandlersSeeATimeout(t *testing.T) {
 	}
 }
 
+// TestQueryEventHandler: query_eventhandler's errors and answer, custom_event, and server_info.
 func TestQueryEventHandler(t *testing.T) {
-	e, _ := newEvhEnv(t, nil)
+	e, rec := newEvhEnv(t, nil)
 	const pre = `{"janus":"query_eventhandler","transaction":"q","admin_secret":"janusoverlord"`
 	for _, c := range []struct {
 		body string
@@ -177,6 +178,21 @@ func TestQueryEventHandler(t *testing.T) {
 	m := e.admin(pre+`,"handler":"rec","request":{"request":"stats"}}`, 0, 0)
 	if got := string(janus.Encode(m)); !strings.Contains(got, `"response":{"echo":{"request":"stats"}}`) || m.Janus != "success" {
 		t.Errorf("reply %s", got)
+	}
+	for body, code := range map[string]janus.Code{
+		`}`:                         janus.ErrMissingMandatoryElement,
+		`,"schema":1,"data":{}}`:    janus.ErrInvalidElementType,
+		`,"schema":"s"}`:            janus.ErrMissingMandatoryElement,
+		`,"schema":"s","data":[1]}`: janus.ErrInvalidElementType,
+	} {
+		wantCode(t, e.admin(strings.Replace(pre, "query_eventhandler", "custom_event", 1)+body, 0, 0), code)
+	}
+	if m := e.admin(strings.Replace(pre, "query_eventhandler", "custom_event", 1)+`,"schema":"my.source","data":{"x":1}}`, 0, 0); m.Janus != "success" {
+		t.Errorf("custom_event: %s", janus.Encode(m))
+	}
+	evs := rec.events()
+	if last := evs[len(evs)-1]; summary(last) != "4" || last["event"].(map[string]any)["schema"] != "my.source" {
+		t.Errorf("external event %v", last)
 	}
 	info := roundTrip(t, e.g.ServerInfo("i"))
 	if info["event_handlers"] != true || info["events"].(map[string]any)["rec"] == nil {

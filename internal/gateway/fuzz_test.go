@@ -42,6 +42,7 @@ func FuzzHandleRequest(f *testing.F) {
 		`{"janus":"query_eventhandler","transaction":"q","handler":"janus.eventhandler.sampleevh","request":{"request":"tweak","events":"sessions,jsep","max_retransmissions":0},"admin_secret":"janusoverlord"}`,
 		`{"janus":"query_eventhandler","transaction":"q","handler":"janus.eventhandler.sampleevh","request":{"request":"stats"},"admin_secret":"janusoverlord"}`,
 		`{"janus":"query_eventhandler","transaction":"q","handler":7,"request":[],"admin_secret":"janusoverlord"}`,
+		`{"janus":"custom_event","transaction":"q","schema":"s","data":{"a":[1]},"admin_secret":"janusoverlord"}`,
 		`[`, `{}`, `{"transaction":1}`, `{"janus":"message","transaction":"m","session_id":SESSION,"handle_id":HANDLE}`,
 	}
 	for _, s := range seeds {
