@@ -201,3 +201,53 @@ func TestQueryEventHandler(t *testing.T) {
 	plain := newEnv(t, nil)
 	wantCode(t, plain.admin(pre+`,"handler":"rec"}`, 0, 0), janus.ErrPluginNotFound)
 }
+
+// TestPeerHooksEmitWebRTCAndMediaEvents drives a handle's PeerConnection hooks as a peer would: ICE,
+// DTLS, the selected pair, webrtcup, media, slowlink and hangup become webrtc and media events in
+// Janus's shape; hooks of a PeerConnection that is no longer the handle's emit nothing.
+func TestPeerHooksEmitWebRTCAndMediaEvents(t *testing.T) {
+	e, rec := newEvhEnv(t, nil)
+	sid := e.create()
+	h := e.g.handle(e.attach(sid))
+	slot := &peerSlot{}
+	h.mu.Lock()
+	h.slot = slot
+	h.mu.Unlock()
+	hk := h.hooks(slot)
+	n := len(rec.events())
+	hk.OnICEState("checking")
+	hk.OnICEState("connected")
+	hk.OnSelectedPair("127.0.0.1:1 [host,udp] <-> 127.0.0.1:2 [host,udp]")
+	hk.OnDTLSState("connected")
+	hk.OnUp()
+	hk.OnMedia("0", "audio", true)
+	hk.OnSlowLink("1", "video", false, 12)
+	hk.OnMedia("1", "video", false)
+	hk.OnHangup("DTLS alert")
+	hk.OnICEState("closed") // the slot is released: ignored
+	want := []string{
+		`16/1 {"component_id":1,"ice":"checking","stream_id":1}`,
+		`16/1 {"component_id":1,"ice":"connected","stream_id":1}`,
+		`16/4 {"component_id":1,"selected-pair":"127.0.0.1:1 [host,udp] \u003c-\u003e 127.0.0.1:2 [host,udp]","stream_id":1}`,
+		`16/5 {"component_id":1,"dtls":"connected","stream_id":1}`,
+		`16/6 {"connection":"webrtcup"}`,
+		`32/1 {"media":"audio","mid":"0","receiving":true}`,
+		`32/2 {"lost_lastsec":12,"media":"video","mid":"1","slow_link":"downlink"}`,
+		`32/1 {"media":"video","mid":"1","receiving":false}`,
+		`16/6 {"connection":"hangup","reason":"DTLS alert"}`,
+	}
+	evs := rec.events()[n:]
+	if len(evs) != len(want) {
+		t.Fatalf("%d events, want %d: %v", len(evs), len(want), evs)
+	}
+	for i, ev := range evs {
+		body, _ := json.Marshal(ev["event"])
+		got := jsonNum(ev["type"]) + "/" + jsonNum(ev["subtype"]) + " " + string(body)
+		if got != want[i] {
+			t.Errorf("event %d: %s, want %s", i, got, want[i])
+		}
+		if uint64(ev["handle_id"].(float64)) != h.id || ev["opaque_id"] != "op-1" {
+			t.Errorf("event %d ids: %v", i, ev)
+		}
+	}
+}
