@@ -28,6 +28,7 @@ type Config struct {
 	LowPrio    LowPrio    `yaml:"lowprio"`
 	Recording  Recording  `yaml:"recording"`
 	Plugins    Plugins    `yaml:"plugins"`
+	Events     Events     `yaml:"events"`
 }
 
 // General holds gateway-wide options (sessions, authentication, logging).
@@ -433,6 +434,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.General.Limits.validate()...)
 	errs = append(errs, c.Recording.validate()...)
+	errs = append(errs, c.Events.validate()...)
 	errs = append(errs, c.LowPrio.validate()...)
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)

@@ -90,6 +90,10 @@ func (g *Gateway) adminRootVerb(ctx context.Context, r adminReq) janus.Message {
 		return g.setAcceptNewSessions(r)
 	case "message_plugin":
 		return g.messagePlugin(ctx, r)
+	case "query_eventhandler":
+		return g.queryEventHandler(r)
+	case "custom_event":
+		return g.customEvent(r)
 	}
 	return r.fail(janus.WrongPath(r.Verb))
 }

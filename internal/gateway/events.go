@@ -3,6 +3,7 @@ package gateway
 import (
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/events"
 	"github.com/strata-rtc/strata/internal/janus"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
@@ -19,6 +20,7 @@ func (h *handle) hooks(slot *peerSlot) peer.Hooks {
 				return
 			}
 			h.sess.deliver(h.event("webrtcup"))
+			h.emitWebRTC(events.SubtypeWebRTCState, map[string]any{"connection": "webrtcup"})
 			h.pluginCall(func(s plugin.Session) { s.MediaReady() })
 		},
 		OnMedia: func(mid, kind string, receiving bool) {
@@ -26,6 +28,7 @@ func (h *handle) hooks(slot *peerSlot) peer.Hooks {
 				return
 			}
 			h.sess.deliver(h.event("media").With("mid", mid).With("type", kind).With("receiving", receiving))
+			h.emitMedia(events.SubtypeMediaState, map[string]any{"mid": mid, "media": kind, "receiving": receiving})
 		},
 		OnSlowLink: func(mid, kind string, uplink bool, lost int) {
 			if !h.isCurrent(slot, nil) {
@@ -33,14 +36,33 @@ func (h *handle) hooks(slot *peerSlot) peer.Hooks {
 			}
 			h.sess.deliver(h.event("slowlink").With("mid", mid).With("media", kind).
 				With("uplink", uplink).With("lost", lost))
+			link := "downlink"
+			if uplink {
+				link = "uplink"
+			}
+			h.emitMedia(events.SubtypeMediaSlowLink, map[string]any{"mid": mid, "media": kind, "slow_link": link, "lost_lastsec": lost})
 		},
 		OnHangup: func(reason string) {
 			if !h.releaseSlot(slot) {
 				return
 			}
 			h.sess.deliver(h.event("hangup").With("reason", reason))
+			h.emitWebRTC(events.SubtypeWebRTCState, map[string]any{"connection": "hangup", "reason": reason})
 			h.pluginCall(func(s plugin.Session) { s.MediaClosed(reason) })
 		},
+	}
+	if h.gw.events != nil {
+		// Janus numbers its streams and components; strata bundles everything on one of each.
+		state := func(subtype int, key string) func(string) {
+			return func(v string) {
+				if h.isCurrent(slot, nil) {
+					h.emitWebRTC(subtype, map[string]any{key: v, "stream_id": 1, "component_id": 1})
+				}
+			}
+		}
+		hk.OnICEState = state(events.SubtypeWebRTCICE, "ice")
+		hk.OnDTLSState = state(events.SubtypeWebRTCDTLS, "dtls")
+		hk.OnSelectedPair = state(events.SubtypeWebRTCPair, "selected-pair")
 	}
 	if h.gw.cfg.Media.ICE.FullTrickle {
 		hk.OnCandidate = func(c *webrtc.ICECandidateInit) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/events"
 	"github.com/strata-rtc/strata/internal/gateway/gatewaytest"
 	"github.com/strata-rtc/strata/internal/janus"
 	"github.com/strata-rtc/strata/internal/plugin"
@@ -38,6 +39,10 @@ func FuzzHandleRequest(f *testing.F) {
 		`{"janus":"handle_info","transaction":"h","session_id":SESSION,"handle_id":HANDLE,"admin_secret":"janusoverlord"}`,
 		`{"janus":"set_log_level","transaction":"h","level":4,"admin_secret":"janusoverlord"}`,
 		`{"janus":"message_plugin","transaction":"h","plugin":"janus.plugin.testecho","request":{},"admin_secret":"janusoverlord"}`,
+		`{"janus":"query_eventhandler","transaction":"q","handler":"janus.eventhandler.sampleevh","request":{"request":"tweak","events":"sessions,jsep","max_retransmissions":0},"admin_secret":"janusoverlord"}`,
+		`{"janus":"query_eventhandler","transaction":"q","handler":"janus.eventhandler.sampleevh","request":{"request":"stats"},"admin_secret":"janusoverlord"}`,
+		`{"janus":"query_eventhandler","transaction":"q","handler":7,"request":[],"admin_secret":"janusoverlord"}`,
+		`{"janus":"custom_event","transaction":"q","schema":"s","data":{"a":[1]},"admin_secret":"janusoverlord"}`,
 		`[`, `{}`, `{"transaction":1}`, `{"janus":"message","transaction":"m","session_id":SESSION,"handle_id":HANDLE}`,
 	}
 	for _, s := range seeds {
@@ -47,7 +52,16 @@ func FuzzHandleRequest(f *testing.F) {
 	cfg := config.Default()
 	cfg.Transports.Admin.AdminSecret = "janusoverlord" // as the seeds send (the server would generate one)
 	cfg.General.SessionTimeout = 0
-	g := New(cfg, nil, []plugin.Plugin{gatewaytest.NewEcho(), gatewaytest.Failing{}}, quietLogger(), nil)
+	// A real HTTP event handler, whose backend refuses every POST: every event path and its
+	// query_eventhandler run, and its queue fills and drops.
+	evh, err := events.NewHTTP(events.Options{Name: events.HTTPPackage, URL: "http://127.0.0.1:1/", Mask: events.MaskAll,
+		Grouping: true, Backoff: time.Millisecond, Queue: 64, Timeout: time.Second}, quietLogger())
+	if err != nil {
+		f.Fatal(err)
+	}
+	bus := events.NewBus("fuzz", []events.Handler{evh}, quietLogger())
+	defer bus.Close(0)
+	g := New(cfg, nil, []plugin.Plugin{gatewaytest.NewEcho(), gatewaytest.Failing{}}, quietLogger(), nil, WithEvents(bus))
 	defer g.Close()
 	sink := gatewaytest.NewSink()
 	var sid, hid uint64

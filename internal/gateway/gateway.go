@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/events"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 )
@@ -38,6 +39,8 @@ type Gateway struct {
 	acceptNew      atomic.Bool
 	// dropped counts events that found no way to their client.
 	dropped atomic.Uint64
+	// events receives the event handlers' events (nil: none).
+	events *events.Bus
 
 	mu         sync.RWMutex
 	limits     limits // its per-address counts are guarded by mu
@@ -101,6 +104,12 @@ func New(cfg *config.Config, peers PeerFactory, plugins []plugin.Plugin, log *sl
 	}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	go g.watchdog()
+	if g.events != nil {
+		g.EmitCore(events.SubtypeCoreStartup, map[string]any{"status": "started", "info": g.ServerInfo("").Extra})
+		if p := cfg.Events.StatsPeriod; p > 0 {
+			go g.statsLoop(p)
+		}
+	}
 	return g
 }
 
@@ -108,6 +117,7 @@ func New(cfg *config.Config, peers PeerFactory, plugins []plugin.Plugin, log *sl
 // events), stops the watchdog and calls Destroy on every plugin. It is idempotent.
 func (g *Gateway) Close() {
 	g.closeOnce.Do(func() {
+		g.EmitCore(events.SubtypeCoreShutdown, map[string]any{"status": "shutdown"})
 		g.cancel()
 		<-g.watchdogDone
 		for _, s := range g.allSessions() {

@@ -103,6 +103,11 @@ func (h *handle) PushEvent(tx string, data any, jsep *plugin.JSEP) error {
 		h.noteLocalJSEP(c.Type)
 	}
 	h.mu.Unlock()
+	// Event handlers hear of it first, so that what a client does next comes after it there too.
+	if j != nil {
+		h.emitJSEP("local", j)
+	}
+	h.emitPlugin(raw)
 	h.sess.deliver(janus.Message{
 		Janus: "event", SessionID: h.sess.id, Transaction: tx, Sender: h.id,
 		PluginData: &janus.PluginData{Plugin: h.plug.Package(), Data: json.RawMessage(raw)},
@@ -268,6 +273,7 @@ func (h *handle) detach(reason string, notify bool, after func()) {
 	h.work.add(func() {
 		if first {
 			h.finish(reason)
+			h.emitHandle("detached")
 		}
 		if after != nil {
 			after()

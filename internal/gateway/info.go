@@ -50,11 +50,11 @@ func (g *Gateway) ServerInfo(tx string) janus.Message {
 		"mdns-enabled":            false,
 		"api_secret":              cfg.General.APISecret != "",
 		"auth_token":              cfg.General.TokenAuth,
-		"event_handlers":          false,
+		"event_handlers":          g.events != nil,
 		"opaqueid_in_api":         false,
 		"dependencies":            dependencies(),
 		"transports":              g.transportInfo(),
-		"events":                  map[string]any{},
+		"events":                  g.eventHandlerInfo(),
 		"loggers":                 map[string]any{},
 		"plugins":                 g.pluginInfo(),
 	}

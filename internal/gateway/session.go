@@ -17,6 +17,8 @@ type session struct {
 	addr    netip.Addr // counted against general.limits.sessions_per_address (zero: not counted)
 	// last is the time of the last request or long-poll, in Unix nanoseconds.
 	last atomic.Int64
+	// timedOut: the watchdog expired it (its event handlers' event is "timeout", not "destroyed").
+	timedOut atomic.Bool
 
 	// mu guards everything below, and is held while calling the sink so that Bind, Deliver and
 	// Unbind reach a sink in order.
@@ -196,5 +198,8 @@ func (g *Gateway) destroySession(s *session, notify bool) {
 		h.detach("Session destroyed", notify, wg.Done)
 	}
 	wg.Wait()
+	if !s.timedOut.Load() {
+		g.emitSession(s, "destroyed", false)
+	}
 	s.unbind()
 }

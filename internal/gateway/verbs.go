@@ -41,6 +41,7 @@ func (g *Gateway) create(req *janus.Request, from Origin) janus.Message {
 	g.sessions[id] = s
 	g.mu.Unlock()
 	s.claim(from.Sink)
+	g.emitSession(s, "created", true)
 	g.log.Debug("session created", "session", id, "transport", s.transportName())
 	return janus.Message{Janus: "success", Transaction: req.Transaction, Data: map[string]uint64{"id": id}}
 }
@@ -93,6 +94,7 @@ func (g *Gateway) attach(ctx context.Context, s *session, req *janus.Request) ja
 		h.detach("Session destroyed", false, nil)
 		return fail(errNoSession(s.id))
 	}
+	h.emitHandle("attached")
 	h.log.Debug("handle attached", "opaque_id", req.OpaqueID)
 	return janus.Message{Janus: "success", SessionID: s.id, Transaction: req.Transaction, Data: map[string]uint64{"id": id}}
 }
@@ -115,6 +117,7 @@ func (g *Gateway) message(h *handle, req *janus.Request, reply func(janus.Messag
 			fail(jerr)
 			return
 		}
+		h.emitJSEP("remote", jsep)
 	}
 	h.enqueueMessage(plugin.Message{Transaction: req.Transaction, Body: req.Body, JSEP: jsep}, reply)
 }

@@ -35,6 +35,8 @@ func (g *Gateway) expireSessions(now time.Time) {
 		if timeout > 0 && now.Sub(s.lastActivity()) >= timeout {
 			g.log.Info("session timed out", "session", s.id, "idle", now.Sub(s.lastActivity()).Round(time.Millisecond))
 			s.deliver(janus.Message{Janus: "timeout", SessionID: s.id})
+			s.timedOut.Store(true)
+			g.emitSession(s, "timeout", false)
 			g.destroySession(s, false)
 		}
 	}

@@ -21,7 +21,7 @@ var AdminVerbs = VerbSet{
 	"info": true, "ping": true, "get_status": true, "list_sessions": true, "list_handles": true,
 	"handle_info": true, "destroy_session": true, "detach_handle": true, "hangup_webrtc": true,
 	"set_session_timeout": true, "set_log_level": true, "accept_new_sessions": true,
-	"message_plugin": true,
+	"message_plugin": true, "query_eventhandler": true, "custom_event": true,
 }
 
 // Request is one decoded request. Members that were absent are zero; members that were present have

@@ -37,6 +37,12 @@ type Hooks struct {
 	OnHangup func(reason string)
 	// OnCandidate is called for each local candidate when full trickle is on; nil c ends gathering.
 	OnCandidate func(c *webrtc.ICECandidateInit)
+	// OnICEState, OnDTLSState and OnSelectedPair report the ICE connection state, the DTLS
+	// transport state (Pion's names) and the selected candidate pair ("local <-> remote", as
+	// handle_info words it), for event handlers. Optional.
+	OnICEState     func(state string)
+	OnDTLSState    func(state string)
+	OnSelectedPair func(pair string)
 }
 
 // Hang-up reasons, as Janus words them.
@@ -211,6 +217,19 @@ func (p *Peer) install() {
 	p.PC.OnConnectionStateChange(p.connectionStateChanged)
 	p.PC.OnTrack(p.trackArrived)
 	p.PC.OnDataChannel(p.dataChannelArrived)
+	if f := p.hooks.OnICEState; f != nil {
+		p.PC.OnICEConnectionStateChange(func(s webrtc.ICEConnectionState) { f(s.String()) })
+	}
+	if f := p.hooks.OnDTLSState; f != nil {
+		p.PC.SCTP().Transport().OnStateChange(func(s webrtc.DTLSTransportState) { f(s.String()) })
+	}
+	if f := p.hooks.OnSelectedPair; f != nil {
+		p.PC.SCTP().Transport().ICETransport().OnSelectedCandidatePairChange(func(pair *webrtc.ICECandidatePair) {
+			if pair != nil {
+				f(candidateAddress(pair.Local) + " <-> " + candidateAddress(pair.Remote))
+			}
+		})
+	}
 	if p.fullTrickle {
 		p.PC.OnICECandidate(func(c *webrtc.ICECandidate) {
 			if p.hooks.OnCandidate == nil || p.isClosed() {

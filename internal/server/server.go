@@ -16,6 +16,7 @@ import (
 	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/certs"
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/events"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/logagg"
 	"github.com/strata-rtc/strata/internal/lowprio/service"
@@ -52,6 +53,7 @@ type Server struct {
 	plugins []plugin.Plugin
 	ws      *wsapi.Handler
 	http    *httpapi.Handler
+	events  *events.Bus // the event handlers; nil without any
 
 	listeners  map[string]*listener
 	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
@@ -106,9 +108,17 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		}
 		return nil, fmt.Errorf("media configuration: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, lowprio: lp, listeners: map[string]*listener{}}
+	bus, err := eventBus(cfg.Events, cfg.General.ServerName, log.With("component", "events"))
+	if err != nil {
+		peers.Close()
+		if lp != nil {
+			lp.Close()
+		}
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, lowprio: lp, events: bus, listeners: map[string]*listener{}}
 	s.plugins = loadPlugins(cfg, log, peers)
-	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level)
+	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gateway.WithEvents(bus))
 	s.metrics = m.register(metrics.Sources{Gateway: s.gw, Peers: peers, Plugins: s.plugins})
 	return s, nil
 }
@@ -270,6 +280,7 @@ func (s *Server) Close() {
 	if s.lowprio != nil {
 		s.lowprio.Close() // the PeerConnections are closed: their transfers are ending
 	}
-	s.peers.Close() // the gateway has already destroyed the plugins
-	s.logs.Drain()  // the counts of warnings still held back
+	s.peers.Close()                    // the gateway has already destroyed the plugins
+	s.events.Close(eventsCloseTimeout) // the last events (shutdown, destroyed sessions) delivered if the backends take them
+	s.logs.Drain()                     // the counts of warnings still held back
 }
