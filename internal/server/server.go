@@ -49,6 +49,7 @@ type Server struct {
 	gw      *gateway.Gateway
 	plugins []plugin.Plugin
 	ws      *wsapi.Handler
+	adminWS *adminapi.WSHandler
 	http    *httpapi.Handler
 
 	listeners  map[string]*listener
@@ -64,6 +65,8 @@ const (
 	WSS        = "wss"
 	Admin      = "admin"
 	AdminHTTPS = "admin_https"
+	AdminWS    = "admin_websocket"
+	AdminWSS   = "admin_wss"
 )
 
 // New builds a server from cfg. Nothing listens until Start.
@@ -200,6 +203,12 @@ func (s *Server) start() error {
 			return err
 		}
 	}
+	if aw := t.Admin.WebSocket; aw.Enabled || aw.WSS.Enabled {
+		s.adminWS = adminapi.NewWS(s.gw, s.cfg)
+		if err := s.listenPair(AdminWS, aw.Enabled, aw.Listen, AdminWSS, aw.WSS, s.adminWS); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -224,7 +233,8 @@ func (s *Server) port(name string) int {
 	return n
 }
 
-// Addr is the bound address of a listener (HTTP, HTTPS, WebSocket, WSS, Admin or AdminHTTPS), or ""
+// Addr is the bound address of a listener (HTTP, HTTPS, WebSocket, WSS, Admin, AdminHTTPS, AdminWS or
+// AdminWSS), or ""
 // if it is not running.
 func (s *Server) Addr(name string) string {
 	if l, ok := s.listeners[name]; ok {
@@ -248,6 +258,9 @@ func (s *Server) Close() {
 	s.gw.Close()
 	if s.ws != nil {
 		s.ws.Close() // hijacked connections are not the http.Server's to close
+	}
+	if s.adminWS != nil {
+		s.adminWS.Close()
 	}
 	if s.http != nil {
 		s.http.Close() // held long-polls answer keepalive now rather than at their timeout
