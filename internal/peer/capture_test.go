@@ -19,7 +19,9 @@ func TestCaptureTap(t *testing.T) {
 	in := make([]byte, 200)
 	in[0] = 0x80
 	reader := tap.BindRemoteStream(&interceptor.StreamInfo{SSRC: 1}, interceptor.RTPReaderFunc(
-		func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) { return copy(b, in), a, nil }))
+		func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
+			return copy(b, in), a, nil
+		}))
 	written := 0
 	writer := tap.BindLocalStream(&interceptor.StreamInfo{SSRC: 2}, interceptor.RTPWriterFunc(
 		func(h *rtp.Header, payload []byte, _ interceptor.Attributes) (int, error) {
