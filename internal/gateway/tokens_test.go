@@ -150,8 +150,15 @@ func TestStartStopPcapErrors(t *testing.T) {
 		t.Fatalf("start_pcap: %s", janus.Encode(m))
 	}
 	wantCode(t, e.admin(`{"janus":"start_pcap","transaction":"p","filename":"other.pcap",`+at+`}`, sid, hid), 490)
+	info := roundTrip(t, e.admin(`{"janus":"handle_info","transaction":"h",`+at+`}`, sid, hid))["info"].(map[string]any)
+	if info["dump-to-pcap"] != true || info["pcap-file"] != filepath.Join(dir, "sub", "h.pcap") {
+		t.Errorf("handle_info during a capture: dump-to-pcap %v, pcap-file %v", info["dump-to-pcap"], info["pcap-file"])
+	}
 	if m := e.admin(`{"janus":"stop_pcap","transaction":"q",`+at+`}`, sid, hid); m.Janus != "success" {
 		t.Fatalf("stop_pcap: %s", janus.Encode(m))
+	}
+	if info := roundTrip(t, e.admin(`{"janus":"handle_info","transaction":"h",`+at+`}`, sid, hid))["info"].(map[string]any); info["dump-to-pcap"] != nil {
+		t.Errorf("handle_info after stop_pcap: dump-to-pcap %v", info["dump-to-pcap"])
 	}
 	if st, err := os.Stat(filepath.Join(dir, "sub", "h.pcap")); err != nil || st.Size() != 24 {
 		t.Fatalf("capture file: %v %v, want the 24-byte pcap header", st, err)
