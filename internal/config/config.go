@@ -107,15 +107,18 @@ type AdminTransport struct {
 	Enabled  bool   `yaml:"enabled"`
 	Listen   string `yaml:"listen"`
 	BasePath string `yaml:"base_path"`
+	// WebSocket is the admin API over WebSocket (janus-admin-protocol), on its own listeners.
+	WebSocket AdminWebSocket `yaml:"websocket"`
+	// PcapDir is where start_pcap writes: its folder and filename are taken inside it.
+	PcapDir string `yaml:"pcap_dir"`
 	// AdminSecret "" means a random secret generated at start (internal/server).
 	AdminSecret string      `yaml:"admin_secret"`
 	CORSOrigin  string      `yaml:"cors_origin"`
 	HTTPS       TLSListener `yaml:"https"`
-	// WebSocket is the admin API over WebSocket (janus-admin-protocol).
-	WebSocket AdminWebSocket `yaml:"websocket"`
-	// PcapDir is where start_pcap writes: its folder and filename are taken inside it.
-	PcapDir string `yaml:"pcap_dir"`
 }
+
+// Running reports whether the admin API listens at all (plain or secure).
+func (a AdminTransport) Running() bool { return a.Enabled || a.HTTPS.Enabled || a.WebSocket.Running() }
 
 // AdminWebSocket is the admin API over WebSocket (Janus: admin_ws on 7188, admin_wss on 7989).
 type AdminWebSocket struct {
@@ -124,10 +127,8 @@ type AdminWebSocket struct {
 	WSS     TLSListener `yaml:"wss"`
 }
 
-// Running reports whether the admin API listens at all (HTTP or WebSocket, plain or secure).
-func (a AdminTransport) Running() bool {
-	return a.Enabled || a.HTTPS.Enabled || a.WebSocket.Enabled || a.WebSocket.WSS.Enabled
-}
+// Running reports whether the admin WebSocket listens (plain or secure).
+func (w AdminWebSocket) Running() bool { return w.Enabled || w.WSS.Enabled }
 
 // Media configures every PeerConnection strata creates.
 type Media struct {
