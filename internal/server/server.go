@@ -259,11 +259,11 @@ func (s *Server) Close() {
 	if s.ws != nil {
 		s.ws.Close() // hijacked connections are not the http.Server's to close
 	}
-	if s.adminWS != nil {
-		s.adminWS.Close()
-	}
 	if s.http != nil {
 		s.http.Close() // held long-polls answer keepalive now rather than at their timeout
+	}
+	if s.adminWS != nil {
+		s.adminWS.Close() // hijacked too
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
