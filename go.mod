@@ -6,6 +6,7 @@ require (
 	github.com/at-wat/ebml-go v0.19.4
 	github.com/bluenviron/mediacommon/v2 v2.9.3
 	github.com/chromedp/chromedp v0.23.0
+	github.com/gopacket/gopacket v1.7.7
 	github.com/gorilla/websocket v1.5.3
 	github.com/hraban/opus v0.0.0-20260708213942-bde8e4304501
 	github.com/pion/dtls/v3 v3.1.8

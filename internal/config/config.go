@@ -108,6 +108,10 @@ type AdminTransport struct {
 	Enabled  bool   `yaml:"enabled"`
 	Listen   string `yaml:"listen"`
 	BasePath string `yaml:"base_path"`
+	// WebSocket is the admin API over WebSocket (janus-admin-protocol), on its own listeners.
+	WebSocket AdminWebSocket `yaml:"websocket"`
+	// PcapDir is where start_pcap writes: its folder and filename are taken inside it.
+	PcapDir string `yaml:"pcap_dir"`
 	// AdminSecret "" means a random secret generated at start (internal/server).
 	AdminSecret string      `yaml:"admin_secret"`
 	CORSOrigin  string      `yaml:"cors_origin"`
@@ -121,7 +125,17 @@ type AdminTransport struct {
 const MetricsPath = "/metrics"
 
 // Running reports whether the admin API listens at all (plain or secure).
-func (a AdminTransport) Running() bool { return a.Enabled || a.HTTPS.Enabled }
+func (a AdminTransport) Running() bool { return a.Enabled || a.HTTPS.Enabled || a.WebSocket.Running() }
+
+// AdminWebSocket is the admin API over WebSocket (Janus: admin_ws on 7188, admin_wss on 7989).
+type AdminWebSocket struct {
+	Enabled bool        `yaml:"enabled"`
+	Listen  string      `yaml:"listen"`
+	WSS     TLSListener `yaml:"wss"`
+}
+
+// Running reports whether the admin WebSocket listens (plain or secure).
+func (w AdminWebSocket) Running() bool { return w.Enabled || w.WSS.Enabled }
 
 // Media configures every PeerConnection strata creates.
 type Media struct {

@@ -52,6 +52,12 @@ func (t Transports) adminListeners() []namedAddr {
 	if t.Admin.HTTPS.Enabled {
 		ls = append(ls, namedAddr{"transports.admin.https.listen", t.Admin.HTTPS.Listen})
 	}
+	if t.Admin.WebSocket.Enabled {
+		ls = append(ls, namedAddr{"transports.admin.websocket.listen", t.Admin.WebSocket.Listen})
+	}
+	if t.Admin.WebSocket.WSS.Enabled {
+		ls = append(ls, namedAddr{"transports.admin.websocket.wss.listen", t.Admin.WebSocket.WSS.Listen})
+	}
 	return ls
 }
 
@@ -127,7 +133,8 @@ func (t Transports) validate() []error {
 	for _, s := range []struct {
 		option string
 		l      TLSListener
-	}{{"transports.http.https", t.HTTP.HTTPS}, {"transports.websocket.wss", t.WebSocket.WSS}, {"transports.admin.https", t.Admin.HTTPS}} {
+	}{{"transports.http.https", t.HTTP.HTTPS}, {"transports.websocket.wss", t.WebSocket.WSS}, {"transports.admin.https", t.Admin.HTTPS},
+		{"transports.admin.websocket.wss", t.Admin.WebSocket.WSS}} {
 		if err := s.l.validate(s.option); err != nil {
 			errs = append(errs, err)
 		}

@@ -23,8 +23,12 @@ func TestSafeDefaults(t *testing.T) {
 			t.Errorf("sample room %d has the fixed secret %q, want \"\" (generated at start)", r.ID, r.Secret)
 		}
 	}
-	secure := map[string]TLSListener{"http.https": c.Transports.HTTP.HTTPS, "websocket.wss": c.Transports.WebSocket.WSS, "admin.https": a.HTTPS}
-	ports := map[string]string{"http.https": ":8089", "websocket.wss": ":8989", "admin.https": "127.0.0.1:7889"}
+	if ws := a.WebSocket; ws.Enabled || ws.Listen != "127.0.0.1:7188" {
+		t.Errorf("admin websocket: enabled %v on %q, want off (as Janus's admin_ws) on 127.0.0.1:7188", ws.Enabled, ws.Listen)
+	}
+	secure := map[string]TLSListener{"http.https": c.Transports.HTTP.HTTPS, "websocket.wss": c.Transports.WebSocket.WSS, "admin.https": a.HTTPS,
+		"admin.websocket.wss": a.WebSocket.WSS}
+	ports := map[string]string{"http.https": ":8089", "websocket.wss": ":8989", "admin.https": "127.0.0.1:7889", "admin.websocket.wss": "127.0.0.1:7989"}
 	for name, l := range secure {
 		if l.Enabled || l.Listen != ports[name] {
 			t.Errorf("%s: enabled %v on %q, want off on %q", name, l.Enabled, l.Listen, ports[name])
@@ -63,6 +67,14 @@ func TestSampleSecretsRefusedBeyondLoopback(t *testing.T) {
 			"transports:\n  admin:\n    enabled: false\n    admin_secret: JanusOverlord\n    https: {enabled: true, listen: \"10.0.0.2:7889\", self_signed: true}\n",
 			"transports:\n  admin:\n    enabled: false\n    admin_secret: JanusOverlord\n    https: {enabled: true, listen: \"[::1]:7889\", self_signed: true}\n",
 			"transports.admin.admin_secret"},
+		{"admin secret on every interface over the admin WebSocket",
+			"transports:\n  admin:\n    enabled: false\n    admin_secret: janusoverlord\n    websocket: {enabled: true, listen: \":7188\"}\n",
+			"transports:\n  admin:\n    enabled: false\n    admin_secret: janusoverlord\n    websocket: {enabled: true}\n",
+			"transports.admin.websocket.listen"},
+		{"admin secret on the admin wss",
+			"transports:\n  admin:\n    enabled: false\n    admin_secret: janusoverlord\n    websocket: {wss: {enabled: true, listen: \"0.0.0.0:7989\", self_signed: true}}\n",
+			"transports:\n  admin:\n    enabled: false\n    admin_secret: janusoverlord\n    websocket: {wss: {enabled: true, self_signed: true}}\n",
+			"transports.admin.websocket.wss.listen"},
 		{"api secret",
 			"general:\n  api_secret: janusrocks\n",
 			"general:\n  api_secret: janusrocks\n" + apiOnLoopback,

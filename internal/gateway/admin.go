@@ -78,6 +78,8 @@ func (g *Gateway) Admin(ctx context.Context, raw []byte, from Origin) janus.Mess
 
 func (g *Gateway) adminRootVerb(ctx context.Context, r adminReq) janus.Message {
 	switch r.Janus {
+	case "add_token", "list_tokens", "remove_token", "allow_token", "disallow_token":
+		return g.tokenVerb(r)
 	case "get_status":
 		return r.ok().With("status", g.status())
 	case "list_sessions":
@@ -123,6 +125,10 @@ func (g *Gateway) adminHandleVerb(r adminReq) janus.Message {
 	case "hangup_webrtc":
 		g.hangup(r.h, "Admin API")
 		return r.ok().With("handle_id", r.h.id)
+	case "start_pcap":
+		return g.startPcap(r)
+	case "stop_pcap":
+		return g.stopPcap(r)
 	}
 	return r.fail(janus.WrongPath(r.Verb))
 }

@@ -50,6 +50,7 @@ func FuzzHandleRequest(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	cfg := config.Default()
+	cfg.Transports.Admin.PcapDir = f.TempDir()         // start_pcap writes nowhere else
 	cfg.Transports.Admin.AdminSecret = "janusoverlord" // as the seeds send (the server would generate one)
 	cfg.General.SessionTimeout = 0
 	// A real HTTP event handler, whose backend refuses every POST: every event path and its

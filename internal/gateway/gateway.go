@@ -47,6 +47,7 @@ type Gateway struct {
 	sessions   map[uint64]*session
 	handles    map[uint64]*handle
 	transports map[string]plugin.Info
+	tokens     *tokenStore // stored-token authentication (tokens.go)
 
 	watchdogEvery time.Duration
 	ctx           context.Context
@@ -97,6 +98,7 @@ func New(cfg *config.Config, peers PeerFactory, plugins []plugin.Plugin, log *sl
 	for _, p := range plugins {
 		g.plugins[p.Package()] = p
 	}
+	g.tokens = newTokenStore(cfg.General.Tokens, g.pluginNames())
 	g.sessionTimeout.Store(int64(cfg.General.SessionTimeout))
 	g.acceptNew.Store(cfg.General.AcceptNewSessions)
 	for _, o := range opts {
@@ -209,12 +211,7 @@ func (g *Gateway) Authorized(apisecret, token string) bool {
 }
 
 func (g *Gateway) validToken(token string) bool {
-	for _, t := range g.cfg.General.Tokens {
-		if t == token {
-			return true
-		}
-	}
-	return false
+	return g.tokens.valid(token)
 }
 
 func (g *Gateway) session(id uint64) *session {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/janus"
+	"github.com/strata-rtc/strata/internal/pcap"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 )
@@ -44,6 +45,9 @@ type handle struct {
 	awaitingAnswer bool
 	closing        bool // detach started: no new messages are accepted
 	finished       bool // the plugin detached: no more plugin calls or events
+
+	// capture is start_pcap's file, given to every PeerConnection of the handle (pcap.go).
+	capture *pcap.Capture
 }
 
 // peerSlot identifies one PeerConnection, so that callbacks from a peer that was replaced are
@@ -168,6 +172,9 @@ func (h *handle) Peer(opts ...peer.PeerOption) (*peer.Peer, error) {
 	}
 	slot.p = p
 	h.flags.Stopped = false
+	if h.capture != nil {
+		p.SetCapture(h.capture)
+	}
 	h.mu.Unlock()
 	return p, nil
 }
@@ -293,6 +300,7 @@ func (h *handle) finish(reason string) {
 	if slot != nil && slot.p != nil {
 		slot.p.Close(reason)
 	}
+	h.stopCapture()
 	if err := guard(h.ps.Detach); err != nil {
 		h.log.Error("plugin Detach failed", "err", err)
 	}

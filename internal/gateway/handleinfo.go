@@ -25,7 +25,14 @@ func (g *Gateway) handleInfo(h *handle) map[string]any {
 	}
 	h.mu.Lock()
 	info["flags"] = h.flags
+	c := h.capture
 	h.mu.Unlock()
+	if c != nil { // as Janus's, with strata's counts
+		info["dump-to-pcap"] = true
+		info["pcap-file"] = c.Path()
+		info["pcap-packets"] = c.Written()
+		info["pcap-dropped"] = c.Dropped()
+	}
 	if p := h.currentPeer(); p != nil && p.PC != nil {
 		sdps := map[string]string{"profile": "UDP/TLS/RTP/SAVPF"}
 		if d := p.PC.LocalDescription(); d != nil {

@@ -57,6 +57,11 @@ func (g *Gateway) attach(ctx context.Context, s *session, req *janus.Request) ja
 	if !ok {
 		return fail(janus.Errorf(janus.ErrPluginNotFound, "No such plugin '%s'", req.Plugin))
 	}
+	// As Janus: with token_auth, a request that carries a token (even one past api_secret) attaches
+	// only to the plugins that token is allowed.
+	if g.cfg.General.TokenAuth && req.Token != "" && !g.tokens.allows(req.Token, req.Plugin) {
+		return fail(janus.Errorf(janus.ErrUnauthorizedPlugin, "Provided token can't access plugin '%s'", req.Plugin))
+	}
 	if limit := g.limits.HandlesPerSession; !s.reserveHandle(limit) {
 		return fail(janus.Errorf(janus.ErrPluginAttach,
 			"Couldn't attach to plugin: the session has its limit of %d handles (general.limits.handles_per_session)", limit))

@@ -18,6 +18,7 @@ var APIVerbs = VerbSet{
 
 // AdminVerbs are the verbs of the admin API that strata implements.
 var AdminVerbs = VerbSet{
+	"add_token": true, "list_tokens": true, "remove_token": true, "allow_token": true, "disallow_token": true, "start_pcap": true, "stop_pcap": true,
 	"info": true, "ping": true, "get_status": true, "list_sessions": true, "list_handles": true,
 	"handle_info": true, "destroy_session": true, "detach_handle": true, "hangup_webrtc": true,
 	"set_session_timeout": true, "set_log_level": true, "accept_new_sessions": true,

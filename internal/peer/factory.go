@@ -216,6 +216,7 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 // arrival times arr took; see twccfeedback.go).
 func (f *Factory) registry(p *Peer, po peerOptions, arr *arrivals) (*interceptor.Registry, error) {
 	reg := &interceptor.Registry{}
+	reg.Add(captureFactory{p: p}) // first: it sees what every other interceptor sends (capture.go)
 	lf := f.s.engine.LoggerFactory
 	reg.Add(countingFactory{set: p.counters, rtt: f.opts.rttObserver})
 	if !po.sendOnly {

@@ -20,6 +20,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/pcap"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 	"github.com/strata-rtc/strata/internal/udpbatch"
 )
@@ -79,6 +80,7 @@ type Peer struct {
 	lowPrioInfo   atomic.Pointer[func() any]
 	estimator     atomic.Pointer[Estimator]
 	srtp          atomic.Pointer[string]
+	capture       atomic.Pointer[pcap.Capture] // start_pcap's file (capture.go); nil: none
 	stats         stats.Getter
 	counters      *counterSet
 	monitor       *monitor

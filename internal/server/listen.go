@@ -78,7 +78,7 @@ func (s *Server) listen(name, addr string, h http.Handler, src *certs.Source) er
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: to.ReadHeader, ReadTimeout: to.Read, IdleTimeout: to.Idle}
 	if src != nil {
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: src.GetCertificate}
-		if name == WSS {
+		if name == WSS || name == AdminWSS {
 			// HTTP/1.1 only: a WebSocket is an upgraded HTTP/1.1 connection, and a client offered h2 could
 			// try WebSocket over HTTP/2, which the transport does not serve.
 			srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}

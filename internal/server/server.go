@@ -52,6 +52,7 @@ type Server struct {
 	gw      *gateway.Gateway
 	plugins []plugin.Plugin
 	ws      *wsapi.Handler
+	adminWS *adminapi.WSHandler
 	http    *httpapi.Handler
 	events  *events.Bus // the event handlers; nil without any
 
@@ -68,6 +69,8 @@ const (
 	WSS        = "wss"
 	Admin      = "admin"
 	AdminHTTPS = "admin_https"
+	AdminWS    = "admin_websocket"
+	AdminWSS   = "admin_wss"
 )
 
 // New builds a server from cfg. Nothing listens until Start.
@@ -219,6 +222,12 @@ func (s *Server) start() error {
 			return err
 		}
 	}
+	if aw := t.Admin.WebSocket; aw.Enabled || aw.WSS.Enabled {
+		s.adminWS = adminapi.NewWS(s.gw, s.cfg)
+		if err := s.listenPair(AdminWS, aw.Enabled, aw.Listen, AdminWSS, aw.WSS, s.adminWS); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -243,7 +252,8 @@ func (s *Server) port(name string) int {
 	return n
 }
 
-// Addr is the bound address of a listener (HTTP, HTTPS, WebSocket, WSS, Admin or AdminHTTPS), or ""
+// Addr is the bound address of a listener (HTTP, HTTPS, WebSocket, WSS, Admin, AdminHTTPS, AdminWS or
+// AdminWSS), or ""
 // if it is not running.
 func (s *Server) Addr(name string) string {
 	if l, ok := s.listeners[name]; ok {
@@ -270,6 +280,9 @@ func (s *Server) Close() {
 	}
 	if s.http != nil {
 		s.http.Close() // held long-polls answer keepalive now rather than at their timeout
+	}
+	if s.adminWS != nil {
+		s.adminWS.Close() // hijacked too
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
