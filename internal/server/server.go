@@ -34,6 +34,7 @@ import (
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
+	"github.com/strata-rtc/strata/internal/transport/whip"
 	"github.com/strata-rtc/strata/internal/transport/wsapi"
 	"github.com/strata-rtc/strata/web"
 )
@@ -50,6 +51,7 @@ type Server struct {
 	plugins []plugin.Plugin
 	ws      *wsapi.Handler
 	http    *httpapi.Handler
+	whip    *whip.Handler // nil unless transports.http.whip.enabled
 
 	listeners  map[string]*listener
 	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
@@ -173,6 +175,10 @@ func (s *Server) start() error {
 		base := t.HTTP.BasePath
 		mux.Handle(base, s.http)
 		mux.Handle(base+"/", s.http)
+		if t.HTTP.WHIP.Enabled {
+			s.whip = whip.New(s.gw, *s.cfg, s.log.With("component", "whip"))
+			mux.Handle("/whip/", s.whip)
+		}
 		for _, p := range s.plugins {
 			if f, ok := p.(fileServer); ok {
 				mux.Handle(f.Pattern(), f.Handler())
@@ -248,6 +254,9 @@ func (s *Server) Close() {
 	s.gw.Close()
 	if s.ws != nil {
 		s.ws.Close() // hijacked connections are not the http.Server's to close
+	}
+	if s.whip != nil {
+		s.whip.Close()
 	}
 	if s.http != nil {
 		s.http.Close() // held long-polls answer keepalive now rather than at their timeout

@@ -1,0 +1,266 @@
+package whip_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pion/rtp"
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/peer/peertest"
+	"github.com/strata-rtc/strata/internal/server"
+)
+
+// startServer runs a whole strata on loopback with WHIP on, as the other transport tests do.
+func startServer(t *testing.T, edit func(*config.Config)) *server.Server {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
+	cfg.Transports.WebSocket.Enabled = false
+	cfg.Transports.Admin.Enabled = false
+	cfg.Media.ICE.Loopback = true
+	cfg.Media.ICE.Interfaces = []string{"lo"}
+	cfg.Plugins.Streaming.FreePorts()
+	if edit != nil {
+		edit(cfg)
+	}
+	srv, err := server.New(cfg, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// whipClient is a Pion publisher doing what OBS or a browser WHIP client does.
+type whipClient struct {
+	pc           *webrtc.PeerConnection
+	audio, video *webrtc.TrackLocalStaticRTP
+}
+
+func newWHIPClient(t *testing.T) *whipClient {
+	t.Helper()
+	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	c := &whipClient{pc: pc}
+	if c.audio, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus, ClockRate: 48000, Channels: 2}, "a", "whip"); err != nil {
+		t.Fatal(err)
+	}
+	if c.video, err = webrtc.NewTrackLocalStaticRTP(webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}, "v", "whip"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []*webrtc.TrackLocalStaticRTP{c.audio, c.video} {
+		if _, err := pc.AddTransceiverFromTrack(tr, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendonly}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+// offer makes the offer with every candidate in it (non-trickle WHIP, as OBS sends it).
+func (c *whipClient) offer(t *testing.T) string {
+	t.Helper()
+	o, err := c.pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(c.pc)
+	if err := c.pc.SetLocalDescription(o); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	return c.pc.LocalDescription().SDP
+}
+
+// sendVideo sends VP8 keyframes until ctx ends (a keyframe each time, so any subscriber starts).
+func (c *whipClient) sendVideo(ctx context.Context) {
+	seq := uint16(0)
+	for ts := uint32(0); ctx.Err() == nil; ts += 3000 {
+		// VP8 payload descriptor (S=1, PID 0) and a keyframe header (P bit clear).
+		payload := []byte{0x10, 0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00, 0, 0, 0, 0, 0}
+		_ = c.video.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 96, SequenceNumber: seq, Timestamp: ts, Marker: true}, Payload: payload})
+		_ = c.audio.WriteRTP(&rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 111, SequenceNumber: seq, Timestamp: ts * 16 / 30}, Payload: []byte{0xf8, 0xff, 0xfe}})
+		seq++
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+func do(t *testing.T, method, url, ctype, body string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// participants lists room 1234's publishers over the Janus API.
+func participants(t *testing.T, ctx context.Context, h *janusclient.Handle) []uint64 {
+	t.Helper()
+	ev, err := h.Message(ctx, map[string]any{"request": "listparticipants", "room": 1234}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Participants []struct {
+			ID        uint64 `json:"id"`
+			Publisher bool   `json:"publisher"`
+		} `json:"participants"`
+	}
+	if err := ev.DecodeData(&d); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	for _, p := range d.Participants {
+		if p.Publisher {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
+// TestWHIPPublisherSeenOverJanusAPI publishes with WHIP and subscribes to it with the Janus API:
+// the WHIP stream is an ordinary videoroom publisher. DELETE then takes it out of the room.
+func TestWHIPPublisherSeenOverJanusAPI(t *testing.T) {
+	srv := startServer(t, nil)
+	base := "http://" + srv.HTTPAddr()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+
+	pub := newWHIPClient(t)
+	resp, answer := do(t, "POST", base+"/whip/endpoint/1234", "application/sdp", pub.offer(t), map[string]string{"Origin": "https://obs.example"})
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST: %d %s", resp.StatusCode, answer)
+	}
+	loc, etag := resp.Header.Get("Location"), resp.Header.Get("ETag")
+	if !strings.HasPrefix(loc, "/whip/resource/") || etag == "" || resp.Header.Get("Content-Type") != "application/sdp" {
+		t.Fatalf("201 headers: Location %q ETag %q Content-Type %q", loc, etag, resp.Header.Get("Content-Type"))
+	}
+	if resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Location") {
+		t.Errorf("CORS headers missing: %v", resp.Header)
+	}
+	if err := pub.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
+		t.Fatal(err)
+	}
+	sendCtx, stopSending := context.WithCancel(ctx)
+	defer stopSending()
+	go pub.sendVideo(sendCtx)
+
+	c, err := janusclient.Dial(ctx, base+"/janus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, err := c.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lister, err := sess.Attach(ctx, "janus.plugin.videoroom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var feed uint64
+	for feed == 0 && ctx.Err() == nil {
+		if ids := participants(t, ctx, lister); len(ids) == 1 {
+			feed = ids[0]
+		} else {
+			time.Sleep(100 * time.Millisecond) // publishing once the PeerConnection is up
+		}
+	}
+
+	subH, err := sess.Attach(ctx, "janus.plugin.videoroom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := subH.Message(ctx, map[string]any{"request": "join", "ptype": "subscriber", "room": 1234,
+		"streams": []map[string]any{{"feed": feed}}}, nil)
+	if err != nil || ev.JSEP == nil {
+		t.Fatalf("subscribe: %v %v", ev, err)
+	}
+	sub, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	gotVideo := make(chan struct{}, 1)
+	sub.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		if _, _, err := tr.ReadRTP(); err == nil && tr.Kind() == webrtc.RTPCodecTypeVideo {
+			gotVideo <- struct{}{}
+		}
+	})
+	if err := sub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: ev.JSEP.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := sub.CreateAnswer(nil)
+	gathered := webrtc.GatheringCompletePromise(sub)
+	_ = sub.SetLocalDescription(a)
+	<-gathered
+	if _, err := subH.Message(ctx, map[string]any{"request": "start"}, &janusclient.JSEP{Type: "answer", SDP: sub.LocalDescription().SDP}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-gotVideo:
+	case <-ctx.Done():
+		t.Fatal("the Janus-API subscriber got no video from the WHIP publisher")
+	}
+
+	// A trickle PATCH with a stale ETag is refused; with the right one it is taken.
+	frag := "a=ice-ufrag:" + ufragOf(pub.pc.LocalDescription().SDP) + "\r\na=ice-pwd:" + pwdOf(pub.pc.LocalDescription().SDP) +
+		"\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\na=end-of-candidates\r\n"
+	if resp, body := do(t, "PATCH", base+loc, "application/trickle-ice-sdpfrag", frag, map[string]string{"If-Match": `"nope"`}); resp.StatusCode != http.StatusPreconditionFailed {
+		t.Errorf("PATCH with a stale If-Match: %d %s, want 412", resp.StatusCode, body)
+	}
+	if resp, body := do(t, "PATCH", base+loc, "application/trickle-ice-sdpfrag", frag, map[string]string{"If-Match": etag}); resp.StatusCode != http.StatusNoContent {
+		t.Errorf("trickle PATCH: %d %s, want 204", resp.StatusCode, body)
+	}
+
+	if resp, body := do(t, "DELETE", base+loc, "", "", nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, body)
+	}
+	for len(participants(t, ctx, lister)) != 0 && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the WHIP publisher is still in the room after DELETE")
+	}
+	if resp, _ := do(t, "DELETE", base+loc, "", "", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("second DELETE: %d, want 404", resp.StatusCode)
+	}
+}
+
+func ufragOf(sdp string) string { return attr(sdp, "a=ice-ufrag:") }
+func pwdOf(sdp string) string   { return attr(sdp, "a=ice-pwd:") }
+
+func attr(sdp, prefix string) string {
+	for _, l := range strings.Split(sdp, "\r\n") {
+		if v, ok := strings.CutPrefix(l, prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
