@@ -40,9 +40,9 @@ func (e *pluginError) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Re
 
 // event is the part of a Janus reply or event WHIP needs.
 type event struct {
-	Janus      string `json:"janus"`
-	SessionID  uint64 `json:"session_id"`
-	Data       struct {
+	Janus     string `json:"janus"`
+	SessionID uint64 `json:"session_id"`
+	Data      struct {
 		ID uint64 `json:"id"`
 	} `json:"data"`
 	PluginData *struct {
