@@ -178,6 +178,7 @@ func (s *Server) start() error {
 		if t.HTTP.WHIP.Enabled {
 			s.whip = whip.New(s.gw, *s.cfg, s.log.With("component", "whip"))
 			mux.Handle("/whip/", s.whip)
+			mux.Handle("/whep/", s.whip)
 		}
 		for _, p := range s.plugins {
 			if f, ok := p.(fileServer); ok {

@@ -73,18 +73,14 @@ func (h *Handler) trickle(ctx context.Context, res *resource, f frag) error {
 // new credentials.
 func (h *Handler) restart(ctx context.Context, w http.ResponseWriter, res *resource, f frag) {
 	offer := withCredentials(res.offer, f.Ufrag, f.Pwd)
-	ev, err := h.janus.call(ctx, gateway.Origin{}, map[string]any{"janus": "message", "session_id": res.sid, "handle_id": res.hid,
-		"body": map[string]any{"request": "configure"}, "jsep": map[string]any{"type": "offer", "sdp": offer}})
-	if err == nil && (ev.JSEP == nil || ev.JSEP.Type != "answer") {
-		err = &pluginError{Code: 500, Reason: "the videoroom sent no answer"}
-	}
+	answer, err := h.message(ctx, res, map[string]any{"request": "configure"}, offer)
 	if err != nil {
 		status, why := statusOf(err)
 		httpError(w, status, "ICE restart: "+why)
 		return
 	}
 	res.offer = offer
-	res.etag = etagOf(ev.JSEP.SDP)
+	res.etag = etagOf(answer)
 	if len(f.Cands) > 0 || f.End {
 		if err := h.trickle(ctx, res, f); err != nil {
 			h.log.Debug("candidates of an ICE restart refused", "resource", res.id, "err", err)
@@ -93,5 +89,5 @@ func (h *Handler) restart(ctx context.Context, w http.ResponseWriter, res *resou
 	w.Header().Set("Content-Type", fragType)
 	w.Header().Set("ETag", res.etag)
 	w.WriteHeader(http.StatusOK)
-	_, _ = io.WriteString(w, answerFrag(ev.JSEP.SDP))
+	_, _ = io.WriteString(w, answerFrag(answer))
 }

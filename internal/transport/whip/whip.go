@@ -1,6 +1,7 @@
-// Package whip serves WHIP (RFC 9725) on the HTTP listener: a client POSTs an SDP offer to
-// /whip/endpoint/<room> and publishes into that videoroom; the resource it gets back takes trickled
-// candidates and ICE restarts (PATCH) and ends with DELETE. See docs/WHIP.md.
+// Package whip serves WHIP (RFC 9725) and WHEP on the HTTP listener: a client POSTs an SDP offer to
+// /whip/endpoint/<room> and publishes into that videoroom, or to /whep/endpoint/<room>[/<publisher>]
+// and watches a publisher of it; the resource it gets back takes trickled candidates and ICE
+// restarts (PATCH) and ends with DELETE. See docs/WHIP.md.
 package whip
 
 import (
@@ -13,7 +14,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,9 +29,13 @@ import (
 // TransportName is the Janus-style package name the admin API shows for WHIP sessions.
 const TransportName = "janus.transport.whip"
 
+// The two protocols, as the first element of their paths.
 const (
-	endpointPath = "/whip/endpoint/"
-	resourcePath = "/whip/resource/"
+	WHIP = "whip"
+	WHEP = "whep"
+)
+
+const (
 	sdpType      = "application/sdp"
 	fragType     = "application/trickle-ice-sdpfrag"
 	// callTimeout bounds one request through the plugin (an offer waits for candidate gathering).
@@ -53,8 +57,9 @@ type Handler struct {
 	done chan struct{}
 }
 
-// resource is one WHIP session: a Janus session with one videoroom handle.
+// resource is one WHIP or WHEP session: a Janus session with one plugin handle.
 type resource struct {
+	kind     string // WHIP or WHEP
 	id       string
 	sid, hid uint64
 	room     uint64
@@ -106,16 +111,20 @@ func (h *Handler) Close() {
 	<-h.done
 }
 
-// ServeHTTP routes /whip/endpoint/<room> and /whip/resource/<id>.
+// ServeHTTP routes /{whip,whep}/endpoint/<target> and /{whip,whep}/resource/<id>.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.cors(w, r)
+	kind, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	what, target, _ := strings.Cut(rest, "/")
 	switch {
-	case strings.HasPrefix(r.URL.Path, endpointPath):
-		h.endpoint(w, r, strings.TrimPrefix(r.URL.Path, endpointPath))
-	case strings.HasPrefix(r.URL.Path, resourcePath):
-		h.resource(w, r, strings.TrimPrefix(r.URL.Path, resourcePath))
+	case kind != WHIP && kind != WHEP:
+		httpError(w, http.StatusNotFound, "not a WHIP or WHEP path")
+	case what == "endpoint":
+		h.endpoint(w, r, kind, target)
+	case what == "resource":
+		h.resource(w, r, kind, target)
 	default:
-		httpError(w, http.StatusNotFound, "no such WHIP endpoint")
+		httpError(w, http.StatusNotFound, "no such "+strings.ToUpper(kind)+" endpoint")
 	}
 }
 
@@ -139,21 +148,21 @@ func (h *Handler) cors(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *Handler) endpoint(w http.ResponseWriter, r *http.Request, room string) {
+func (h *Handler) endpoint(w http.ResponseWriter, r *http.Request, kind, target string) {
 	switch r.Method {
 	case http.MethodOptions:
 		// A CORS preflight carries no credentials, so it is answered without them (RFC 9725 4.4).
 		w.Header().Set("Accept-Post", sdpType)
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodPost:
-		h.publish(w, r, room)
+		h.create(w, r, kind, target)
 	default:
 		w.Header().Set("Allow", "POST, OPTIONS")
-		httpError(w, http.StatusMethodNotAllowed, "a WHIP endpoint takes POST")
+		httpError(w, http.StatusMethodNotAllowed, "an endpoint takes POST")
 	}
 }
 
-func (h *Handler) resource(w http.ResponseWriter, r *http.Request, id string) {
+func (h *Handler) resource(w http.ResponseWriter, r *http.Request, kind, id string) {
 	if r.Method == http.MethodOptions {
 		w.Header().Set("Accept-Patch", fragType)
 		w.WriteHeader(http.StatusNoContent)
@@ -161,7 +170,7 @@ func (h *Handler) resource(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	if r.Method != http.MethodPatch && r.Method != http.MethodDelete {
 		w.Header().Set("Allow", "PATCH, DELETE, OPTIONS")
-		httpError(w, http.StatusMethodNotAllowed, "a WHIP resource takes PATCH and DELETE")
+		httpError(w, http.StatusMethodNotAllowed, "a resource takes PATCH and DELETE")
 		return
 	}
 	if !h.authorized(w, r) {
@@ -170,8 +179,8 @@ func (h *Handler) resource(w http.ResponseWriter, r *http.Request, id string) {
 	h.mu.Lock()
 	res := h.resources[id]
 	h.mu.Unlock()
-	if res == nil {
-		httpError(w, http.StatusNotFound, "no such WHIP resource")
+	if res == nil || res.kind != kind {
+		httpError(w, http.StatusNotFound, "no such resource")
 		return
 	}
 	if r.Method == http.MethodDelete {
@@ -233,14 +242,15 @@ func checkOffer(body string) string {
 	return ""
 }
 
-// publish answers POST /whip/endpoint/<room>: a new videoroom publisher with the client's offer.
-func (h *Handler) publish(w http.ResponseWriter, r *http.Request, roomStr string) {
+// create answers POST on an endpoint: a new videoroom publisher (WHIP) or subscriber (WHEP) with
+// the client's offer, 201 with the answer.
+func (h *Handler) create(w http.ResponseWriter, r *http.Request, kind, target string) {
 	if !h.authorized(w, r) {
 		return
 	}
-	room, err := strconv.ParseUint(roomStr, 10, 64)
-	if err != nil || room == 0 {
-		httpError(w, http.StatusNotFound, "no such room: room ids are numbers")
+	t, err := parseTarget(kind, target)
+	if err != nil {
+		httpError(w, http.StatusNotFound, err.Error())
 		return
 	}
 	offer, ok := h.readBody(w, r, sdpType)
@@ -253,7 +263,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request, roomStr string
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 	defer cancel()
-	res, answer, err := h.join(ctx, r, room, offer)
+	res, answer, err := h.open(ctx, r, kind, t, offer)
 	if err != nil {
 		status, why := statusOf(err)
 		httpError(w, status, why)
@@ -261,7 +271,7 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request, roomStr string
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", sdpType)
-	hd.Set("Location", resourcePath+res.id)
+	hd.Set("Location", "/"+kind+"/resource/"+res.id)
 	hd.Set("ETag", res.etag)
 	hd.Set("Accept-Patch", fragType)
 	for _, l := range h.iceLinks() {
@@ -271,47 +281,66 @@ func (h *Handler) publish(w http.ResponseWriter, r *http.Request, roomStr string
 	_, _ = io.WriteString(w, answer)
 }
 
-// join creates the session, attaches the videoroom and sends joinandconfigure with the offer, as
-// simple-whip-server does over the Janus API. Any failure destroys the session again.
-func (h *Handler) join(ctx context.Context, r *http.Request, room uint64, offer string) (*resource, string, error) {
+// open creates the session, attaches the plugin and sends the offer with the plugin's own request,
+// as simple-whip-server and simple-whep-server do over the Janus API. Any failure destroys the
+// session again.
+func (h *Handler) open(ctx context.Context, r *http.Request, kind string, t target, offer string) (*resource, string, error) {
 	from := gateway.Origin{RemoteAddr: r.RemoteAddr}
 	created, err := h.janus.call(ctx, from, map[string]any{"janus": "create"})
 	if err != nil {
 		return nil, "", err
 	}
-	res := &resource{id: randomID(), sid: created.Data.ID, room: room, offer: offer}
+	res := &resource{kind: kind, id: randomID(), sid: created.Data.ID, room: t.room, offer: offer}
 	h.mu.Lock()
 	h.resources[res.id], h.bySession[res.sid] = res, res
 	h.mu.Unlock()
-	answer, err := h.attachAndPublish(ctx, res, offer, r.URL.Query().Get("display"))
+	var answer string
+	if kind == WHIP {
+		answer, err = h.publish(ctx, res, offer, r.URL.Query().Get("display"))
+	} else {
+		answer, err = h.watch(ctx, res, t, offer)
+	}
 	if err != nil {
 		h.end(res)
 		return nil, "", err
 	}
+	res.etag = etagOf(answer)
 	return res, answer, nil
 }
 
-func (h *Handler) attachAndPublish(ctx context.Context, res *resource, offer, display string) (string, error) {
+// attach attaches the resource's session to a plugin.
+func (h *Handler) attach(ctx context.Context, res *resource, plugin string) error {
 	attached, err := h.janus.call(ctx, gateway.Origin{}, map[string]any{"janus": "attach", "session_id": res.sid,
-		"plugin": "janus.plugin.videoroom", "opaque_id": "whip-" + res.id})
+		"plugin": plugin, "opaque_id": res.kind + "-" + res.id})
 	if err != nil {
-		return "", err
+		return err
 	}
 	res.hid = attached.Data.ID
-	if display == "" {
-		display = "WHIP publisher"
-	}
+	return nil
+}
+
+// message sends a plugin request with the client's offer and returns the plugin's answer.
+func (h *Handler) message(ctx context.Context, res *resource, body map[string]any, offer string) (string, error) {
 	ev, err := h.janus.call(ctx, gateway.Origin{}, map[string]any{"janus": "message", "session_id": res.sid, "handle_id": res.hid,
-		"body": map[string]any{"request": "joinandconfigure", "ptype": "publisher", "room": res.room, "display": display},
-		"jsep": map[string]any{"type": "offer", "sdp": offer}})
+		"body": body, "jsep": map[string]any{"type": "offer", "sdp": offer}})
 	if err != nil {
 		return "", err
 	}
 	if ev.JSEP == nil || ev.JSEP.Type != "answer" {
-		return "", &pluginError{Code: 500, Reason: "the videoroom sent no answer"}
+		return "", &pluginError{Code: 500, Reason: "the plugin sent no answer"}
 	}
-	res.etag = etagOf(ev.JSEP.SDP)
 	return ev.JSEP.SDP, nil
+}
+
+// publish joins the videoroom as a publisher with the offer (joinandconfigure).
+func (h *Handler) publish(ctx context.Context, res *resource, offer, display string) (string, error) {
+	if err := h.attach(ctx, res, "janus.plugin.videoroom"); err != nil {
+		return "", err
+	}
+	if display == "" {
+		display = "WHIP publisher"
+	}
+	return h.message(ctx, res, map[string]any{"request": "joinandconfigure", "ptype": "publisher", "room": res.room, "display": display}, offer)
 }
 
 // ended is the janusClient's report that a resource's session or PeerConnection went away.
@@ -379,7 +408,7 @@ func statusOf(err error) (int, string) {
 		return http.StatusInternalServerError, pe.Reason
 	}
 	switch pe.Code {
-	case 426: // no such room
+	case 426, 428: // no such room, no such feed (publisher)
 		return http.StatusNotFound, pe.Reason
 	case 433: // the room's pin or allowed list
 		return http.StatusForbidden, pe.Reason

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -263,4 +264,213 @@ func attr(sdp, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// publishWHIP publishes into room 1234 with WHIP and sends media until the test ends; it returns
+// the resource's URL.
+func publishWHIP(t *testing.T, ctx context.Context, base string) string {
+	t.Helper()
+	pub := newWHIPClient(t)
+	resp, answer := do(t, "POST", base+"/whip/endpoint/1234", "application/sdp", pub.offer(t), nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("WHIP POST: %d %s", resp.StatusCode, answer)
+	}
+	if err := pub.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
+		t.Fatal(err)
+	}
+	sendCtx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	go pub.sendVideo(sendCtx)
+	return resp.Header.Get("Location")
+}
+
+// whepViewer is a Pion WHEP client: recvonly audio and video, as a browser or whepsrc offers.
+type whepViewer struct {
+	pc    *webrtc.PeerConnection
+	video chan struct{}
+}
+
+func newWHEPViewer(t *testing.T) *whepViewer {
+	t.Helper()
+	pc, err := peertest.BrowserAPI(t).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	v := &whepViewer{pc: pc, video: make(chan struct{}, 1)}
+	for _, k := range []webrtc.RTPCodecType{webrtc.RTPCodecTypeAudio, webrtc.RTPCodecTypeVideo} {
+		if _, err := pc.AddTransceiverFromKind(k, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionRecvonly}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		for {
+			if _, _, err := tr.ReadRTP(); err != nil {
+				return
+			}
+			if tr.Kind() == webrtc.RTPCodecTypeVideo {
+				select {
+				case v.video <- struct{}{}:
+				default:
+				}
+			}
+		}
+	})
+	return v
+}
+
+// watch POSTs the viewer's offer to a WHEP endpoint and applies the answer.
+func (v *whepViewer) watch(t *testing.T, url string) *http.Response {
+	t.Helper()
+	o, err := v.pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(v.pc)
+	if err := v.pc.SetLocalDescription(o); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	resp, answer := do(t, "POST", url, "application/sdp", v.pc.LocalDescription().SDP, nil)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("WHEP POST %s: %d %s", url, resp.StatusCode, answer)
+	}
+	if err := v.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func (v *whepViewer) waitVideo(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	for len(v.video) > 0 {
+		<-v.video
+	}
+	select {
+	case <-v.video:
+	case <-ctx.Done():
+		t.Fatalf("%s: no video", what)
+	}
+}
+
+// TestWHEPWatchesAWHIPPublisher watches a WHIP publisher over WHEP, the room's first and by id, and
+// restarts ICE with a PATCH: the viewer's media comes back on the new ICE session.
+func TestWHEPWatchesAWHIPPublisher(t *testing.T) {
+	srv := startServer(t, nil)
+	base := "http://" + srv.HTTPAddr()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	publishWHIP(t, ctx, base)
+
+	for {
+		// The publisher is listed once its PeerConnection is up; until then there is nothing to watch.
+		r, body := do(t, "POST", base+"/whep/endpoint/1234", "application/sdp", offerSDP(t), nil)
+		if r.StatusCode == http.StatusCreated {
+			_, _ = do(t, "DELETE", base+r.Header.Get("Location"), "", "", nil)
+			break
+		}
+		if r.StatusCode != http.StatusNotFound || ctx.Err() != nil {
+			t.Fatalf("WHEP before the publisher is up: %d %s", r.StatusCode, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	first := newWHEPViewer(t)
+	resp := first.watch(t, base+"/whep/endpoint/1234")
+	first.waitVideo(t, ctx, "WHEP viewer of the room's first publisher")
+	loc := resp.Header.Get("Location")
+	if !strings.HasPrefix(loc, "/whep/resource/") {
+		t.Fatalf("Location %q", loc)
+	}
+
+	// ICE restart as RFC 9725 4.3.2 has it: the client's new credentials and candidates in an
+	// sdpfrag with If-Match "*"; 200 with the server's new ones and a new ETag; media flows again.
+	o, err := first.pc.CreateOffer(&webrtc.OfferOptions{ICERestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(first.pc)
+	if err := first.pc.SetLocalDescription(o); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	local := first.pc.LocalDescription().SDP
+	frag := "a=ice-ufrag:" + ufragOf(local) + "\r\na=ice-pwd:" + pwdOf(local) + "\r\nm=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=mid:0\r\n"
+	for _, l := range strings.Split(local, "\r\n") {
+		if strings.HasPrefix(l, "a=candidate:") {
+			frag += l + "\r\n"
+		}
+	}
+	r, body := do(t, "PATCH", base+loc, "application/trickle-ice-sdpfrag", frag, map[string]string{"If-Match": "*"})
+	if r.StatusCode != http.StatusOK || r.Header.Get("Content-Type") != "application/trickle-ice-sdpfrag" ||
+		ufragOf(body) == "" || r.Header.Get("ETag") == resp.Header.Get("ETag") {
+		t.Fatalf("ICE restart: %d %q ETag %q -> %q", r.StatusCode, body, resp.Header.Get("ETag"), r.Header.Get("ETag"))
+	}
+	answer := restartedAnswer(first.pc.RemoteDescription().SDP, body)
+	if err := first.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
+		t.Fatal(err)
+	}
+	first.waitVideo(t, ctx, "WHEP viewer after an ICE restart")
+	if r, _ := do(t, "PATCH", base+loc, "application/trickle-ice-sdpfrag", "a=end-of-candidates\r\n", map[string]string{"If-Match": resp.Header.Get("ETag")}); r.StatusCode != http.StatusPreconditionFailed {
+		t.Errorf("PATCH with the ETag of before the restart: %d, want 412", r.StatusCode)
+	}
+
+	// By publisher id.
+	var feed uint64
+	c, err := janusclient.Dial(ctx, base+"/janus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, _ := c.Create(ctx)
+	h, _ := sess.Attach(ctx, "janus.plugin.videoroom")
+	feed = participants(t, ctx, h)[0]
+	byID := newWHEPViewer(t)
+	byID.watch(t, base+"/whep/endpoint/1234/"+strconv.FormatUint(feed, 10))
+	byID.waitVideo(t, ctx, "WHEP viewer of a publisher by id")
+	if r, _ := do(t, "POST", base+"/whep/endpoint/1234/"+strconv.FormatUint(feed+2, 10), "application/sdp", offerSDP(t), nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("WHEP of an unknown publisher: %d, want 404", r.StatusCode)
+	}
+}
+
+// offerSDP is a recvonly offer from a throwaway client, for requests whose answer is not used.
+func offerSDP(t *testing.T) string {
+	t.Helper()
+	v := newWHEPViewer(t)
+	o, err := v.pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.pc.SetLocalDescription(o); err != nil {
+		t.Fatal(err)
+	}
+	return v.pc.LocalDescription().SDP
+}
+
+// restartedAnswer is the previous answer with the credentials and candidates of the server's
+// sdpfrag, as a WHIP/WHEP client builds it after an ICE restart.
+func restartedAnswer(prev, frag string) string {
+	var cands []string
+	for _, l := range strings.Split(frag, "\r\n") {
+		if strings.HasPrefix(l, "a=candidate:") {
+			cands = append(cands, l)
+		}
+	}
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSpace(prev), "\r\n") {
+		switch {
+		case strings.HasPrefix(l, "a=ice-ufrag:"):
+			l = "a=ice-ufrag:" + ufragOf(frag)
+		case strings.HasPrefix(l, "a=ice-pwd:"):
+			l = "a=ice-pwd:" + pwdOf(frag)
+		case strings.HasPrefix(l, "a=candidate:"), l == "a=end-of-candidates":
+			continue
+		}
+		b.WriteString(l + "\r\n")
+		if strings.HasPrefix(l, "a=mid:") {
+			for _, c := range cands {
+				b.WriteString(c + "\r\n")
+			}
+		}
+	}
+	return b.String()
 }
