@@ -36,8 +36,8 @@ const (
 )
 
 const (
-	sdpType      = "application/sdp"
-	fragType     = "application/trickle-ice-sdpfrag"
+	sdpType  = "application/sdp"
+	fragType = "application/trickle-ice-sdpfrag"
 	// callTimeout bounds one request through the plugin (an offer waits for candidate gathering).
 	callTimeout = 30 * time.Second
 )
