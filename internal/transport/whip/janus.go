@@ -34,6 +34,7 @@ type pluginError struct {
 	Code   int
 	Reason string
 	Core   bool
+	Plugin string // whose error code it is ("janus.plugin.videoroom")
 }
 
 func (e *pluginError) Error() string { return fmt.Sprintf("%d: %s", e.Code, e.Reason) }
@@ -46,7 +47,8 @@ type event struct {
 		ID uint64 `json:"id"`
 	} `json:"data"`
 	PluginData *struct {
-		Data map[string]any `json:"data"`
+		Plugin string         `json:"plugin"`
+		Data   map[string]any `json:"data"`
 	} `json:"plugindata"`
 	JSEP *struct {
 		Type string `json:"type"`
@@ -78,7 +80,7 @@ func (ev event) fail() *pluginError {
 		return nil
 	}
 	reason, _ := ev.PluginData.Data["error"].(string)
-	return &pluginError{Code: int(code), Reason: reason}
+	return &pluginError{Code: int(code), Reason: reason, Plugin: ev.PluginData.Plugin}
 }
 
 // call submits one request (a map with "janus" and its members) and returns its reply; for a plugin

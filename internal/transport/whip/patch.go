@@ -73,7 +73,11 @@ func (h *Handler) trickle(ctx context.Context, res *resource, f frag) error {
 // new credentials.
 func (h *Handler) restart(ctx context.Context, w http.ResponseWriter, res *resource, f frag) {
 	offer := withCredentials(res.offer, f.Ufrag, f.Pwd)
-	answer, err := h.message(ctx, res, map[string]any{"request": "configure"}, offer)
+	body := res.restart
+	if body == nil {
+		body = map[string]any{"request": "configure"}
+	}
+	answer, err := h.message(ctx, res, body, offer)
 	if err != nil {
 		status, why := statusOf(err)
 		httpError(w, status, "ICE restart: "+why)

@@ -9,16 +9,26 @@ import (
 	"github.com/strata-rtc/strata/internal/gateway"
 )
 
-// target is what an endpoint path names: a videoroom (and for WHEP maybe one of its publishers).
+// target is what an endpoint path names: a videoroom (and for WHEP maybe one of its publishers),
+// or for WHEP a streaming mountpoint.
 type target struct {
-	room uint64
-	feed uint64 // WHEP: the publisher to watch; 0 for the room's first
+	room       uint64
+	feed       uint64 // WHEP: the publisher to watch; 0 for the room's first
+	mountpoint uint64 // WHEP: the mountpoint to watch instead of a room
 }
 
-// parseTarget reads "<room>" (WHIP) or "<room>[/<publisher id>]" (WHEP). Ids are numbers, as the
-// videoroom's are; anything else names nothing (404).
+// parseTarget reads "<room>" (WHIP), "<room>[/<publisher id>]" or "mountpoint/<id>" (WHEP). Ids are
+// numbers, as the videoroom's and the streaming plugin's are; anything else names nothing (404).
 func parseTarget(kind, s string) (target, error) {
 	var t target
+	if id, ok := strings.CutPrefix(s, "mountpoint/"); ok && kind == WHEP {
+		mp, err := strconv.ParseUint(id, 10, 64)
+		if err != nil || mp == 0 {
+			return t, errors.New("no such mountpoint: mountpoint ids are numbers")
+		}
+		t.mountpoint = mp
+		return t, nil
+	}
 	roomStr, feedStr, hasFeed := strings.Cut(s, "/")
 	room, err := strconv.ParseUint(roomStr, 10, 64)
 	if err != nil || room == 0 {
@@ -40,6 +50,9 @@ func parseTarget(kind, s string) (target, error) {
 // subscription that starts from the client's offer), with the room's per-subscriber allocation and
 // bandwidth estimation like any Janus-API subscriber.
 func (h *Handler) watch(ctx context.Context, res *resource, t target, offer string) (string, error) {
+	if t.mountpoint != 0 {
+		return h.watchMountpoint(ctx, res, t.mountpoint, offer)
+	}
 	if err := h.attach(ctx, res, "janus.plugin.videoroom"); err != nil {
 		return "", err
 	}
@@ -73,4 +86,15 @@ func (h *Handler) firstPublisher(ctx context.Context, res *resource) (uint64, er
 		}
 	}
 	return 0, &pluginError{Code: 428, Reason: "no one publishes in this room"}
+}
+
+// watchMountpoint watches a streaming mountpoint with the client's offer: the streaming plugin
+// answers it, and the viewer gets its own allocator and estimate as any viewer. A later ICE restart
+// is the same watch with a new offer.
+func (h *Handler) watchMountpoint(ctx context.Context, res *resource, id uint64, offer string) (string, error) {
+	if err := h.attach(ctx, res, "janus.plugin.streaming"); err != nil {
+		return "", err
+	}
+	res.restart = map[string]any{"request": "watch", "id": id}
+	return h.message(ctx, res, map[string]any{"request": "watch", "id": id}, offer)
 }

@@ -64,6 +64,9 @@ type resource struct {
 	sid, hid uint64
 	room     uint64
 
+	// restart is the plugin request that carries an ICE restart's offer (nil: videoroom configure).
+	restart map[string]any
+
 	mu    sync.Mutex // serialises PATCHes: an ICE restart rewrites offer and etag
 	offer string     // the client's last offer, the base of an ICE restart from an sdpfrag
 	etag  string
@@ -405,6 +408,17 @@ func statusOf(err error) (int, string) {
 	case pe.Core && (pe.Code == 465 || pe.Code == 464):
 		return http.StatusBadRequest, pe.Reason
 	case pe.Core:
+		return http.StatusInternalServerError, pe.Reason
+	}
+	if pe.Plugin == "janus.plugin.streaming" {
+		switch pe.Code {
+		case 455: // no such mountpoint
+			return http.StatusNotFound, pe.Reason
+		case 457: // the mountpoint's pin
+			return http.StatusForbidden, pe.Reason
+		case 452, 454: // an offer the mountpoint cannot answer
+			return http.StatusUnprocessableEntity, pe.Reason
+		}
 		return http.StatusInternalServerError, pe.Reason
 	}
 	switch pe.Code {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -473,4 +474,54 @@ func restartedAnswer(prev, frag string) string {
 		}
 	}
 	return b.String()
+}
+
+// freeUDPPort is a port nothing listens on right now.
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// TestWHEPWatchesAMountpoint watches streaming mountpoint 1 over WHEP while plain RTP VP8 comes in
+// on its video port.
+func TestWHEPWatchesAMountpoint(t *testing.T) {
+	audio, video := freeUDPPort(t), freeUDPPort(t)
+	srv := startServer(t, func(c *config.Config) {
+		c.Plugins.Streaming.Mountpoints[0].AudioPort = &audio
+		c.Plugins.Streaming.Mountpoints[0].VideoPort = &video
+	})
+	base := "http://" + srv.HTTPAddr()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	conn, err := net.Dial("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(video)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	go func() {
+		for seq := uint16(0); ctx.Err() == nil; seq++ {
+			p := rtp.Packet{Header: rtp.Header{Version: 2, PayloadType: 100, SequenceNumber: seq, Timestamp: uint32(seq) * 3000, SSRC: 0x1234, Marker: true},
+				Payload: []byte{0x10, 0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00, 0, 0, 0, 0, 0}}
+			b, _ := p.Marshal()
+			_, _ = conn.Write(b)
+			time.Sleep(30 * time.Millisecond)
+		}
+	}()
+	v := newWHEPViewer(t)
+	resp := v.watch(t, base+"/whep/endpoint/mountpoint/1")
+	if !strings.HasPrefix(resp.Header.Get("Location"), "/whep/resource/") {
+		t.Fatalf("Location %q", resp.Header.Get("Location"))
+	}
+	v.waitVideo(t, ctx, "WHEP viewer of mountpoint 1")
+	if r, body := do(t, "POST", base+"/whep/endpoint/mountpoint/999", "application/sdp", offerSDP(t), nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("WHEP of an unknown mountpoint: %d %s, want 404", r.StatusCode, body)
+	}
+	if r, _ := do(t, "DELETE", base+resp.Header.Get("Location"), "", "", nil); r.StatusCode != http.StatusOK {
+		t.Errorf("DELETE: %d", r.StatusCode)
+	}
 }
