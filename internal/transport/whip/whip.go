@@ -332,7 +332,26 @@ func (h *Handler) message(ctx context.Context, res *resource, body map[string]an
 	if ev.JSEP == nil || ev.JSEP.Type != "answer" {
 		return "", &pluginError{Code: 500, Reason: "the plugin sent no answer"}
 	}
+	if !acceptsMedia(ev.JSEP.SDP) {
+		// Janus's way is to answer with every m-line refused (port 0); to a WHIP or WHEP client,
+		// which has nothing else to do with the PeerConnection, that is a refusal.
+		return "", &pluginError{Code: http.StatusUnprocessableEntity, Reason: "none of the offered media can be used (codecs?)", Core: true}
+	}
 	return ev.JSEP.SDP, nil
+}
+
+// acceptsMedia reports whether an answer accepted at least one audio or video m-line.
+func acceptsMedia(answer string) bool {
+	var d sdp.SessionDescription
+	if d.UnmarshalString(answer) != nil {
+		return false
+	}
+	for _, m := range d.MediaDescriptions {
+		if m.MediaName.Port.Value != 0 && (m.MediaName.Media == "audio" || m.MediaName.Media == "video") {
+			return true
+		}
+	}
+	return false
 }
 
 // publish joins the videoroom as a publisher with the offer (joinandconfigure).
@@ -407,6 +426,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusServiceUnavailable, pe.Reason
 	case pe.Core && (pe.Code == 465 || pe.Code == 464):
 		return http.StatusBadRequest, pe.Reason
+	case pe.Core && pe.Code == http.StatusUnprocessableEntity:
+		return pe.Code, pe.Reason
 	case pe.Core:
 		return http.StatusInternalServerError, pe.Reason
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // startServer runs a whole strata on loopback with WHIP on, as the other transport tests do.
-func startServer(t *testing.T, edit func(*config.Config)) *server.Server {
+func startServer(t testing.TB, edit func(*config.Config)) *server.Server {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Transports.HTTP.Listen = "127.0.0.1:0"
