@@ -53,8 +53,9 @@ type Handler struct {
 	resources map[string]*resource // by the id in the resource URL
 	bySession map[uint64]*resource
 
-	stop chan struct{}
-	done chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
 }
 
 // resource is one WHIP or WHEP session: a Janus session with one plugin handle.
@@ -108,9 +109,10 @@ func (h *Handler) keepalive(gw *gateway.Gateway) {
 	}
 }
 
-// Close stops the keepalive; the gateway destroys the sessions.
+// Close stops the keepalive; the gateway destroys the sessions. It may be called more than once (a
+// server whose Start failed is closed again by its owner).
 func (h *Handler) Close() {
-	close(h.stop)
+	h.stopOnce.Do(func() { close(h.stop) })
 	<-h.done
 }
 
