@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,15 +12,22 @@ import (
 	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/peer/peertest"
+	"github.com/strata-rtc/strata/internal/server"
 )
 
 // TestWHIPSimulcastPublisher publishes three simulcast layers (rids, as OBS 31 and browsers send
 // them) over WHIP: the videoroom takes them as a simulcast stream, which a Janus-API subscriber is
-// told about, and a WHEP viewer gets video through its own allocator.
+// told about and gets video, and a WHEP viewer gets video through its own allocator, over its own
+// bandwidth estimate (its TWCC feedback, seen in the admin API's handle_info).
 func TestWHIPSimulcastPublisher(t *testing.T) {
-	srv := startServer(t, nil)
+	srv := startServer(t, func(c *config.Config) {
+		c.Transports.Admin.Enabled = true
+		c.Transports.Admin.Listen = "127.0.0.1:0"
+	})
 	base := "http://" + srv.HTTPAddr()
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
@@ -164,6 +172,55 @@ func TestWHIPSimulcastPublisher(t *testing.T) {
 	v := newWHEPViewer(t)
 	v.watch(t, base+"/whep/endpoint/1234/"+jsonNumber(feed))
 	v.waitVideo(t, ctx, "WHEP viewer of a simulcast WHIP publisher")
+	// The viewer's TWCC feedback reaches its own estimator, which its allocator allocates with.
+	for whepEstimate(t, srv) == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("no TWCC feedback from the WHEP viewer reached its estimator")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func jsonNumber(n uint64) string { b, _ := json.Marshal(n); return string(b) }
+
+// adminJSON runs an admin request in-process and returns its reply as JSON values.
+func adminJSON(t *testing.T, srv *server.Server, req map[string]any) map[string]any {
+	t.Helper()
+	req["transaction"], req["admin_secret"] = "t", srv.AdminSecret()
+	raw, _ := json.Marshal(req)
+	reply, err := json.Marshal(srv.Gateway().Admin(context.Background(), raw, gateway.Origin{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(reply, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// whepEstimate finds the WHEP viewer's handle (a videoroom subscriber of the WHIP transport) and
+// returns its congestion controller's feedback count: each viewer has its own estimate.
+func whepEstimate(t *testing.T, srv *server.Server) float64 {
+	t.Helper()
+	sessions, _ := adminJSON(t, srv, map[string]any{"janus": "list_sessions"})["sessions"].([]any)
+	for _, s := range sessions {
+		handles, _ := adminJSON(t, srv, map[string]any{"janus": "list_handles", "session_id": s})["handles"].([]any)
+		for _, h := range handles {
+			info, _ := adminJSON(t, srv, map[string]any{"janus": "handle_info", "session_id": s, "handle_id": h})["info"].(map[string]any)
+			ps, _ := info["plugin_specific"].(map[string]any)
+			if info["opaque_id"] == nil || !strings.HasPrefix(info["opaque_id"].(string), "whep-") || ps["type"] != "subscriber" {
+				continue
+			}
+			webrtcInfo, _ := info["webrtc"].(map[string]any)
+			bwe, _ := webrtcInfo["bwe"].(map[string]any)
+			if bwe["estimator"] == nil {
+				t.Fatalf("the WHEP viewer has no estimator: %v", bwe)
+			}
+			n, _ := bwe["feedback_packets"].(float64)
+			return n
+		}
+	}
+	t.Fatal("no WHEP viewer handle in the admin API")
+	return 0
+}
