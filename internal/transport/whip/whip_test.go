@@ -211,8 +211,16 @@ func TestWHIPPublisherSeenOverJanusAPI(t *testing.T) {
 	defer sub.Close()
 	gotVideo := make(chan struct{}, 1)
 	sub.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
-		if _, _, err := tr.ReadRTP(); err == nil && tr.Kind() == webrtc.RTPCodecTypeVideo {
-			gotVideo <- struct{}{}
+		for {
+			if _, _, err := tr.ReadRTP(); err != nil {
+				return
+			}
+			if tr.Kind() == webrtc.RTPCodecTypeVideo {
+				select {
+				case gotVideo <- struct{}{}:
+				default:
+				}
+			}
 		}
 	})
 	if err := sub.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: ev.JSEP.SDP}); err != nil {
@@ -239,6 +247,42 @@ func TestWHIPPublisherSeenOverJanusAPI(t *testing.T) {
 	}
 	if resp, body := do(t, "PATCH", base+loc, "application/trickle-ice-sdpfrag", frag, map[string]string{"If-Match": etag}); resp.StatusCode != http.StatusNoContent {
 		t.Errorf("trickle PATCH: %d %s, want 204", resp.StatusCode, body)
+	}
+
+	// ICE restart of the publisher: its media reaches the subscriber again over the new ICE session.
+	o, err := pub.pc.CreateOffer(&webrtc.OfferOptions{ICERestart: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered = webrtc.GatheringCompletePromise(pub.pc)
+	if err := pub.pc.SetLocalDescription(o); err != nil {
+		t.Fatal(err)
+	}
+	<-gathered
+	local := pub.pc.LocalDescription().SDP
+	frag = "a=ice-ufrag:" + ufragOf(local) + "\r\na=ice-pwd:" + pwdOf(local) + "\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=mid:0\r\n"
+	for _, l := range strings.Split(local, "\r\n") {
+		if strings.HasPrefix(l, "a=candidate:") {
+			frag += l + "\r\n"
+		}
+	}
+	r, body := do(t, "PATCH", base+loc, "application/trickle-ice-sdpfrag", frag, map[string]string{"If-Match": "*"})
+	if r.StatusCode != http.StatusOK || r.Header.Get("ETag") == etag {
+		t.Fatalf("WHIP ICE restart: %d %q", r.StatusCode, body)
+	}
+	if err := pub.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: restartedAnswer(pub.pc.RemoteDescription().SDP, body)}); err != nil {
+		t.Fatal(err)
+	}
+	for pub.pc.ICEConnectionState() != webrtc.ICEConnectionStateConnected && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for len(gotVideo) > 0 {
+		<-gotVideo
+	}
+	select {
+	case <-gotVideo:
+	case <-ctx.Done():
+		t.Fatal("the Janus-API subscriber got no video after the WHIP publisher's ICE restart")
 	}
 
 	if resp, body := do(t, "DELETE", base+loc, "", "", nil); resp.StatusCode != http.StatusOK {
