@@ -19,6 +19,7 @@ func FuzzRequests(f *testing.F) {
 	f.Add(uint8(3), "/whep/endpoint/mountpoint/1", "", "", "")
 	f.Add(uint8(0), "/whep/endpoint/1234/5", "application/sdp; charset=x", "", "m=video")
 	f.Add(uint8(4), "/whip/endpoint/", "text/plain", "\"x\"", "\x00\xff")
+	f.Add(uint8(0), "/whip/endpoint/1234", "application/sdp", "", fooOffer) // parses, reaches the videoroom, refused
 	fuzzSrv := startServer(f, func(c *config.Config) { c.General.MaxMessageBytes = 16384 })
 	f.Fuzz(func(t *testing.T, method uint8, path, ctype, ifMatch, body string) {
 		if strings.ContainsAny(path, " ?#%\\") || !printable(path) {
