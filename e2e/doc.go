@@ -10,6 +10,9 @@
 // negotiates it). Janus's own admin page and audiobridge demo (Debian's janus-demos) run against
 // strata unmodified.
 //
+// A page served from another origin publishes the fake camera with WHIP and plays it back with WHEP
+// (fetch and RTCPeerConnection only, a bearer token, so CORS preflights are exercised; docs/WHIP.md).
+//
 // The streaming tests feed mountpoints with ffmpeg over RTP and watch them with janus.js, Janus's own
 // streaming demo and strata's (docs/STREAMING.md); with STRATA_E2E_STREAMING=janus they run against
 // Debian's Janus 1.1.2.

@@ -89,6 +89,15 @@ type HTTPTransport struct {
 	// EventQueue bounds the events kept for a session between long-polls; beyond it the oldest go
 	// and the next poll starts with an events_dropped notice.
 	EventQueue int `yaml:"event_queue"`
+	// WHIP is WHIP/WHEP on this listener (docs/WHIP.md).
+	WHIP WHIP `yaml:"whip"`
+}
+
+// WHIP configures WHIP publishing and WHEP playback on the HTTP listener.
+type WHIP struct {
+	Enabled bool `yaml:"enabled"`
+	// Token, when set, is the bearer token every WHIP/WHEP request must carry.
+	Token string `yaml:"token"`
 }
 
 // WebSocketTransport is the `janus-protocol` WebSocket transport.

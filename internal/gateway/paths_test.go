@@ -121,3 +121,23 @@ func TestAdminVerbsAtEachPathAsJanus(t *testing.T) {
 		c.check(t, e.admin(c.req, sid, hid), sid, hid)
 	}
 }
+
+// TestTrustedOriginSkipsCredentials: an in-process transport that authorised its client itself
+// (WHIP's bearer token) is not asked for the API's secret; the same request from a client is.
+func TestTrustedOriginSkipsCredentials(t *testing.T) {
+	e := newEnv(t, func(c *config.Config) {
+		c.General.APISecret = "s3cret"
+		c.General.TokenAuth = true
+	})
+	trusted := Origin{Sink: e.sink, Trusted: true}
+	sid := dataID(t, e.doFrom(trusted, `{"janus":"create","transaction":"c"}`, 0, 0))
+	if m := e.doFrom(trusted, `{"janus":"keepalive","transaction":"k","session_id":{S}}`, sid, 0); m.Janus != "ack" {
+		t.Errorf("trusted keepalive: %s", janus.Encode(m))
+	}
+	if m := e.do(`{"janus":"keepalive","transaction":"k","session_id":{S}}`, sid, 0); m.Error == nil || m.Error.Code != janus.ErrUnauthorized {
+		t.Errorf("untrusted keepalive without credentials: %s, want 403", janus.Encode(m))
+	}
+	if m := e.do(`{"janus":"create","transaction":"c"}`, 0, 0); m.Error == nil || m.Error.Code != janus.ErrUnauthorized {
+		t.Errorf("untrusted create without credentials: %s, want 403", janus.Encode(m))
+	}
+}

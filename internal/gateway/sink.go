@@ -35,4 +35,7 @@ type Origin struct {
 	// RemoteAddr is the client's address as the transport sees it ("ip:port"), for the
 	// per-address session limit; empty when unknown.
 	RemoteAddr string
+	// Trusted requests skip api_secret and token checks: an in-process transport that has already
+	// authorised its client by its own rules (WHIP's bearer token, docs/WHIP.md).
+	Trusted bool
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/transport/adminapi"
 	"github.com/strata-rtc/strata/internal/transport/httpapi"
+	"github.com/strata-rtc/strata/internal/transport/whip"
 	"github.com/strata-rtc/strata/internal/transport/wsapi"
 	"github.com/strata-rtc/strata/web"
 )
@@ -54,7 +55,8 @@ type Server struct {
 	ws      *wsapi.Handler
 	adminWS *adminapi.WSHandler
 	http    *httpapi.Handler
-	events  *events.Bus // the event handlers; nil without any
+	events  *events.Bus   // the event handlers; nil without any
+	whip    *whip.Handler // nil unless transports.http.whip.enabled
 
 	listeners  map[string]*listener
 	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
@@ -191,6 +193,11 @@ func (s *Server) start() error {
 		base := t.HTTP.BasePath
 		mux.Handle(base, s.http)
 		mux.Handle(base+"/", s.http)
+		if t.HTTP.WHIP.Enabled {
+			s.whip = whip.New(s.gw, *s.cfg, s.log.With("component", "whip"))
+			mux.Handle("/whip/", s.whip)
+			mux.Handle("/whep/", s.whip)
+		}
 		for _, p := range s.plugins {
 			if f, ok := p.(fileServer); ok {
 				mux.Handle(f.Pattern(), f.Handler())
@@ -277,6 +284,9 @@ func (s *Server) Close() {
 	s.gw.Close()
 	if s.ws != nil {
 		s.ws.Close() // hijacked connections are not the http.Server's to close
+	}
+	if s.whip != nil {
+		s.whip.Close()
 	}
 	if s.http != nil {
 		s.http.Close() // held long-polls answer keepalive now rather than at their timeout

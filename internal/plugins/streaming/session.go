@@ -85,7 +85,7 @@ func (s *session) dispatch(ctx context.Context, tx, name string, b plugin.Body, 
 	}
 	switch r := req.(type) {
 	case *Watch:
-		return s.watch(ctx, tx, r)
+		return s.watch(ctx, tx, r, jsep)
 	case *Start:
 		return v.start(tx, jsep)
 	case *Pause:

@@ -34,6 +34,8 @@ type viewer struct {
 	closed     bool
 	// stopping: a stop hangs the PeerConnection up (a second stop is ignored, as in Janus).
 	stopping bool
+	// clientOffer: the viewer started with its own offer (WHEP, answer.go).
+	clientOffer bool
 
 	// layerMu orders the layer events (the down-tracks report changes on goroutines of their own)
 	// and guards each stream's reported layer.
@@ -133,13 +135,9 @@ func (v *viewer) addMedia(vs *viewStream) *Error {
 		Codec: capability(st), RespondNACK: v.s.p.respondNACK,
 		OnLayerChange: func(sfu.Layer) { v.layerChanged(vs) },
 	})
-	tr, err := v.peer.PC.AddTransceiverFromTrack(vs.down, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendonly})
+	tr, err := v.transceiver(vs.down, st.mid)
 	if err != nil {
 		return errorf(ErrUnknown, "Adding the %s stream %s: %v", st.kind, st.mid, err)
-	}
-	// The viewer sees the mountpoint's mids, as Janus offers them.
-	if err := tr.SetMid(st.mid); err != nil {
-		return errorf(ErrUnknown, "Mid of stream %s: %v", st.mid, err)
 	}
 	if err := restrictCodecs(tr, capability(st)); err != nil {
 		return errorf(ErrUnknown, "Stream %s: %v", st.mid, err)

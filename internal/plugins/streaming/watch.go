@@ -15,8 +15,11 @@ import (
 
 // watch handles `watch`: a new viewer gets an offer with the mountpoint's streams (strata
 // offers, the client answers with start); a viewer already watching gets a new offer (restart:
-// with new ICE credentials), "updating".
-func (s *session) watch(ctx context.Context, tx string, r *Watch) *Error {
+// with new ICE credentials), "updating". A watch with the client's offer is answered (answer.go).
+func (s *session) watch(ctx context.Context, tx string, r *Watch, jsep *plugin.JSEP) *Error {
+	if jsep != nil && jsep.SDP == "" {
+		jsep = nil
+	}
 	mp := s.p.mountpoint(r.ID)
 	if mp == nil {
 		return NoSuchMountpoint(r.ID)
@@ -28,6 +31,9 @@ func (s *session) watch(ctx context.Context, tx string, r *Watch) *Error {
 		return err
 	}
 	if v := s.viewer(); v != nil {
+		if jsep != nil {
+			return v.reanswer(ctx, tx, jsep)
+		}
 		return v.renegotiate(ctx, tx, mp, r.Restart)
 	}
 	if err := checkLayers(mp, r); err != nil {
@@ -37,9 +43,16 @@ func (s *session) watch(ctx context.Context, tx string, r *Watch) *Error {
 	if len(chosen) == 0 {
 		return errorf(ErrInvalidReq, "Can't offer an SDP with no audio, video or data for this mountpoint")
 	}
-	v, err := s.newViewer(mp, chosen, r)
+	v, err := s.newViewer(mp, chosen, r, jsep)
 	if err != nil {
 		return err
+	}
+	if jsep != nil {
+		if err := v.answerAndStart(ctx, tx); err != nil {
+			s.stopViewing(v)
+			return err
+		}
+		return nil
 	}
 	offer, err := v.offer(ctx, false)
 	if err != nil {
@@ -86,7 +99,7 @@ func chooseStreams(mp *mountpoint, r *Watch) []*mpStream {
 }
 
 // newViewer builds the viewer's PeerConnection, allocator, down-tracks and data channels.
-func (s *session) newViewer(mp *mountpoint, chosen []*mpStream, r *Watch) (*viewer, *Error) {
+func (s *session) newViewer(mp *mountpoint, chosen []*mpStream, r *Watch, offer *plugin.JSEP) (*viewer, *Error) {
 	v := &viewer{s: s, mp: mp}
 	streams := chosen
 	if !mp.live() {
@@ -109,6 +122,13 @@ func (s *session) newViewer(mp *mountpoint, chosen []*mpStream, r *Watch) (*view
 	s.mu.Lock()
 	s.v = v
 	s.mu.Unlock()
+	if offer != nil {
+		var rerr *Error
+		if streams, rerr = v.clientStreams(offer, streams); rerr != nil {
+			s.stopViewing(v)
+			return nil, rerr
+		}
+	}
 	for _, st := range streams {
 		if rerr := v.addStream(st, initialMax(st, r)); rerr != nil {
 			s.stopViewing(v)

@@ -139,7 +139,7 @@ func (s *session) dispatch(ctx context.Context, tx, name string, b body, jsep *p
 		case "publisher":
 			return s.joinPublisher(ctx, tx, b, jsep, name == "joinandconfigure")
 		case "subscriber", "listener":
-			return s.joinSubscriber(ctx, tx, b)
+			return s.joinSubscriber(ctx, tx, b, jsep)
 		}
 		return errorf(ErrInvalidElement, "Invalid element (ptype)")
 	case pub != nil:

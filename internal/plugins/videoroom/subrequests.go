@@ -20,8 +20,14 @@ func (s *session) subscriberRequest(ctx context.Context, tx, name string, sub *s
 		sub.setPaused(true)
 		s.push(tx, map[string]any{short: "event", "room": sub.room.id, "paused": "ok"}, nil)
 	case "configure":
+		if jsep != nil && jsep.SDP != "" {
+			return sub.reanswer(ctx, tx, jsep)
+		}
 		return sub.configure(ctx, tx, b)
 	case "subscribe", "unsubscribe", "update":
+		if sub.answersOffers() {
+			return errorf(ErrInvalidRequest, "A subscription that answered the client's offer is not renegotiated by the server")
+		}
 		return sub.update(ctx, tx, name, b)
 	case "switch":
 		return sub.switchSources(tx, b)

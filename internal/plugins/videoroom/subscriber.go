@@ -35,6 +35,8 @@ type subscriber struct {
 	counted bool
 	// queued: a renegotiation waits for the answer to the offer in flight (Janus's "updating").
 	queued bool
+	// clientOffer: the subscription answered the client's offer (WHEP, subanswer.go).
+	clientOffer bool
 }
 
 // subStream is one m-line of a subscription, fed by one published stream.
@@ -60,8 +62,8 @@ type wanted struct {
 }
 
 // joinSubscriber handles join with ptype subscriber: it prepares an offer with the streams asked
-// for.
-func (s *session) joinSubscriber(ctx context.Context, tx string, b body) *requestError {
+// for, or answers the client's offer (WHEP, subanswer.go).
+func (s *session) joinSubscriber(ctx context.Context, tx string, b body, jsep *plugin.JSEP) *requestError {
 	id, err := b.room()
 	if err != nil {
 		return err
@@ -110,6 +112,14 @@ func (s *session) joinSubscriber(ctx context.Context, tx string, b body) *reques
 		return err
 	}
 	s.setSubscriber(sub)
+	if jsep != nil && jsep.SDP != "" {
+		answer, err := sub.answerOffer(ctx, jsep, ws)
+		if err != nil {
+			return err
+		}
+		s.push(tx, map[string]any{short: "attached", "room": r.id, "streams": sub.describe()}, answer)
+		return nil
+	}
 	for _, w := range ws {
 		if err := sub.addStream(w); err != nil {
 			return err
@@ -251,7 +261,7 @@ func (sub *subscriber) addStream(w wanted) *requestError {
 	sub.s.p.net.markDownTrack(&dcfg, p)
 	ss.down = sfu.NewDownTrack(w.st.recv, dcfg)
 	sub.s.p.net.markAudio(ss.down, w.st.kind, &dcfg)
-	tr, err := p.PC.AddTransceiverFromTrack(ss.down, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendonly})
+	tr, err := sub.transceiver(p.PC, ss.down)
 	if err != nil {
 		return errorf(ErrUnknown, "Adding the %s stream of feed %d: %v", w.st.kind, w.feed.id, err)
 	}
