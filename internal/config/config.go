@@ -128,7 +128,13 @@ type AdminTransport struct {
 	// Metrics serves the Prometheus metrics at MetricsPath on the same listeners, without
 	// admin_secret (docs/METRICS.md).
 	Metrics bool `yaml:"metrics"`
+	// Dashboard serves the live dashboard at DashboardPath on the same listeners; its data needs
+	// admin_secret as a bearer token (docs/DASHBOARD.md).
+	Dashboard bool `yaml:"dashboard"`
 }
+
+// DashboardPath is where the admin listeners serve the dashboard (page and data below it).
+const DashboardPath = "/dashboard"
 
 // MetricsPath is where the admin listeners serve the Prometheus metrics.
 const MetricsPath = "/metrics"

@@ -142,6 +142,9 @@ func (t Transports) validate() []error {
 	if t.Admin.Metrics && strings.TrimRight(t.Admin.BasePath, "/") == MetricsPath {
 		errs = append(errs, fmt.Errorf("transports.admin: base_path %s is where the metrics are served (metrics: true)", MetricsPath))
 	}
+	if t.Admin.Dashboard && strings.TrimRight(t.Admin.BasePath, "/") == DashboardPath {
+		errs = append(errs, fmt.Errorf("transports.admin: base_path %s is where the dashboard is served (dashboard: true)", DashboardPath))
+	}
 	return errs
 }
 

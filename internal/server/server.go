@@ -16,6 +16,7 @@ import (
 	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/certs"
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/dashboard"
 	"github.com/strata-rtc/strata/internal/events"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/logagg"
@@ -224,6 +225,11 @@ func (s *Server) start() error {
 		if s.metrics != nil {
 			// Beside the admin API, not behind it: Prometheus sends no admin_secret.
 			mux.Handle(config.MetricsPath, s.metrics.Handler())
+		}
+		if t.Admin.Dashboard {
+			d := dashboard.New(s.gw, s.plugins, t.Admin.AdminSecret)
+			mux.Handle(config.DashboardPath, d)
+			mux.Handle(config.DashboardPath+"/", d)
 		}
 		if err := s.listenPair(Admin, t.Admin.Enabled, t.Admin.Listen, AdminHTTPS, t.Admin.HTTPS, mux); err != nil {
 			return err
