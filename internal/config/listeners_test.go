@@ -154,3 +154,19 @@ func TestMetricsOption(t *testing.T) {
 		t.Errorf("admin base_path /metrics with metrics off: %v", err)
 	}
 }
+
+// The dashboard is on by default too; an admin base_path of /dashboard is refused while it is.
+func TestDashboardOption(t *testing.T) {
+	c := Default()
+	if !c.Transports.Admin.Dashboard {
+		t.Error("transports.admin.dashboard is off by default, want on")
+	}
+	c.Transports.Admin.BasePath = "/dashboard"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "base_path /dashboard") {
+		t.Errorf("admin base_path /dashboard with the dashboard on: %v, want an error", err)
+	}
+	c.Transports.Admin.Dashboard = false
+	if err := c.Validate(); err != nil {
+		t.Errorf("admin base_path /dashboard with the dashboard off: %v", err)
+	}
+}
