@@ -28,6 +28,8 @@ var contentTypes = map[string]string{
 	"index.html": "text/html; charset=utf-8",
 	"app.js":     "text/javascript; charset=utf-8",
 	"style.css":  "text/css; charset=utf-8",
+	// An icon of its own, so the browser's request for one is not a 404 in the console.
+	"favicon.svg": "image/svg+xml",
 }
 
 // Handler serves Path and below.
