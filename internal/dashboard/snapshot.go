@@ -142,7 +142,7 @@ func (b *builder) pluginStates(handles []gateway.HandleRef) []PluginState {
 // the busiest MaxPeerConnections; only those get their layers read from the plugin.
 func (b *builder) peerConnections(handles []gateway.HandleRef, now time.Time) ([]PeerConnection, int) {
 	live := map[uint64]bool{}
-	var pcs []PeerConnection
+	pcs := []PeerConnection{} // [] rather than null in the JSON: the page reads its length
 	for _, h := range handles {
 		if h.Peer == nil {
 			continue

@@ -35,7 +35,7 @@ func TestSnapshotCapsSessions(t *testing.T) {
 	if s.Sessions[0].Handles != 2 || s.Sessions[1].Handles != 0 {
 		t.Errorf("handles per session %+v %+v, want 2 then 0", s.Sessions[0], s.Sessions[1])
 	}
-	if s.PeerCount != 0 || len(s.PeerConnections) != 0 {
+	if s.PeerCount != 0 || s.PeerConnections == nil || len(s.PeerConnections) != 0 {
 		t.Errorf("PeerConnections %d %v for handles without one", s.PeerCount, s.PeerConnections)
 	}
 }

@@ -61,13 +61,14 @@ function setStatus(text, stale) {
 }
 
 function render(s) {
+  const list = s.peer_connections || [];
   setStatus('updated ' + new Date(s.time).toLocaleTimeString(), false);
   $('summary').textContent = `${s.session_count} sessions, ${s.peer_connection_count} PeerConnections` +
-    (s.peer_connection_count > s.peer_connections.length ? ` (the ${s.peer_connections.length} busiest shown)` : '');
+    (s.peer_connection_count > list.length ? ` (the ${list.length} busiest shown)` : '');
   fillTable('plugins', s.plugins, p => [p.name, p.handles, p.rooms, p.participants, p.publishers, p.subscribers]);
   fillTable('sessions', s.sessions, x => [x.id, x.transport, x.handles]);
   renderNetctl(s.netctl);
-  renderPCs(s.peer_connections || []);
+  renderPCs(list);
 }
 
 function fillTable(id, rows, cells) {
