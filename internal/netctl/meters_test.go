@@ -216,4 +216,26 @@ func TestPeakHoldWindow(t *testing.T) {
 	if got := peaks(); !slices.Equal(got, []cc.Bitrate{120, 90, 40}) {
 		t.Errorf("no hold, a layer more: %v", got)
 	}
+	// A layer fewer within the window: the peaks are those of the new ladder only.
+	p.observe(14*time.Second, 10*time.Second, []cc.Bitrate{500, 90, 40})
+	p.observe(15*time.Second, 10*time.Second, []cc.Bitrate{100, 80})
+	if got := peaks(); !slices.Equal(got, []cc.Bitrate{100, 80}) {
+		t.Errorf("a layer fewer: %v", got)
+	}
+}
+
+// TestStreamLosesALayerUnderPeakHold: the SFU re-measures a stream with a layer fewer while its
+// peaks are held (a live run of seed 000 paniced in Update here, with the controller's lock held).
+func TestStreamLosesALayerUnderPeakHold(t *testing.T) {
+	c := newTestController(t, func(cfg *Config) { cfg.Reserve = 0.8 })
+	mustOK(t, c.PutStream(api.Stream{ID: "cam", Source: "paris", Layers: paperLayers}))
+	mustOK(t, c.PutSubscription(api.Subscription{ID: "s", Stream: "cam", Receiver: "madrid"}))
+	c.Update(0)
+	mustOK(t, c.SetLayers("cam", paperLayers[:2]))
+	c.Update(time.Second)
+	if got := layersAt(t, c, "s"); got != 2 {
+		t.Fatalf("%d layers, want 2", got)
+	}
+	mustOK(t, c.SetLayers("cam", paperLayers))
+	c.Update(2 * time.Second)
 }
