@@ -33,6 +33,10 @@ type Config struct {
 	// (api.Meter). MeterBurst is the meters' bucket in bits.
 	Reserve    float64 `yaml:"reserve"`
 	MeterBurst int64   `yaml:"meter_burst"`
+	// MeterRise: a link's meter opens from the reservation's floor ((1 − Reserve) × capacity) to
+	// its rate in four steps over this long after the link's first subscription (0: at once), so
+	// that a queue the background has filled drains before media starts on it.
+	MeterRise time.Duration `yaml:"meter_rise"`
 	// PeakHold: with a reservation, the controller allocates and meters the layers of streams
 	// crossing a reserved link at the highest rate the SFU reported for each over this window (0:
 	// at their current rates), so that media stays within its reservation through busy scenes.
@@ -40,10 +44,11 @@ type Config struct {
 }
 
 // DefaultConfig returns the defaults: alloc.DefaultConfig, samples stale after 5 s, 1.5 s settle,
-// no reservation (500 kbit meter bursts and a 10 s peak hold when there is one).
+// no reservation (when there is one: 500 kbit meter bursts, meters opening over 4 s, a 10 s peak
+// hold).
 func DefaultConfig() Config {
 	return Config{Alloc: alloc.DefaultConfig(), StaleAfter: 5 * time.Second, Settle: 1500 * time.Millisecond,
-		MeterBurst: DefaultMeterBurst, PeakHold: 10 * time.Second}
+		MeterBurst: DefaultMeterBurst, MeterRise: 4 * time.Second, PeakHold: 10 * time.Second}
 }
 
 // DefaultMeterBurst is the meters' default bucket: 500 kbit, enough for TCP to get its share
@@ -55,8 +60,8 @@ func (c Config) Validate() error {
 	if err := c.Alloc.Validate(); err != nil {
 		return err
 	}
-	if c.StaleAfter <= 0 || c.Settle < 0 || c.PeakHold < 0 {
-		return fmt.Errorf("netctl: stale_after must be positive, settle and peak_hold not negative")
+	if c.StaleAfter <= 0 || c.Settle < 0 || c.PeakHold < 0 || c.MeterRise < 0 {
+		return fmt.Errorf("netctl: stale_after must be positive, settle, meter_rise and peak_hold not negative")
 	}
 	if !(c.Reserve >= 0 && c.Reserve < 1) {
 		return fmt.Errorf("netctl: reserve must be at least 0 and below 1 (got %g)", c.Reserve)
@@ -99,9 +104,11 @@ type Controller struct {
 	watchers  map[*Watcher]struct{}
 	nodeRules map[string][]api.Rule
 	// reservable marks the links a reservation applies to (those leaving an enforcement node);
-	// nodeMeters is every node's meter set as last applied.
+	// nodeMeters is every node's meter set as last applied; meterSince is when each link's meter
+	// appeared (-1: it has none), for MeterRise.
 	reservable []bool
 	nodeMeters map[string][]api.Meter
+	meterSince []time.Duration
 	// installed holds, per node, the rules its switch reported installed (SetEnforced), by
 	// subscription; nil while the switch is unreachable or refusing.
 	installed map[string]map[string]api.Rule
@@ -163,6 +170,10 @@ func New(t *topo.Topology, cfg Config, opts ...Option) (*Controller, error) {
 		published: map[string]api.Decision{}, watchers: map[*Watcher]struct{}{},
 		nodeRules: map[string][]api.Rule{}, nodeMeters: map[string][]api.Meter{},
 		reservable: make([]bool, len(t.Links())), installed: map[string]map[string]api.Rule{},
+		meterSince: make([]time.Duration, len(t.Links())),
+	}
+	for i := range c.meterSince {
+		c.meterSince[i] = -1
 	}
 	for i, l := range t.Links() {
 		c.reservable[i] = cfg.Reserve > 0 && t.CanEnforce(l.From)

@@ -85,6 +85,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&cfg.Settle, "settle", cfg.Settle, "how long a changed decision's old rate is still attributed to it")
 	fs.Float64Var(&cfg.Reserve, "reserve", cfg.Reserve, "media reservation: on links leaving an enforcer, media may use this share of the capacity whatever the background, and the switch meters the rest (0: none)")
 	fs.Int64Var(&cfg.MeterBurst, "meter-burst", cfg.MeterBurst, "the reservation meters' bucket, in bits")
+	fs.DurationVar(&cfg.MeterRise, "meter-rise", cfg.MeterRise, "a new meter opens from the reservation's floor to its rate over this long (0: at once)")
 	fs.DurationVar(&cfg.PeakHold, "peak-hold", cfg.PeakHold, "with a reservation, streams' layers are allocated and metered at their peak over this window (0: at their current rate)")
 	var switches []switchctl.Config
 	fs.Func("switch", "an OpenFlow switch enforcing NODE's drop rules, as NODE=unix:/path/BRIDGE.mgmt (repeatable)", func(v string) error {

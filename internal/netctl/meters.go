@@ -46,10 +46,15 @@ func (c *Controller) computeMeters(now time.Duration) map[string][]api.Meter {
 	next := map[string][]api.Meter{}
 	for i, l := range links {
 		if !c.reservable[i] || c.links[i].subs == 0 {
+			c.meterSince[i] = -1
 			continue
+		}
+		if c.meterSince[i] < 0 {
+			c.meterSince[i] = now
 		}
 		v := &c.links[i]
 		rate := alloc.MeterRate(v.capacity, v.media, c.cfg.Alloc.Margin, c.cfg.Reserve)
+		rate = alloc.MeterOpening(rate, v.capacity, c.cfg.Reserve, now-c.meterSince[i], c.cfg.MeterRise)
 		next[l.From] = append(next[l.From], api.Meter{Link: l.Name, Interface: l.Interface, RateBps: int64(rate), BurstBits: c.cfg.MeterBurst})
 	}
 	for _, m := range next {

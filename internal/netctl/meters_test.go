@@ -130,10 +130,24 @@ links:
 	}
 	mustOK(t, c.PutStream(api.Stream{ID: "cam", Source: "paris", Layers: paperLayers}))
 	mustOK(t, c.PutSubscription(api.Subscription{ID: "s", Stream: "cam", Receiver: "madrid"}))
-	c.Update(0)
-	// 3 layers (2.4 Mbit/s): non-media traffic metered to 10 − 2.64 Mbit/s.
-	if m, ok := c.Rules().Meter("paris", "pm"); !ok || m.Interface != "w4" || m.RateBps != 7_360_000 {
-		t.Fatalf("meter %+v (%v)", m, ok)
+	// The meter opens from the floor, 2 Mbit/s, in four steps over 4 s to 10 − 2.64 Mbit/s (3
+	// layers, 2.4 Mbit/s, with the margin) for the non-media traffic.
+	for _, step := range []struct {
+		at   time.Duration
+		rate int64
+	}{{0, 2_000_000}, {999 * time.Millisecond, 2_000_000}, {time.Second, 3_340_000}, {3 * time.Second, 6_020_000}, {4 * time.Second, 7_360_000}} {
+		c.Update(step.at)
+		if m, ok := c.Rules().Meter("paris", "pm"); !ok || m.Interface != "w4" || m.RateBps != step.rate {
+			t.Fatalf("at %v: meter %+v (%v), want %d bit/s", step.at, m, ok, step.rate)
+		}
+	}
+	// Once the link has no subscription the meter goes, and the next one opens from the floor.
+	mustOK(t, c.DeleteSubscription("s"))
+	c.Update(5 * time.Second)
+	mustOK(t, c.PutSubscription(api.Subscription{ID: "s2", Stream: "cam", Receiver: "madrid"}))
+	c.Update(6 * time.Second)
+	if m, _ := c.Rules().Meter("paris", "pm"); m.RateBps != 2_000_000 {
+		t.Fatalf("a meter again: %+v, want it at the floor", m)
 	}
 }
 
@@ -202,4 +216,26 @@ func TestPeakHoldWindow(t *testing.T) {
 	if got := peaks(); !slices.Equal(got, []cc.Bitrate{120, 90, 40}) {
 		t.Errorf("no hold, a layer more: %v", got)
 	}
+	// A layer fewer within the window: the peaks are those of the new ladder only.
+	p.observe(14*time.Second, 10*time.Second, []cc.Bitrate{500, 90, 40})
+	p.observe(15*time.Second, 10*time.Second, []cc.Bitrate{100, 80})
+	if got := peaks(); !slices.Equal(got, []cc.Bitrate{100, 80}) {
+		t.Errorf("a layer fewer: %v", got)
+	}
+}
+
+// TestStreamLosesALayerUnderPeakHold: the SFU re-measures a stream with a layer fewer while its
+// peaks are held (a live run of seed 000 paniced in Update here, with the controller's lock held).
+func TestStreamLosesALayerUnderPeakHold(t *testing.T) {
+	c := newTestController(t, func(cfg *Config) { cfg.Reserve = 0.8 })
+	mustOK(t, c.PutStream(api.Stream{ID: "cam", Source: "paris", Layers: paperLayers}))
+	mustOK(t, c.PutSubscription(api.Subscription{ID: "s", Stream: "cam", Receiver: "madrid"}))
+	c.Update(0)
+	mustOK(t, c.SetLayers("cam", paperLayers[:2]))
+	c.Update(time.Second)
+	if got := layersAt(t, c, "s"); got != 2 {
+		t.Fatalf("%d layers, want 2", got)
+	}
+	mustOK(t, c.SetLayers("cam", paperLayers))
+	c.Update(2 * time.Second)
 }

@@ -26,6 +26,10 @@ type rateSample struct {
 // observe records the current rates at now (a new sample only when they changed) and forgets
 // samples that ended more than window ago.
 func (p *peakHold) observe(now, window time.Duration, rates []cc.Bitrate) {
+	if n := len(p.samples); n > 0 && len(p.samples[n-1].rates) != len(rates) {
+		// Another ladder (the SFU measured a layer more or less): the old peaks are of other layers.
+		p.samples = p.samples[:0]
+	}
 	if n := len(p.samples); n == 0 || !slices.Equal(p.samples[n-1].rates, rates) {
 		p.samples = append(p.samples, rateSample{at: now, rates: slices.Clone(rates)})
 	}

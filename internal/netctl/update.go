@@ -29,15 +29,7 @@ type linkView struct {
 func (c *Controller) Update(now time.Duration) []api.Decision {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
-	c.mu.Lock()
-	c.updateLinks(now)
-	c.observePeaks(now)
-	c.allocate(now)
-	ruleChanges := c.computeRules() // before publish, which compares rules with what switches hold
-	changed := c.publish()
-	meterChanges := c.computeMeters(now)
-	enforcers := slices.Clone(c.enforcers)
-	c.mu.Unlock()
+	changed, ruleChanges, meterChanges, enforcers := c.step(now)
 	for _, n := range sortedKeys(ruleChanges) {
 		c.rules.ApplyRules(n, ruleChanges[n])
 		for _, e := range enforcers {
@@ -46,6 +38,20 @@ func (c *Controller) Update(now time.Duration) []api.Decision {
 	}
 	c.applyMeters(meterChanges, enforcers)
 	return changed
+}
+
+// step is Update's work under the controller's lock (deferred: a bug that panics in a request's
+// Update must not leave the controller locked for every later request).
+func (c *Controller) step(now time.Duration) (changed []api.Decision, rules map[string][]api.Rule, meters map[string][]api.Meter, enforcers []Enforcer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.updateLinks(now)
+	c.observePeaks(now)
+	c.allocate(now)
+	rules = c.computeRules() // before publish, which compares rules with what switches hold
+	changed = c.publish()
+	meters = c.computeMeters(now)
+	return changed, rules, meters, slices.Clone(c.enforcers)
 }
 
 // updateLinks works out every link's capacity, load and what is left for managed streams.

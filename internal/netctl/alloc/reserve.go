@@ -1,6 +1,10 @@
 package alloc
 
-import "github.com/strata-rtc/strata/cc"
+import (
+	"time"
+
+	"github.com/strata-rtc/strata/cc"
+)
 
 // Media reservation (netctl -reserve). Left to itself the controller yields to elastic background
 // traffic: it counts what TCP uses as background and gives managed media only the rest, and since
@@ -28,4 +32,23 @@ func Reserved(capacity, background cc.Bitrate, reserve float64) cc.Bitrate {
 func MeterRate(capacity, media cc.Bitrate, margin, reserve float64) cc.Bitrate {
 	floor := cc.BitrateFromFloat((1 - min(max(reserve, 0), 1)) * float64(capacity))
 	return max(floor, capacity-cc.BitrateFromFloat(float64(media)*(1+margin)))
+}
+
+// MeterOpening is the rate of a meter that appeared age ago, opening over rise: a bulk flow that
+// started before the media has filled the link's queue by the time the first subscription is
+// known, and a meter at the computed rate only nudges it (TCP gives up a fraction of its window
+// per loss); media would lose packets in that queue for seconds. So a new meter starts at the
+// reservation's floor ((1 − reserve) × capacity), which drains the queue at once, and opens to
+// rate in four equal steps over rise (rise 0: rate at once; never above rate).
+func MeterOpening(rate, capacity cc.Bitrate, reserve float64, age, rise time.Duration) cc.Bitrate {
+	const steps = 4
+	if rise <= 0 || age >= rise {
+		return rate
+	}
+	floor := cc.BitrateFromFloat((1 - min(max(reserve, 0), 1)) * float64(capacity))
+	if rate <= floor {
+		return rate
+	}
+	step := int64(age * steps / rise) // 0..steps-1
+	return floor + (rate-floor)*cc.Bitrate(step)/steps
 }

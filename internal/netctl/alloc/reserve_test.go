@@ -2,6 +2,7 @@ package alloc
 
 import (
 	"testing"
+	"time"
 
 	"github.com/strata-rtc/strata/cc"
 )
@@ -70,5 +71,25 @@ func TestMeterRate(t *testing.T) {
 		_ = MeterRate(10*cc.Mbps, 7*cc.Mbps, 0.1, 0.8) + Reserved(10*cc.Mbps, 9*cc.Mbps, 0.8)
 	}); n != 0 {
 		t.Errorf("allocates %.0f times", n)
+	}
+}
+
+func TestMeterOpening(t *testing.T) {
+	const c = 10_000_000
+	for _, tc := range []struct {
+		rate      cc.Bitrate
+		age, rise time.Duration
+		want      cc.Bitrate
+	}{
+		{7_000_000, 0, 4 * time.Second, 2_000_000},
+		{7_000_000, 2 * time.Second, 4 * time.Second, 4_500_000},
+		{7_000_000, 3999 * time.Millisecond, 4 * time.Second, 5_750_000},
+		{7_000_000, 4 * time.Second, 4 * time.Second, 7_000_000},
+		{7_000_000, 0, 0, 7_000_000},               // no rise
+		{1_000_000, 0, 4 * time.Second, 1_000_000}, // already below the floor: never above rate
+	} {
+		if got := MeterOpening(tc.rate, c, 0.8, tc.age, tc.rise); got != tc.want {
+			t.Errorf("MeterOpening(%d, age %v, rise %v) = %d, want %d", tc.rate, tc.age, tc.rise, got, tc.want)
+		}
 	}
 }
