@@ -1,6 +1,8 @@
 package audiobridge
 
 import (
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -40,10 +42,7 @@ func (p *Plugin) MixerTotals() MixerTotals {
 // Counts implements plugin.Counter: the rooms and their participants.
 func (p *Plugin) Counts() plugin.Counts {
 	p.mu.Lock()
-	rooms := make([]*room, 0, len(p.rooms))
-	for _, r := range p.rooms {
-		rooms = append(rooms, r)
-	}
+	rooms := slices.Collect(maps.Values(p.rooms))
 	p.mu.Unlock()
 	c := plugin.Counts{Rooms: len(rooms)}
 	for _, r := range rooms {

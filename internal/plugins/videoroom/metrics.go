@@ -1,15 +1,17 @@
 package videoroom
 
-import "github.com/strata-rtc/strata/internal/plugin"
+import (
+	"maps"
+	"slices"
+
+	"github.com/strata-rtc/strata/internal/plugin"
+)
 
 // Counts implements plugin.Counter: rooms, participants, those publishing, and subscriptions.
 // Each lock is taken alone (plugin, room, publisher), so a scrape never nests them.
 func (p *Plugin) Counts() plugin.Counts {
 	p.mu.Lock()
-	rooms := make([]*room, 0, len(p.rooms))
-	for _, r := range p.rooms {
-		rooms = append(rooms, r)
-	}
+	rooms := slices.Collect(maps.Values(p.rooms))
 	p.mu.Unlock()
 	c := plugin.Counts{Rooms: len(rooms)}
 	for _, r := range rooms {

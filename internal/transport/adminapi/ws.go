@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -78,17 +77,9 @@ func checkOrigin(r *http.Request, allowed string) bool {
 // ServeHTTP implements http.Handler: handshakes without the janus-admin-protocol subprotocol are
 // refused (HTTP 400), as Janus refuses them.
 func (h *WSHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !websocket.IsWebSocketUpgrade(r) {
-		http.Error(w, "expected a WebSocket upgrade with subprotocol "+Subprotocol, http.StatusBadRequest)
+	ws := transport.Upgrade(w, r, &h.upgrader, Subprotocol)
+	if ws == nil {
 		return
-	}
-	if !slices.Contains(websocket.Subprotocols(r), Subprotocol) {
-		http.Error(w, "subprotocol "+Subprotocol+" required", http.StatusBadRequest)
-		return
-	}
-	ws, err := h.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader has answered
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.mu.Lock()

@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,17 +88,9 @@ func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
 // ServeHTTP implements http.Handler: it refuses handshakes without the janus-protocol subprotocol,
 // as Janus does, then serves the connection until it closes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !websocket.IsWebSocketUpgrade(r) {
-		http.Error(w, "expected a WebSocket upgrade with subprotocol "+Subprotocol, http.StatusBadRequest)
+	ws := transport.Upgrade(w, r, &h.upgrader, Subprotocol)
+	if ws == nil {
 		return
-	}
-	if !slices.Contains(websocket.Subprotocols(r), Subprotocol) {
-		http.Error(w, "subprotocol "+Subprotocol+" required", http.StatusBadRequest)
-		return
-	}
-	ws, err := h.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader has answered
 	}
 	c := h.newConn(ws)
 	h.track(c, true)
