@@ -15,7 +15,7 @@ import (
 
 // A short live experiment 1 (seed 000): one temporal-layered session through strata on the
 // 2 Mbit/s path with Open vSwitch at the SFU and the network policy. The controller's decision
-// (two layers) is enforced by the switch, which drops the top layer the SFU forwards marked; the
+// (two layers, one at a busy scene) is enforced by the switch, which drops the layers above it the SFU forwards marked; the
 // run keeps the controller's state and logs in Dir/sfu, the summary has the switch's drops in
 // the top layer, and the recording has the per-layer series the layer plots are drawn from.
 func TestSFUSwitchEnforcedRun(t *testing.T) {
@@ -41,16 +41,20 @@ sfu:
 	}
 	var decisions api.Decisions
 	readJSON(t, filepath.Join(dir, "sfu", "netctl-decisions.json"), &decisions)
-	if len(decisions.Decisions) != 1 || decisions.Decisions[0].Layers != 2 || !decisions.Decisions[0].Enforced {
-		t.Errorf("the controller's decisions at the end %+v, want one of 2 layers, enforced", decisions.Decisions)
+	// Two layers fit the link; at a busy scene of the clip their peak may not fit the 1.6 Mbit/s
+	// reserved while the SFU's own audio and headers count as background (docs/NETCTL.md, peak
+	// hold), and the controller takes TL1 off for a few seconds.
+	if len(decisions.Decisions) != 1 || decisions.Decisions[0].Layers < 1 || decisions.Decisions[0].Layers > 2 || !decisions.Decisions[0].Enforced {
+		t.Errorf("the controller's decisions at the end %+v, want one of 1 or 2 layers, enforced", decisions.Decisions)
 	}
 	var switches []api.Switch
 	readJSON(t, filepath.Join(dir, "sfu", "netctl-switches.json"), &switches)
 	if len(switches) != 1 || switches[0].State != "ok" || len(switches[0].Meters) != 1 {
 		t.Errorf("switches %+v, want one, ok, with the reservation's meter", switches)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "sfu", "netctl-decisions.log")); err != nil || !strings.Contains(string(b), `"enforced":true`) {
-		t.Errorf("the decision log (%v) has no enforced decision:\n%s", err, b)
+	decisionLog, err := os.ReadFile(filepath.Join(dir, "sfu", "netctl-decisions.log"))
+	if err != nil || !strings.Contains(string(decisionLog), `"enforced":true`) {
+		t.Errorf("the decision log (%v) has no enforced decision:\n%s", err, decisionLog)
 	}
 	for _, name := range []string{"strata.log", "netctl.log"} {
 		if _, err := os.Stat(filepath.Join(dir, "sfu", name)); err != nil {
@@ -65,8 +69,11 @@ sfu:
 	t.Logf("per layer %+v", l)
 	// TL2 at 1.2 Mbit/s for ~10 s is over a thousand packets; the switch drops them all once the
 	// decision is enforced (the first moments' TL2 may pass before the SFU has measured the layers).
-	if l[2].SwitchDropped < 300 || l[0].SwitchDropped != 0 || l[1].SwitchDropped != 0 {
-		t.Errorf("switch drops per layer %d %d %d, want the top layer's only", l[0].SwitchDropped, l[1].SwitchDropped, l[2].SwitchDropped)
+	// It drops TL1 only after a decision of one layer, and never the base layer.
+	oneLayer := strings.Contains(string(decisionLog), `"layers":1,`)
+	if l[2].SwitchDropped < 300 || l[0].SwitchDropped != 0 || (l[1].SwitchDropped != 0 && !oneLayer) {
+		t.Errorf("switch drops per layer %d %d %d (a one-layer decision: %v), want the top layer's, and TL1's only after a one-layer decision",
+			l[0].SwitchDropped, l[1].SwitchDropped, l[2].SwitchDropped, oneLayer)
 	}
 	series := metrics.LayerSeriesOf(rec)
 	if len(series) != 3 || !hasNumber(series[0].GoodputBps) || !hasNumber(series[1].GoodputBps) {
