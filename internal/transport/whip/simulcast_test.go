@@ -98,27 +98,7 @@ func TestWHIPSimulcastPublisher(t *testing.T) {
 		}
 	}()
 
-	c, err := janusclient.Dial(ctx, base+"/janus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess, err := c.Create(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := sess.Attach(ctx, "janus.plugin.videoroom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var feed uint64
-	for feed == 0 && ctx.Err() == nil {
-		if ids := participants(t, ctx, h); len(ids) == 1 {
-			feed = ids[0]
-		} else {
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	sess, _, feed := waitForPublisher(t, ctx, base)
 	sub, err := sess.Attach(ctx, "janus.plugin.videoroom")
 	if err != nil {
 		t.Fatal(err)

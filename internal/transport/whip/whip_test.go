@@ -173,27 +173,7 @@ func TestWHIPPublisherSeenOverJanusAPI(t *testing.T) {
 	defer stopSending()
 	go pub.sendVideo(sendCtx)
 
-	c, err := janusclient.Dial(ctx, base+"/janus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sess, err := c.Create(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lister, err := sess.Attach(ctx, "janus.plugin.videoroom")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var feed uint64
-	for feed == 0 && ctx.Err() == nil {
-		if ids := participants(t, ctx, lister); len(ids) == 1 {
-			feed = ids[0]
-		} else {
-			time.Sleep(100 * time.Millisecond) // publishing once the PeerConnection is up
-		}
-	}
+	sess, lister, feed := waitForPublisher(t, ctx, base)
 
 	subH, err := sess.Attach(ctx, "janus.plugin.videoroom")
 	if err != nil {
@@ -568,4 +548,32 @@ func TestWHEPWatchesAMountpoint(t *testing.T) {
 	if r, _ := do(t, "DELETE", base+resp.Header.Get("Location"), "", "", nil); r.StatusCode != http.StatusOK {
 		t.Errorf("DELETE: %d", r.StatusCode)
 	}
+}
+
+// waitForPublisher dials the Janus API at base, attaches a videoroom handle in a new session and
+// waits until room 1234 lists exactly one publisher; it returns the session, that handle and the
+// publisher's id (the client closes with the test).
+func waitForPublisher(t *testing.T, ctx context.Context, base string) (*janusclient.Session, *janusclient.Handle, uint64) {
+	t.Helper()
+	c, err := janusclient.Dial(ctx, base+"/janus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	sess, err := c.Create(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := sess.Attach(ctx, "janus.plugin.videoroom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ctx.Err() == nil {
+		if ids := participants(t, ctx, h); len(ids) == 1 {
+			return sess, h, ids[0]
+		}
+		time.Sleep(100 * time.Millisecond) // publishing once the PeerConnection is up
+	}
+	t.Fatal("no publisher in room 1234")
+	return nil, nil, 0
 }
