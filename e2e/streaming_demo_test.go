@@ -32,8 +32,8 @@ const switchSize = "480x270"
 // disconnect.
 func TestStreamingDemo(t *testing.T) {
 	srv := startStreaming(t)
-	target := [2]int{freeUDPPort(t), freeUDPPort(t)}
-	sim := [3]int{freeUDPPort(t), freeUDPPort(t), freeUDPPort(t)}
+	free := freeUDPPorts(t, 5)
+	target, sim := [2]int(free[:2]), [3]int(free[2:])
 	srv.createMountpoint(t, switchTarget, "switch target (Opus + VP8 "+switchSize+")", []map[string]any{
 		{"type": "audio", "mid": "a", "port": target[0], "pt": 111, "codec": "opus"},
 		{"type": "video", "mid": "v", "port": target[1], "pt": 100, "codec": "vp8"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -44,10 +45,8 @@ type streamingServer struct {
 // STRATA_E2E_STREAMING=janus).
 func startStreaming(t *testing.T) *streamingServer {
 	t.Helper()
-	ports := samplePorts{Audio: freeUDPPort(t), Video: freeUDPPort(t)}
-	for i := range ports.Multi {
-		ports.Multi[i] = freeUDPPort(t)
-	}
+	free := freeUDPPorts(t, 5)
+	ports := samplePorts{Audio: free[0], Video: free[1], Multi: [3]int(free[2:])}
 	switch target := os.Getenv(stTargetEnv); target {
 	case "", "strata":
 		return &streamingServer{abServer: startStrataStreaming(t, ports), Samples: ports}
@@ -115,15 +114,32 @@ file-ondemand-sample: {
 `, p.Audio, p.Video, p.Multi[0], p.Multi[1], p.Multi[2])
 }
 
-// freeUDPPort is a UDP port on 127.0.0.1 that nothing used a moment ago, for a mountpoint.
-func freeUDPPort(t *testing.T) int {
+// freeUDPPorts is n distinct UDP ports on 127.0.0.1 that nothing holds, for mountpoints. They are
+// picked below the kernel's ephemeral range (32768 and up by default), so that no socket another
+// test binds to port 0 can take one between this check and the server's bind, and all n are held
+// until the last is found, so that none comes twice (CI once lost a sample mountpoint to either).
+func freeUDPPorts(t *testing.T, n int) []int {
 	t.Helper()
-	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var held []net.PacketConn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 1000 {
+			t.Fatalf("no free UDP port below 32768 after %d tries", tries)
+		}
+		port := 20000 + rand.IntN(12000)
+		c, err := net.ListenPacket("udp4", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		held = append(held, c)
+		ports = append(ports, port)
 	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
+	return ports
 }
 
 // createMountpoint creates an RTP mountpoint with the streaming API's create (Janus 1.x's media
