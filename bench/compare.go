@@ -52,6 +52,14 @@ func writeResults(c config, outcomes []*outcome, args []string) string {
 			b.WriteString("\n")
 			continue
 		}
+		if o.name == labSpeedScenario {
+			writeLabSpeed(&b, c, o.lab)
+			for _, n := range o.notes {
+				fmt.Fprintf(&b, "- note: %s\n", n)
+			}
+			b.WriteString("\n")
+			continue
+		}
 		if o.name == sipScenario {
 			writeSIPScenario(&b, c, o)
 			continue
@@ -192,6 +200,9 @@ func loadAverages(c config, outcomes []*outcome) string {
 		}
 		for _, r := range o.uplink {
 			out = append(out, fmt.Sprintf("%.1f", r.Summary.LoadMax))
+		}
+		if o.lab != nil {
+			out = append(out, fmt.Sprintf("%.1f", o.lab.loadAfter))
 		}
 	}
 	if len(out) == 0 {

@@ -12,10 +12,11 @@
 // conference done with the audio bridge (MCU) and with the videoroom (SFU) (audio.go), and uplink:
 // headless Chromium's janus.js echotest over a rate-limited uplink, measuring how much of the link
 // Chromium's congestion control uses on each server's feedback and at what queueing delay
-// (uplink.go). It needs root (network namespaces), ffmpeg, Janus (apt-get install janus) for the
+// (uplink.go), and lab-speed: `strata lab run` of the 100 s six-flow NewReno dumbbell against
+// ns-3 3.37 running the same dumbbell, whole processes timed from outside (labspeed.go). It needs root (network namespaces), ffmpeg, Janus (apt-get install janus) for the
 // comparison, and for uplink Chromium and Debian's janus.js (libjs-janus-gateway).
 //
-//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,streaming-fanout,videoroom,audio,audiobridge-stress,mcu-vs-sfu,sip,uplink]
+//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,streaming-fanout,videoroom,audio,audiobridge-stress,mcu-vs-sfu,sip,uplink,lab-speed]
 package main
 
 import (
@@ -70,6 +71,8 @@ type config struct {
 	extra     string
 	uplink    uplinkConfig
 	audio     audioScale
+	// labSpeedRuns is how many timed runs of each process lab-speed makes.
+	labSpeedRuns int
 }
 
 func main() {
@@ -86,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var only, targets string
 	fs.StringVar(&c.out, "out", "bench-out", "output directory")
 	c.AddFlags(fs)
-	fs.StringVar(&only, "only", "fanout,"+streamingScenario+",videoroom,audio,"+stressScenario+","+mcuScenario+","+sipScenario+",uplink", "scenarios to run")
+	fs.StringVar(&only, "only", "fanout,"+streamingScenario+",videoroom,audio,"+stressScenario+","+mcuScenario+","+sipScenario+",uplink,"+labSpeedScenario, "scenarios to run")
 	fs.StringVar(&targets, "targets", "strata,janus", "servers to run, in order")
 	fs.StringVar(&c.scaleStr, "scale", "small", "small (fits a 2-core machine with the generator) or full (seed 001's size)")
 	fs.BoolVar(&c.profile, "profile", false, "run strata from this binary with CPU and peak-heap profiles (cpu.pprof, heap.pprof in each scenario's strata directory)")
@@ -97,6 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	vroom := fs.String("videoroom", "", "videoroom size as PUBLISHERS,SUBSCRIBERS (default: the scale's)")
 	audio := fs.Int("audio", 0, "audio conference participants (default: the scale's)")
 	hold := fs.Duration("hold", 0, "how long each run holds the full load (default: the scale's)")
+	fs.IntVar(&c.labSpeedRuns, "lab-speed-runs", 3, "lab-speed: timed runs of strata and of ns-3 (after one warm-up of each)")
 	var audioFlags audioScale
 	addAudioFlags(fs, &audioFlags)
 	var sipFlags sipScale
@@ -145,6 +149,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	c.uplink.runs = max(1, c.uplink.runs)
+	c.labSpeedRuns = max(1, c.labSpeedRuns)
 	c.only = map[string]bool{}
 	for _, s := range strings.Split(only, ",") {
 		c.only[strings.TrimSpace(s)] = true
@@ -188,6 +193,11 @@ func preflight(c *config) error {
 			errs = append(errs, fmt.Errorf("unknown target %q", t))
 		}
 	}
+	if c.only[labSpeedScenario] {
+		if _, err := os.Stat(c.Strata); err != nil {
+			errs = append(errs, fmt.Errorf("lab-speed needs the strata binary: %w (run make build)", err))
+		}
+	}
 	if c.only[sipScenario] {
 		if _, err := exec.LookPath("sipp"); err != nil {
 			errs = append(errs, errors.New("sip needs sipp (apt-get install -y sip-tester), or run without it (--only)"))
@@ -213,6 +223,7 @@ type outcome struct {
 	title  string
 	runs   map[string][]*report.Result
 	uplink []*uplinkRun
+	lab    *labSpeed
 	notes  []string
 }
 
@@ -233,6 +244,16 @@ func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
 	list := append(scenarios(c.scale, server), audioScenarios(c.audio, server)...)
 	for _, sc := range append(list, sipEchoScenario(c.sip, server, ns)) {
 		if !c.only[sc.name] || ctx.Err() != nil {
+			continue
+		}
+		if sc.name == labSpeedScenario {
+			o := &outcome{name: sc.name, title: sc.title}
+			all = append(all, o)
+			var err error
+			if o.lab, err = runLabSpeed(ctx, c, log); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", sc.name, err))
+				o.notes = append(o.notes, err.Error())
+			}
 			continue
 		}
 		if sc.name == "uplink" {
@@ -386,5 +407,6 @@ func scenarios(sc scale, server string) []scenario {
 		{name: "videoroom", title: fmt.Sprintf("Seed 001 videoroom: %d publishers (receiving each other), then %d subscribers", sc.VideoroomPubs, sc.VideoroomSubs), plans: []plan.Plan{vr}},
 		{name: "audio", title: fmt.Sprintf("Audio-only conference: %d participants, each hearing the others", sc.Audio), plans: []plan.Plan{au}},
 		{name: "uplink", title: "Uplink: Chromium's send rate and RTT through a rate-limited uplink, on each server's feedback"},
+		{name: labSpeedScenario, title: labSpeedTitle},
 	}
 }

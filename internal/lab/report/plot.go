@@ -1,24 +1,20 @@
 package report
 
 import (
-	"image/color"
+	"bufio"
 	"math"
+	"os"
 	"path/filepath"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
+	"sync"
 )
 
 const maxPoints = 600
 
 // series turns (t, y) into plot points, averaging groups of samples so a
 // line has at most maxPoints points and skipping NaN samples.
-func series(t, y []float64, scale float64) plotter.XYs {
+func series(t, y []float64, scale float64) []xy {
 	group := max(1, (len(t)+maxPoints-1)/maxPoints)
-	var out plotter.XYs
+	out := make([]xy, 0, (len(t)+group-1)/group)
 	for i := 0; i < len(t); i += group {
 		sum, n := 0.0, 0
 		for j := i; j < min(i+group, len(t)); j++ {
@@ -28,68 +24,84 @@ func series(t, y []float64, scale float64) plotter.XYs {
 			}
 		}
 		if n > 0 {
-			out = append(out, plotter.XY{X: t[i], Y: sum / float64(n) * scale})
+			out = append(out, xy{t[i], sum / float64(n) * scale})
 		}
 	}
 	return out
 }
 
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Y.Min = 0
-	p.Legend.Top = true
-	p.Add(plotter.NewGrid())
-	return p
+// saveJobs are the two files of a chart, base.svg and base.png, as jobs
+// that may run concurrently.
+func saveJobs(c *chart, dir, base string) []func() error {
+	return []func() error{
+		func() error {
+			p := newSVG()
+			c.draw(p)
+			return writeFile(filepath.Join(dir, base+".svg"), p.bytes())
+		},
+		func() error {
+			p := newRaster()
+			c.draw(p)
+			f, err := os.Create(filepath.Join(dir, base+".png"))
+			if err != nil {
+				return err
+			}
+			w := bufio.NewWriterSize(f, 64<<10)
+			err = p.encode(w)
+			if err == nil {
+				err = w.Flush()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		},
+	}
 }
 
-func addLine(p *plot.Plot, name string, pts plotter.XYs, c color.Color, dashed bool) {
-	if len(pts) == 0 {
-		return
+// runAll runs the jobs concurrently and returns the first error.
+func runAll(jobs []func() error) error {
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = j()
+		}()
 	}
-	l, err := plotter.NewLine(pts)
-	if err != nil {
-		return
-	}
-	l.Color = c
-	l.Width = vg.Points(1.2)
-	if dashed {
-		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	}
-	p.Add(l)
-	p.Legend.Add(name, l)
-}
-
-// save writes the plot as PNG and SVG.
-func save(p *plot.Plot, dir, base string) error {
-	for _, ext := range []string{".png", ".svg"} {
-		if err := p.Save(9*vg.Inch, 4.5*vg.Inch, filepath.Join(dir, base+ext)); err != nil {
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writePlots(dir string, r *Run) error {
-	rate := newPlot(r.Summary.Scenario+": rate per flow", "time (s)", "Mbit/s")
+// ratePlot is the received rate per flow, with the bottleneck's capacity
+// dashed.
+func ratePlot(r *Run) *chart {
+	rate := &chart{title: r.Summary.Scenario + ": rate per flow", xLabel: "time (s)", yLabel: "Mbit/s"}
 	for i, f := range r.Flows {
-		addLine(rate, f.Name, series(f.T, f.Rate, 1e-6), plotutil.Color(i), false)
+		rate.addLine(f.Name, series(f.T, f.Rate, 1e-6), paletteColor(i), false)
 	}
 	for _, l := range r.Links {
 		if l.Name == r.Bottleneck {
-			addLine(rate, "capacity "+l.Name, series(l.T, l.Capacity, 1e-6), color.Black, true)
+			rate.addLine("capacity "+l.Name, series(l.T, l.Capacity, 1e-6), black, true)
 		}
 	}
-	if err := save(rate, dir, "rate"); err != nil {
-		return err
-	}
-	delay := newPlot(r.Summary.Scenario+": queuing delay", "time (s)", "ms")
+	return rate
+}
+
+// plotJobs are the rate and queuing-delay plots of a run.
+func plotJobs(dir string, r *Run) []func() error {
+	rate := ratePlot(r)
+	delay := &chart{title: r.Summary.Scenario + ": queuing delay", xLabel: "time (s)", yLabel: "ms"}
 	for i, f := range r.Flows {
-		addLine(delay, f.Name, series(f.T, f.QDelayMs, 1), plotutil.Color(i), false)
+		delay.addLine(f.Name, series(f.T, f.QDelayMs, 1), paletteColor(i), false)
 	}
-	return save(delay, dir, "delay")
+	return append(saveJobs(rate, dir, "rate"), saveJobs(delay, dir, "delay")...)
 }
 
 // SweepPoint is one sweep value with the metric measured there.
@@ -106,9 +118,9 @@ func writeSweepPlot(dir, base, title, xLabel, yLabel string, names []string, poi
 	for _, pt := range points {
 		numeric = numeric && !math.IsNaN(pt.X)
 	}
-	p := newPlot(title, xLabel, yLabel)
+	c := &chart{title: title, xLabel: xLabel, yLabel: yLabel}
 	for i, name := range names {
-		var xy plotter.XYs
+		var pts []xy
 		for j, pt := range points {
 			v, ok := pt.Values[name]
 			if !ok || math.IsNaN(v) {
@@ -118,26 +130,16 @@ func writeSweepPlot(dir, base, title, xLabel, yLabel string, names []string, poi
 			if numeric {
 				x = pt.X
 			}
-			xy = append(xy, plotter.XY{X: x, Y: v})
+			pts = append(pts, xy{x, v})
 		}
-		if len(xy) == 0 {
-			continue
+		if len(pts) > 0 {
+			c.series = append(c.series, chartSeries{name: name, pts: pts, color: paletteColor(i), width: 1, ring: 2.5})
 		}
-		l, s, err := plotter.NewLinePoints(xy)
-		if err != nil {
-			continue
-		}
-		l.Color, s.Color = plotutil.Color(i), plotutil.Color(i)
-		s.Shape = draw.CircleGlyph{}
-		p.Add(l, s)
-		p.Legend.Add(name, l, s)
 	}
 	if !numeric {
-		labels := make([]string, len(points))
-		for i, pt := range points {
-			labels[i] = pt.Label
+		for _, pt := range points {
+			c.xNames = append(c.xNames, pt.Label)
 		}
-		p.NominalX(labels...)
 	}
-	return save(p, dir, base)
+	return runAll(saveJobs(c, dir, base))
 }

@@ -2,17 +2,10 @@ package report
 
 import (
 	"fmt"
-	"image/color"
 	"math"
 	"path"
 	"slices"
 	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/strata-rtc/strata/internal/lab/metrics"
 )
@@ -40,37 +33,17 @@ func percent(x *float64) string {
 	return fmt.Sprintf("%.2f%%", 100**x)
 }
 
-// writeLayerPlots draws goodput per layer and PER per layer over time (seed 000's figures 4 and
-// 5), summed over the SFU's sessions.
-func writeLayerPlots(dir string, r *Run) error {
-	tp := newPlot(r.Summary.Scenario+" ("+r.Summary.Policy+"): goodput per layer", "time (s)", "Mbit/s")
-	per := newPlot(r.Summary.Scenario+" ("+r.Summary.Policy+"): packet error rate per layer", "time (s)", "%")
+// layerPlotJobs draw goodput per layer and PER per layer over time (seed 000's figures 4 and 5),
+// summed over the SFU's sessions.
+func layerPlotJobs(dir string, r *Run) []func() error {
+	tp := &chart{title: r.Summary.Scenario + " (" + r.Summary.Policy + "): goodput per layer", xLabel: "time (s)", yLabel: "Mbit/s"}
+	per := &chart{title: r.Summary.Scenario + " (" + r.Summary.Policy + "): packet error rate per layer", xLabel: "time (s)", yLabel: "%"}
 	for i, l := range r.Layers {
 		name := fmt.Sprintf("layer %d", l.Layer)
-		addLine(tp, name, series(l.T, l.GoodputBps, 1e-6), plotutil.Color(i), false)
-		addPoints(per, name, series(l.PERT, l.PER, 100), plotutil.Color(i))
+		tp.addLine(name, series(l.T, l.GoodputBps, 1e-6), paletteColor(i), false)
+		per.addPoints(name, series(l.PERT, l.PER, 100), paletteColor(i))
 	}
-	if err := save(tp, dir, "layers"); err != nil {
-		return err
-	}
-	return save(per, dir, "per")
-}
-
-// addPoints draws a series as points: PER has no value where a layer sent nothing, and a line
-// would bridge those gaps.
-func addPoints(p *plot.Plot, name string, pts plotter.XYs, c color.Color) {
-	if len(pts) == 0 {
-		return
-	}
-	sc, err := plotter.NewScatter(pts)
-	if err != nil {
-		return
-	}
-	sc.Color = c
-	sc.Shape = draw.CircleGlyph{}
-	sc.Radius = vg.Points(2)
-	p.Add(sc)
-	p.Legend.Add(name, sc)
+	return append(saveJobs(tp, dir, "layers"), saveJobs(per, dir, "per")...)
 }
 
 // sfuCell aggregates a run over its sessions and layers: PER over all packets sent towards the
