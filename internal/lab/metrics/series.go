@@ -64,7 +64,8 @@ func Series(rec *Recording) ([]FlowSeries, []LinkSeries) {
 	}
 	var links []LinkSeries
 	for _, ls := range rec.Links {
-		out := LinkSeries{Name: ls.Name, T: times}
+		out := LinkSeries{Name: ls.Name, T: times, Capacity: make([]float64, 0, n), Utilization: make([]float64, 0, n),
+			QDelayMs: make([]float64, 0, n), BacklogB: make([]float64, 0, n), Drops: make([]float64, 0, n)}
 		out.Throughput = perSecond(ls.Bytes[:n], dt)
 		for i := 0; i < n; i++ {
 			t0 := time.Duration(i) * cfg.Interval

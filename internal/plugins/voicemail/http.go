@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
-// fileName is the only kind of name the plugin writes and serves.
-var fileName = regexp.MustCompile(`^janus-voicemail-[0-9]{1,20}\.opus$`)
+// fileName is the only kind of name the plugin writes and serves (compiled on first use, not at
+// every strata command's start-up).
+var fileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^janus-voicemail-[0-9]{1,20}\.opus$`) })
 
 // messageName is the file of a recording id.
 func messageName(id uint64) string { return fmt.Sprintf("janus-voicemail-%d.opus", id) }
@@ -34,7 +36,7 @@ func (p *Plugin) Handler() http.Handler {
 			return
 		}
 		name, ok := strings.CutPrefix(r.URL.Path, prefix)
-		if !ok || !fileName.MatchString(name) {
+		if !ok || !fileName().MatchString(name) {
 			http.NotFound(w, r)
 			return
 		}
