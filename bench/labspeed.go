@@ -51,7 +51,7 @@ type labSpeed struct {
 }
 
 // runLabSpeed builds (or finds) the ns-3 program, then runs strata and ns-3
-// in turn, one warm-up of each first.
+// in turn after one warm-up run of strata.
 func runLabSpeed(ctx context.Context, c config, log io.Writer) (*labSpeed, error) {
 	res := &labSpeed{loadBefore: report.LoadAverage()}
 	dir, err := filepath.Abs(filepath.Join(c.out, labSpeedScenario))
@@ -77,7 +77,7 @@ func runLabSpeed(ctx context.Context, c config, log io.Writer) (*labSpeed, error
 	other := func() (processRun, error) {
 		return timeProcess(ctx, filepath.Join(dir, "ns3.json"), ns3, ns3DumbbellArgs...)
 	}
-	for i := 0; i <= c.labSpeedRuns; i++ { // run 0 is the warm-up
+	for i := 0; i <= c.labSpeedRuns; i++ { // run 0 warms strata up (ns-3 runs for seconds: no warm-up)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
@@ -88,16 +88,14 @@ func runLabSpeed(ctx context.Context, c config, log io.Writer) (*labSpeed, error
 		if i > 0 {
 			res.strata = append(res.strata, s)
 		}
-		if ns3 == "" {
+		if ns3 == "" || i == 0 {
 			continue
 		}
 		n, err := other()
 		if err != nil {
 			return res, fmt.Errorf("ns-3: %w", err)
 		}
-		if i > 0 {
-			res.ns3 = append(res.ns3, n)
-		}
+		res.ns3 = append(res.ns3, n)
 		fmt.Fprintf(log, "== lab-speed %d: strata %.3f s, ns-3 %.3f s\n", i, s.wall, n.wall)
 	}
 	res.loadAfter = report.LoadAverage()
@@ -177,7 +175,7 @@ func writeLabSpeed(b *strings.Builder, c config, r *labSpeed) {
 		b.WriteString("No run completed.\n\n")
 		return
 	}
-	fmt.Fprintf(b, "Whole processes, start-up included, timed from outside; %d runs of each after one warm-up, alternating. "+
+	fmt.Fprintf(b, "Whole processes, start-up included, timed from outside; %d runs of each, alternating, after one warm-up run of strata. "+
 		"strata: `%s lab run %s --out DIR` (summary, CSVs, report and plots); ns-3: `tools/ns3/tcp-dumbbell %s`. "+
 		"Load average (1 min) %.2f before, %.2f after.\n\n",
 		len(r.strata), c.Strata, labSpeedFile, strings.Join(ns3DumbbellArgs, " "), r.loadBefore, r.loadAfter)

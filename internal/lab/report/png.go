@@ -186,8 +186,12 @@ func (z *runCoder) feed(data []byte) {
 	for i := 0; i < len(data); {
 		b := int(data[i])
 		if z.init && b == z.prev {
-			// Count the whole run at once.
+			// Count the whole run at once, eight bytes at a time.
 			j := i + 1
+			word := uint64(b) * 0x0101010101010101
+			for j+8 <= len(data) && binary.LittleEndian.Uint64(data[j:]) == word {
+				j += 8
+			}
 			for j < len(data) && int(data[j]) == b {
 				j++
 			}
