@@ -105,7 +105,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&opt.Scale, "scale", 1, "scale every scenario's time axis (e.g. 0.2 for short runs)")
 	fs.StringVar(&opt.Results, "results", "", "refresh the generated tables of this results document")
 	onlyList := fs.String("only", "", "comma-separated entry names (or directories, e.g. seed004) of a suite to run")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (sampled at 1 kHz)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (asked for at 1 kHz)")
 	paths, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
@@ -232,7 +232,8 @@ func collectLazily() {
 }
 
 // profileHz is the CPU profile's sampling rate: a single run takes tens of
-// milliseconds, in which the default 100 Hz would take a handful of samples.
+// milliseconds, in which the default 100 Hz would take a handful of samples
+// (the kernel's tick may allow fewer than asked for: about 250 Hz here).
 const profileHz = 1000
 
 // startCPUProfile profiles the process into path until stop is called.
