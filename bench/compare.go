@@ -42,6 +42,7 @@ func writeResults(c config, outcomes []*outcome, args []string) string {
 	fmt.Fprintf(&b, "Command: `go run ./bench %s`. The load generator runs on the same machine; its CPU is listed.\n", strings.Join(args, " "))
 	fmt.Fprintf(&b, "Machine load average (1 min) at the end of each run: %s.\n", loadAverages(c, outcomes))
 	fmt.Fprintf(&b, "Ratios are strata/Janus: below 1 means strata uses less (for loss, freezes, CPU and memory) or, for the rows marked ↑, above 1 means strata does better.\n\n")
+	writeGoals(&b, verdict(c, outcomes))
 	for _, o := range outcomes {
 		fmt.Fprintf(&b, "## %s\n\n", o.title)
 		if o.name == "uplink" {
