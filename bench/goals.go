@@ -65,6 +65,9 @@ func verdict(c config, outcomes []*outcome) []goal {
 		if o.name == "videoroom" {
 			out = append(out, fullRoom(c, o)...)
 		}
+		if o.name == labSpeedScenario && o.lab != nil && len(o.lab.ns3) > 0 {
+			out = append(out, o.lab.goal())
+		}
 	}
 	return out
 }

@@ -35,6 +35,20 @@ const (
 var ns3DumbbellArgs = []string{"--flows=6", "--rate=10Mbps", "--delay=20", "--queue=100", "--tcp=newreno",
 	"--duration=100", "--seed=1", "--jitter=1", "--sack=true"}
 
+// goalLabSpeedup is issue 20's bound: `strata lab run` at least 50 times
+// faster than ns-3 on the dumbbell, whole process against whole process.
+const goalLabSpeedup = 50
+
+// goal is the lab's line of the bench's verdict: the ratio of the median
+// wall-clock times, strata over ns-3.
+func (r *labSpeed) goal() goal {
+	wall := func(p processRun) float64 { return p.wall }
+	s, _, _ := spread(r.strata, wall)
+	n, _, _ := spread(r.ns3, wall)
+	return goal{name: "`strata lab run` wall clock over ns-3's (medians)", scenario: labSpeedScenario, where: "ns3-dumbbell",
+		value: s / n, bound: 1.0 / goalLabSpeedup, format: "%.4f"}
+}
+
 // processRun is one timed process.
 type processRun struct {
 	wall, cpu float64 // seconds
