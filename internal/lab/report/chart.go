@@ -171,8 +171,11 @@ func (c *chart) draw(p painter) {
 	axisY := chartH - labelH - tickH - xTick
 	top := fm.lineHeight(titleSize) + axisPadding
 	right := chartW - 2.0
-	if len(xt) > 0 {
-		right -= fm.width(xt[len(xt)-1].label, tickSize) / 2
+	for i := len(xt) - 1; i >= 0; i-- { // room for half the last label
+		if xt[i].label != "" && xt[i].value <= x1 {
+			right -= fm.width(xt[i].label, tickSize) / 2
+			break
+		}
 	}
 	left, bottom := axisX+axisPadding, axisY-axisPadding
 	if c.xNames != nil {
