@@ -135,7 +135,9 @@ func (p *rasterPainter) stroke(pts []xy, c color.RGBA, width float64) {
 				if xa > xb {
 					xa, xb = xb, xa
 				}
-				xl, xr = max(x0, int(math.Floor(xa-reach))), min(x1, int(math.Floor(xb+reach)))
+				// int truncates rather than floors, which differs only below
+				// zero, where x0 (never negative) takes over.
+				xl, xr = max(x0, int(xa-reach)), min(x1, int(xb+reach))
 			}
 			p.spanLo[y], p.spanHi[y] = min(p.spanLo[y], xl), max(p.spanHi[y], xr)
 			row := p.mask[y*w : (y+1)*w]
