@@ -1,0 +1,107 @@
+package client
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/load/loadtest"
+	"github.com/strata-rtc/strata/internal/load/mediasrc"
+	"github.com/strata-rtc/strata/internal/load/rtpstats"
+)
+
+// TestLightReceiverMatchesFull subscribes a light and a full receiver to the same simulcast
+// publisher on strata, both asking for the top layer: over the same interval the light one counts
+// the same packets and frames as the full one (which decrypts every packet), loses none, has its
+// sample decrypted and verified, and its own transport-wide feedback lets strata's estimate
+// climb to the 1.2 Mbit/s layer.
+func TestLightReceiverMatchesFull(t *testing.T) {
+	httpURL, _ := loadtest.StartStrata(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	full := newEnv(t, httpURL, mediasrc.Layers, 2)
+	light := newEnv(t, httpURL, mediasrc.Layers, 2)
+	light.Light, light.Now = true, full.Now // one clock, so both count the same interval
+	admin, err := Connect(ctx, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if err := admin.Create(ctx, full.Room, 2); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = admin.Destroy(ctx, full.Room) }()
+	pub, err := JoinPublisher(ctx, full, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close(ctx)
+	fullSub, err := JoinSubscriber(ctx, full, 0, nil, []uint64{pub.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fullSub.Close(ctx)
+	lightSub, err := JoinSubscriber(ctx, light, 1, nil, []uint64{pub.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lightSub.Close(ctx)
+
+	// strata's estimator starts at 300 kbit/s and reaches the top layer in about 8 s.
+	time.Sleep(12 * time.Second)
+	before := counters(fullSub, lightSub)
+	time.Sleep(4 * time.Second)
+	after := counters(fullSub, lightSub)
+	now := full.Now()
+
+	for kind := range after {
+		f, l := delta(after[kind][0], before[kind][0]), delta(after[kind][1], before[kind][1])
+		t.Logf("%s over 4 s: full %+v, light %+v", kind, f, l)
+		if l.Packets == 0 || diff(f.Packets, l.Packets) > 2+f.Packets/100 || l.Lost != 0 {
+			t.Errorf("%s: light counted %d packets (%d lost), full %d", kind, l.Packets, l.Lost, f.Packets)
+		}
+		if kind == "video" && l.Bytes*8/4 < 900_000 {
+			t.Errorf("light receiver got %d kbit/s of video: strata's estimate did not reach the 1.2 Mbit/s layer on its feedback", l.Bytes*8/4/1000)
+		}
+	}
+	for _, st := range lightSub.Streams() {
+		s, lc := st.Summarize(now), st.LightCounts()
+		t.Logf("light %s: %+v, %+v", st.Kind, s, lc)
+		if s.TTFFMs < 0 || s.Frames == 0 || s.Freezes != 0 {
+			t.Errorf("light %s: %+v", st.Kind, s)
+		}
+		if lc.Sampled == 0 || lc.BadSamples != 0 || lc.Verified+2 < lc.Sampled {
+			t.Errorf("light %s sample: %+v", st.Kind, lc)
+		}
+	}
+	for _, st := range fullSub.Streams() {
+		t.Logf("full %s: %+v", st.Kind, st.Summarize(now))
+	}
+	if lightSub.Swallowed() == 0 {
+		t.Error("the light receiver counted nothing at its socket")
+	}
+}
+
+// counters returns each kind's counters of the two subscriptions (full first).
+func counters(full, light *Subscriber) map[string][2]rtpstats.Counters {
+	out := map[string][2]rtpstats.Counters{}
+	for i, sub := range []*Subscriber{full, light} {
+		for _, st := range sub.Streams() {
+			c := out[st.Kind]
+			c[i] = st.Counters()
+			out[st.Kind] = c
+		}
+	}
+	return out
+}
+
+func delta(a, b rtpstats.Counters) rtpstats.Counters {
+	return rtpstats.Counters{Packets: a.Packets - b.Packets, Bytes: a.Bytes - b.Bytes, Expected: a.Expected - b.Expected, Lost: a.Lost - b.Lost}
+}
+
+func diff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
