@@ -255,7 +255,10 @@ func (r *run) collect(interrupted bool) *report.Result {
 	r.collectParticipants(res, now)
 	r.collectCallers(res, now)
 	for _, sub := range r.subs {
-		res.Generator.Swallowed += sub.Swallowed()
+		swallowed, reads, datagrams := sub.Swallowed()
+		res.Generator.Swallowed += swallowed
+		res.Generator.SocketReads += reads
+		res.Generator.SocketDatagrams += datagrams
 		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub]})
 		for _, err := range sub.Errors() {
 			res.Errors = append(res.Errors, err.Error())

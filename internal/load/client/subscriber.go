@@ -332,12 +332,13 @@ func (sub *Subscriber) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPRe
 	readLightTrack(&sub.wg, track, receiver, st, sub.env.Now)
 }
 
-// Swallowed is how many packets a light receiver counted at its socket without Pion.
-func (sub *Subscriber) Swallowed() uint64 {
+// Swallowed is how many packets a light receiver counted at its socket without Pion; reads and
+// datagrams are its socket's recvmmsg calls and the datagrams they returned.
+func (sub *Subscriber) Swallowed() (swallowed, reads, datagrams uint64) {
 	if sub.tap == nil {
-		return 0
+		return 0, 0, 0
 	}
-	return sub.tap.swallowed.Load()
+	return sub.tap.swallowed.Load(), sub.tap.reads.Load(), sub.tap.datagrams.Load()
 }
 
 func (sub *Subscriber) addStreamLocked(mid string, feed uint64, kind string, requested time.Duration) *Stream {

@@ -41,8 +41,9 @@ type tap struct {
 	twcc    *twcc.Recorder
 	twccNew bool // packets recorded since the last feedback
 
-	// swallowed counts packets counted here and not given to Pion.
-	swallowed atomic.Uint64
+	// swallowed counts packets counted here and not given to Pion; reads and datagrams are the
+	// socket's recvmmsg calls and what they returned.
+	swallowed, reads, datagrams atomic.Uint64
 }
 
 func newTap(now func() time.Duration, senderSSRC uint32) *tap {
@@ -77,9 +78,12 @@ func (t *tap) registered() []*Stream {
 	return out
 }
 
-// swallow looks at one datagram read from the socket and reports whether the tap consumed it
-// (Pion never sees it). It allocates nothing.
-func (t *tap) swallow(b []byte) bool {
+// swallow looks at one datagram read from the socket now and reports whether the tap consumed
+// it (Pion never sees it). It allocates nothing.
+func (t *tap) swallow(b []byte) bool { return t.swallowAt(b, t.now()) }
+
+// swallowAt is swallow for a datagram that reached the socket at time at.
+func (t *tap) swallowAt(b []byte, at time.Duration) bool {
 	// RFC 7983: 128–191 is RTP or RTCP; RTCP's packet types 192–223 (200–206 in practice) sit
 	// where RTP has the marker bit and payload types 64–95, which WebRTC does not use for RTP.
 	if len(b) < 12 || b[0] < 128 || b[0] > 191 || b[1] >= 192 && b[1] <= 223 {
@@ -89,7 +93,6 @@ func (t *tap) swallow(b []byte) bool {
 	if err != nil {
 		return false
 	}
-	at := t.now()
 	t.mu.Lock()
 	if t.twccID != 0 {
 		if v := rtpstats.HeaderExtension(profile, ext, t.twccID); len(v) >= 2 {
@@ -109,6 +112,9 @@ func (t *tap) swallow(b []byte) bool {
 	return false
 }
 
+// receiveBuffer is a light receiver's socket buffer.
+const receiveBuffer = 4 << 20
+
 // tapNet is a transport.Net whose UDP sockets pass what they read through a tap.
 type tapNet struct {
 	transport.Net
@@ -120,16 +126,24 @@ func (n tapNet) ListenUDP(network string, laddr *net.UDPAddr) (transport.UDPConn
 	if err != nil {
 		return nil, err
 	}
-	udp, _ := c.(*net.UDPConn)
-	return &tapConn{UDPConn: c, udp: udp, tap: n.tap}, nil
+	// A shared machine can stall the reader for a few hundred milliseconds; the socket holds
+	// that much media rather than drop it (the kernel caps the size at net.core.rmem_max).
+	_ = c.SetReadBuffer(receiveBuffer)
+	tc := &tapConn{UDPConn: c, tap: n.tap}
+	if udp, ok := c.(*net.UDPConn); ok && udp.LocalAddr().(*net.UDPAddr).IP.To4() != nil {
+		tc.udp, tc.batch = udp, newBatchReader(udp)
+	}
+	return tc, nil
 }
 
 // tapConn is a socket whose reads skip what the tap swallows. ICE reads it from one goroutine
-// per candidate, through ReadFromAddrPort (allocation-free on a real socket) when it can.
+// per candidate, through ReadFromAddrPort (allocation-free on a real socket) when it can; on
+// Linux that reads every datagram queued on the socket with one recvmmsg (tap_mmsg.go).
 type tapConn struct {
 	transport.UDPConn
-	udp *net.UDPConn // the socket itself, when it is a real one
-	tap *tap
+	udp   *net.UDPConn // the socket itself, when it is a real IPv4 one
+	batch *batchReader // its recvmmsg reader, where there is one
+	tap   *tap
 }
 
 func (c *tapConn) ReadFrom(b []byte) (int, net.Addr, error) {
@@ -153,6 +167,9 @@ func (c *tapConn) ReadFromAddrPort(b []byte) (int, netip.AddrPort, error) {
 			return n, netip.AddrPort{}, nil
 		}
 		return n, ua.AddrPort(), nil
+	}
+	if c.batch != nil {
+		return c.batch.readFrom(b, c.tap)
 	}
 	for {
 		n, addr, err := c.udp.ReadFromUDPAddrPort(b)

@@ -88,6 +88,9 @@ type Generator struct {
 	Verified   uint64 `json:"verified,omitempty"`
 	BadSamples uint64 `json:"bad_samples,omitempty"`
 	NACKs      uint64 `json:"nacks,omitempty"`
+	// SocketReads are the light receivers' recvmmsg calls, which returned SocketDatagrams.
+	SocketReads     uint64 `json:"socket_reads,omitempty"`
+	SocketDatagrams uint64 `json:"socket_datagrams,omitempty"`
 	// LateSkips counts times a publisher fell more than 500 ms behind real time (an overloaded
 	// generator); SendErrors failed RTP writes.
 	LateSkips  uint64 `json:"late_skips"`

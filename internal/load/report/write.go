@@ -171,7 +171,12 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	row("generator CPU", fmt.Sprintf("%.2f s (%.2f× the server's); peak RSS %.1f MB; %d late skips, %d send errors", g.CPUSeconds, t.GeneratorCPUPerServer, mb(g.PeakRSSBytes), g.LateSkips, g.SendErrors))
 	row("generator CPU per forwarded gigabit", fmt.Sprintf("%.3f s/Gbit in the steady window (%.2f× the server's), %s receivers", t.GeneratorCPUSecondsPerGbit, t.GeneratorPerGbitShare, g.Receiver))
 	if g.Receiver == plan.ReceiverLight {
-		row("light receivers", fmt.Sprintf("%d packets counted at the socket, %d sampled through Pion (%d verified, %d bad payloads), %d NACKed", g.Swallowed, g.Sampled, g.Verified, g.BadSamples, g.NACKs))
+		perRead := 0.0
+		if g.SocketReads > 0 {
+			perRead = float64(g.SocketDatagrams) / float64(g.SocketReads)
+		}
+		row("light receivers", fmt.Sprintf("%d packets counted at the socket, %d sampled through Pion (%d verified, %d bad payloads), %d NACKed; %.2f datagrams per recvmmsg",
+			g.Swallowed, g.Sampled, g.Verified, g.BadSamples, g.NACKs, perRead))
 	}
 	row("sent / received RTP", fmt.Sprintf("%.1f MB / %.1f MB", mb(int64(t.SentBytes)), mb(int64(t.ReceivedBytes))))
 	b.WriteString("\n## Received quality\n\n| | |\n|---|---|\n")
