@@ -13,11 +13,14 @@ import (
 const handedSlots = 64
 
 // nackSlots bounds the sequence numbers a stream waits for; nackTries is how often each is asked
-// for; nackAfter is how long a gap waits before its first NACK (reordering fills most sooner).
+// for; nackAfter is how long a gap waits before its first NACK (reordering fills most sooner);
+// nackBurst bounds the sequence numbers one NACK asks for, so heavy loss (an overloaded server or
+// machine) does not turn into a storm of retransmission requests that loads the server more.
 const (
 	nackSlots = 64
 	nackTries = 3
 	nackAfter = 20 * time.Millisecond
+	nackBurst = 8
 )
 
 // lightState is a stream's counting at the socket. It is guarded by the Stream's lock.
@@ -190,12 +193,13 @@ func (l *lightState) repaired(seq uint16) {
 }
 
 // nack returns the sequence numbers to ask for now (each missing one at most nackTries times,
-// once per call), forgetting those asked for often enough.
+// at most nackBurst per call), forgetting those asked for often enough.
 func (s *Stream) nack(now time.Duration, into []uint16) []uint16 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := &s.light
-	for i := 0; i < l.nMissing; {
+	start := len(into)
+	for i := 0; i < l.nMissing && len(into)-start < nackBurst; {
 		m := &l.missing[i]
 		if now-m.since < nackAfter {
 			i++

@@ -182,3 +182,27 @@ func TestVerifyPayload(t *testing.T) {
 		t.Error("broken payloads accepted")
 	}
 }
+
+// TestTapNACKsAreRateLimited: a burst of 20 lost packets is asked for at most nackBurst at a
+// time, all of them within three feedback intervals.
+func TestTapNACKsAreRateLimited(t *testing.T) {
+	var clock time.Duration
+	tp := newTestTap(&clock)
+	st := lightStream(tp)
+	tp.swallow(srtpLike(t, 1, 1, 0, true, 100))
+	tp.swallow(srtpLike(t, 22, 2, 0, true, 100))
+	asked := map[uint16]bool{}
+	for tick := 0; tick < 3; tick++ {
+		clock += feedbackInterval
+		got := st.nack(clock, nil)
+		if len(got) > nackBurst {
+			t.Fatalf("tick %d: %d sequence numbers in one NACK", tick, len(got))
+		}
+		for _, seq := range got {
+			asked[seq] = true
+		}
+	}
+	if len(asked) != 20 {
+		t.Errorf("asked for %d of the 20 missing", len(asked))
+	}
+}
