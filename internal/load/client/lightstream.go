@@ -192,22 +192,27 @@ func (l *lightState) repaired(seq uint16) {
 	}
 }
 
-// nack returns the sequence numbers to ask for now (each missing one at most nackTries times,
-// at most nackBurst per call), forgetting those asked for often enough.
+// nack returns the sequence numbers to ask for now: at most nackBurst, those asked for least
+// often first, each at most nackTries times (then it is forgotten).
 func (s *Stream) nack(now time.Duration, into []uint16) []uint16 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := &s.light
 	start := len(into)
-	for i := 0; i < l.nMissing && len(into)-start < nackBurst; {
-		m := &l.missing[i]
-		if now-m.since < nackAfter {
-			i++
-			continue
+	for try := uint8(0); try < nackTries; try++ {
+		for i := 0; i < l.nMissing && len(into)-start < nackBurst; i++ {
+			if m := &l.missing[i]; m.tries == try && now-m.since >= nackAfter {
+				into = append(into, m.seq)
+				l.nacked++
+				m.tries = nackTries + try + 1 // asked this time; restored below
+			}
 		}
-		into = append(into, m.seq)
-		l.nacked++
-		m.tries++
+	}
+	for i := 0; i < l.nMissing; {
+		m := &l.missing[i]
+		if m.tries > nackTries {
+			m.tries -= nackTries // the try just made
+		}
 		if m.tries >= nackTries {
 			l.nMissing--
 			l.missing[i] = l.missing[l.nMissing]
