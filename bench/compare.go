@@ -31,6 +31,8 @@ var metrics = []metric{
 	{name: "subscriptions receiving every stream (%)", value: func(r *report.Result) float64 { return 100 * r.Totals.CompleteShare }, format: "%.1f", higher: true},
 	{name: "mean time to first frame (ms)", value: func(r *report.Result) float64 { return r.Totals.MeanTTFFMs }, format: "%.0f"},
 	{name: "generator CPU (s)", value: func(r *report.Result) float64 { return r.Generator.CPUSeconds }, format: "%.2f"},
+	{name: "generator CPU per forwarded gigabit (s/Gbit)", value: func(r *report.Result) float64 { return r.Totals.GeneratorCPUSecondsPerGbit }, format: "%.3f"},
+	{name: "generator/server CPU per gigabit (goal < 0.25)", value: func(r *report.Result) float64 { return r.Totals.GeneratorPerGbitShare }, format: "%.2f"},
 }
 
 // writeResults renders every outcome as markdown, writes it to RESULTS.md and returns it.
@@ -156,7 +158,7 @@ func isSweep(name string) bool { return name == "fanout" || name == streamingSce
 // writeSweep tabulates the fan-out steps and compares the largest fan-out both servers carried
 // cleanly.
 func writeSweep(b *strings.Builder, c config, o *outcome) {
-	b.WriteString("| N | target | forwarded Mbit/s | CPU s/Gbit | RSS/PC kB | loss % | freezes | complete % | generator CPU s | load avg | clean |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| N | target | forwarded Mbit/s | CPU s/Gbit | RSS/PC kB | loss % | freezes | complete % | generator CPU s | generator s/Gbit (× server) | load avg | clean |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	steps := 0
 	for _, t := range c.targets {
 		steps = max(steps, len(o.runs[t]))
@@ -171,9 +173,10 @@ func writeSweep(b *strings.Builder, c config, o *outcome) {
 				continue
 			}
 			r := runs[i]
-			fmt.Fprintf(b, "| %d | %s | %.1f | %.3f | %.1f | %.3f | %d | %.0f | %.2f | %.1f | %v |\n", r.Plan.Receivers(), t,
+			fmt.Fprintf(b, "| %d | %s | %.1f | %.3f | %.1f | %.3f | %d | %.0f | %.2f | %.3f (%.2f) | %.1f | %v |\n", r.Plan.Receivers(), t,
 				r.Totals.ForwardedMbps, r.Totals.CPUSecondsPerGbit, r.Totals.RSSPerPCBytes/1024, 100*r.Totals.MeanLossRatio,
-				r.Totals.Freezes, 100*r.Totals.CompleteShare, r.Generator.CPUSeconds, r.Machine.LoadAvg, clean(r))
+				r.Totals.Freezes, 100*r.Totals.CompleteShare, r.Generator.CPUSeconds, r.Totals.GeneratorCPUSecondsPerGbit,
+				r.Totals.GeneratorPerGbitShare, r.Machine.LoadAvg, clean(r))
 			allClean = allClean && clean(r)
 		}
 		if allClean {

@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -73,6 +74,10 @@ type config struct {
 	audio     audioScale
 	// labSpeedRuns is how many timed runs of each process lab-speed makes.
 	labSpeedRuns int
+	// receiver, when set, overrides every plan's subscription receiver (light or full);
+	// genProfile is where the generator (this process) writes its CPU profile.
+	receiver   string
+	genProfile string
 }
 
 func main() {
@@ -94,6 +99,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.scaleStr, "scale", "small", "small (fits a 2-core machine with the generator) or full (seed 001's size)")
 	fs.BoolVar(&c.profile, "profile", false, "run strata from this binary with CPU and peak-heap profiles (cpu.pprof, heap.pprof in each scenario's strata directory)")
 	fs.StringVar(&c.extra, "strata-yaml", "", "YAML merged over strata's generated configuration, e.g. 'media: {nack: false}'")
+	fs.StringVar(&c.receiver, "receiver", "", "subscriptions' receiver in every plan: light (the plans' default) or full (Pion's whole receive stack, to compare)")
+	fs.StringVar(&c.genProfile, "generator-cpuprofile", "", "write the load generator's own CPU profile (this process) to this file")
 	fs.BoolVar(&c.keepGoing, "keep-going", false, "sweeps run every step even after one that is not clean (the tables mark them)")
 	fanMin := fs.Int("fanout-min", 1, "smallest fan-out (videoroom and streaming): the sweep doubles from here")
 	fanMax := fs.Int("fanout-max", 0, "largest fan-out, videoroom and streaming (default: the scale's)")
@@ -161,6 +168,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.genProfile != "" {
+		f, err := os.Create(c.genProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: generator profile: %v\n", err)
+			return 1
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	results, err := runAll(ctx, c, stderr)
 	md := writeResults(c, results, args)
 	fmt.Fprint(stdout, md)
@@ -356,6 +374,9 @@ func runOnce(ctx context.Context, c config, ns *rig.Netns, t rig.Target, p plan.
 		}
 	}()
 	p.ICEInterfaces = []string{ns.HostIf}
+	if c.receiver != "" {
+		p.Receiver = c.receiver
+	}
 	fmt.Fprintf(log, "== %s: %s\n", t.Name, p.Name)
 	res, err := load.Run(ctx, p, load.Options{MediaDir: c.MediaDir, ServerPID: proc.PID(), Progress: log})
 	if err != nil {

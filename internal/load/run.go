@@ -90,7 +90,7 @@ func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error)
 		}
 	}
 	r.env, err = client.NewEnv(client.Config{Server: p.Server, Room: p.Room, Plugin: p.Plugin(), Media: media, Substream: p.Substream,
-		JoinTimeout: p.JoinTimeout, ICEInterfaces: p.ICEInterfaces, Now: func() time.Duration { return time.Since(r.start) }})
+		JoinTimeout: p.JoinTimeout, ICEInterfaces: p.ICEInterfaces, Light: p.Receiver == plan.ReceiverLight, Now: func() time.Duration { return time.Since(r.start) }})
 	if err != nil {
 		return nil, err
 	}

@@ -109,6 +109,9 @@ func (s *sampling) take() {
 	if self.OK {
 		s.lastSelf = self
 	}
+	if s.lastSelf.OK && s.firstSelf.OK {
+		x.GenCPUSec = (s.lastSelf.Stat.CPU - s.firstSelf.Stat.CPU).Seconds()
+	}
 	s.samples = append(s.samples, x)
 	s.prev, s.prevAt = cur, now
 	s.progress.update(x, x.Participants())
@@ -228,6 +231,7 @@ func (r *run) collect(interrupted bool) *report.Result {
 	}
 	s.mu.Unlock()
 	res.Generator.LateSkips, res.Generator.SendErrors = cur.late, cur.sendErrs
+	res.Generator.Receiver = r.plan.Receiver
 	timing := r.timing()
 
 	r.mu.Lock()
@@ -251,6 +255,10 @@ func (r *run) collect(interrupted bool) *report.Result {
 	r.collectParticipants(res, now)
 	r.collectCallers(res, now)
 	for _, sub := range r.subs {
+		swallowed, reads, datagrams := sub.Swallowed()
+		res.Generator.Swallowed += swallowed
+		res.Generator.SocketReads += reads
+		res.Generator.SocketDatagrams += datagrams
 		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub]})
 		for _, err := range sub.Errors() {
 			res.Errors = append(res.Errors, err.Error())
@@ -260,6 +268,9 @@ func (r *run) collect(interrupted bool) *report.Result {
 			if !ok {
 				feed = -1
 			}
+			lc := st.LightCounts()
+			g := &res.Generator
+			g.Sampled, g.Verified, g.BadSamples, g.NACKs = g.Sampled+lc.Sampled, g.Verified+lc.Verified, g.BadSamples+lc.BadSamples, g.NACKs+lc.NACKed
 			res.Streams = append(res.Streams, report.Stream{Subscription: sub.Index, Owner: sub.Owner, Feed: feed, Mid: st.Mid, Summary: st.Summarize(now)})
 		}
 	}

@@ -3,12 +3,15 @@
 // over HTTP or WebSocket through janusclient and carrying media over real Pion PeerConnections.
 // Publishers send the mediasrc clips at real-time pace (simulcast rids f/h/q, highest first, as
 // Janus assumes by default); subscribers receive every stream of the feeds they chose and count
-// packets with rtpstats, without decoding.
+// packets with rtpstats, without decoding: as light receivers (Env.Light, tap.go) from the clear
+// RTP headers at the socket, with Pion decrypting only a sample, or through Pion's whole receive
+// stack.
 package client
 
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +26,7 @@ import (
 	"github.com/pion/logging"
 	"github.com/pion/sdp/v3"
 	"github.com/pion/transport/v4"
+	"github.com/pion/transport/v4/stdnet"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/janusclient"
@@ -50,9 +54,18 @@ type Env struct {
 	JoinTimeout time.Duration
 	// Now is the time since the run started (monotonic); every measurement uses it.
 	Now func() time.Duration
+	// Light makes subscriptions light receivers (tap.go): media counted at the socket from the
+	// clear RTP headers, a sample decrypted by Pion; false gives them Pion's whole receive stack.
+	Light bool
 
 	api  *webrtc.API
 	http *http.Client
+	// What a light receiver's own API is built from: the settings (with its tap as the network),
+	// the codecs and extensions, and no interceptors.
+	se       webrtc.SettingEngine
+	me       *webrtc.MediaEngine
+	net      transport.Net
+	feedback feedbackLoop
 }
 
 // Config builds an Env.
@@ -70,11 +83,14 @@ type Config struct {
 	// Janus API requests go through.
 	Net  transport.Net
 	HTTP *http.Client
+	// Light: see Env.
+	Light bool
 }
 
 // NewEnv builds the shared Pion API. ICE uses the interfaces given, or "lo" (loopback included)
 // when the server is on a loopback address, or else every interface but loopback, as browsers do.
 func NewEnv(c Config) (*Env, error) {
+	var err error
 	var se webrtc.SettingEngine
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
@@ -126,7 +142,14 @@ func NewEnv(c Config) (*Env, error) {
 	if err := webrtc.ConfigureTWCCHeaderExtensionSender(me, reg); err != nil {
 		return nil, err
 	}
+	base := c.Net
+	if base == nil {
+		if base, err = stdnet.NewNet(); err != nil {
+			return nil, err
+		}
+	}
 	env := &Env{Server: c.Server, Room: c.Room, Plugin: c.Plugin, Media: c.Media, Substream: c.Substream, JoinTimeout: c.JoinTimeout, Now: c.Now,
+		Light: c.Light, se: se, me: me, net: base,
 		api: webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg)),
 		http: &http.Client{Timeout: 90 * time.Second, Transport: &http.Transport{
 			MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second,
@@ -184,6 +207,27 @@ func (e *Env) newPC() (*webrtc.PeerConnection, <-chan webrtc.PeerConnectionState
 		}
 	})
 	return pc, states, nil
+}
+
+// newLightPC creates a light receiver's PeerConnection: its own API whose network is the tap's
+// and which has no interceptors (the tap's feedback replaces them).
+func (e *Env) newLightPC() (*webrtc.PeerConnection, <-chan webrtc.PeerConnectionState, *tap, error) {
+	t := newTap(e.Now, rand.Uint32())
+	se := e.se
+	se.SetNet(tapNet{Net: e.net, tap: t})
+	api := webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(e.me), webrtc.WithInterceptorRegistry(&interceptor.Registry{}))
+	pc, err := api.NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	states := make(chan webrtc.PeerConnectionState, 16)
+	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
+		select {
+		case states <- s:
+		default:
+		}
+	})
+	return pc, states, t, nil
 }
 
 // waitConnected waits until the PeerConnection is connected.

@@ -17,6 +17,7 @@ type Stream struct {
 	mu    sync.Mutex
 	stats *rtpstats.Stream
 	bad   uint64
+	light lightState // a light receiver's counting at the socket (tap.go); unused otherwise
 }
 
 func (s *Stream) observe(pkt []byte, at time.Duration) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pion/sdp/v3"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/janusclient"
@@ -25,6 +26,7 @@ type Subscriber struct {
 	s         *janusclient.Session
 	h         *janusclient.Handle
 	pc        *webrtc.PeerConnection
+	tap       *tap // a light receiver's; nil for a full one
 	privateID uint64
 	// start is the request that carries the answer: the videoroom's start with the room, or the
 	// streaming plugin's bare start. fromOffer registers the streams from the offer's m-lines,
@@ -79,12 +81,10 @@ func (sub *Subscriber) join(ctx context.Context, owner *Publisher, feeds []uint6
 	if sub.h, err = sub.s.Attach(ctx, Plugin); err != nil {
 		return err
 	}
-	pc, states, err := sub.env.newPC()
+	states, err := sub.newPC()
 	if err != nil {
 		return err
 	}
-	sub.pc = pc
-	pc.OnTrack(sub.onTrack)
 	body := map[string]any{"request": "join", "ptype": "subscriber", "room": sub.env.Room, "streams": feedEntries(feeds)}
 	if sub.privateID != 0 {
 		body["private_id"] = sub.privateID
@@ -106,6 +106,25 @@ func (sub *Subscriber) join(ctx context.Context, owner *Publisher, feeds []uint6
 	sub.wg.Add(1)
 	go sub.serverOffers()
 	return nil
+}
+
+// newPC creates the subscription's PeerConnection, light or full as the Env says.
+func (sub *Subscriber) newPC() (<-chan webrtc.PeerConnectionState, error) {
+	var states <-chan webrtc.PeerConnectionState
+	var err error
+	if sub.env.Light {
+		sub.pc, states, sub.tap, err = sub.env.newLightPC()
+	} else {
+		sub.pc, states, err = sub.env.newPC()
+	}
+	if err != nil {
+		return nil, err
+	}
+	sub.pc.OnTrack(sub.onTrack)
+	if sub.tap != nil {
+		sub.env.feedback.add(sub.tap, sub.pc.WriteRTCP)
+	}
+	return states, nil
 }
 
 func feedEntries(feeds []uint64) []map[string]any {
@@ -167,6 +186,9 @@ func (sub *Subscriber) answer(ctx context.Context, ev *janusclient.Event, reques
 	jsep, err := localDescription(ctx, sub.pc, answer)
 	if err != nil {
 		return err
+	}
+	if sub.tap != nil {
+		sub.tap.setTWCC(extmapID(jsep.SDP, sdp.TransportCCURI))
 	}
 	if _, err := sub.h.Message(ctx, sub.start, jsep); err != nil {
 		return fmt.Errorf("start: %w", err)
@@ -266,6 +288,9 @@ func (sub *Subscriber) Errors() []error {
 func (sub *Subscriber) Close(ctx context.Context) {
 	sub.once.Do(func() {
 		close(sub.stop)
+		if sub.tap != nil {
+			sub.env.feedback.remove(sub.tap)
+		}
 		var errs []error
 		switch {
 		case sub.c != nil && sub.s != nil:
@@ -299,7 +324,21 @@ func (sub *Subscriber) onTrack(track *webrtc.TrackRemote, receiver *webrtc.RTPRe
 		st = sub.addStreamLocked(mid, 0, track.Kind().String(), sub.env.Now())
 	}
 	sub.mu.Unlock()
-	ReadTrack(&sub.wg, track, receiver, func(pkt []byte) { st.observe(pkt, sub.env.Now()) })
+	if sub.tap == nil {
+		ReadTrack(&sub.wg, track, receiver, func(pkt []byte) { st.observe(pkt, sub.env.Now()) })
+		return
+	}
+	sub.tap.register(uint32(track.SSRC()), st)
+	readLightTrack(&sub.wg, track, receiver, st, sub.env.Now)
+}
+
+// Swallowed is how many packets a light receiver counted at its socket without Pion; reads and
+// datagrams are its socket's recvmmsg calls and the datagrams they returned.
+func (sub *Subscriber) Swallowed() (swallowed, reads, datagrams uint64) {
+	if sub.tap == nil {
+		return 0, 0, 0
+	}
+	return sub.tap.swallowed.Load(), sub.tap.reads.Load(), sub.tap.datagrams.Load()
 }
 
 func (sub *Subscriber) addStreamLocked(mid string, feed uint64, kind string, requested time.Duration) *Stream {
@@ -307,7 +346,7 @@ func (sub *Subscriber) addStreamLocked(mid string, feed uint64, kind string, req
 	if kind == "video" {
 		cfg = rtpstats.Config{Kind: rtpstats.Video, ClockRate: 90000}
 	}
-	st := &Stream{Mid: mid, Feed: feed, Kind: kind, stats: rtpstats.New(cfg, requested)}
+	st := &Stream{Mid: mid, Feed: feed, Kind: kind, stats: rtpstats.New(cfg, requested), light: lightState{overhead: -1}}
 	sub.streams[mid] = st
 	sub.order = append(sub.order, st)
 	return st

@@ -1,7 +1,10 @@
 package client
 
 import (
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
@@ -41,4 +44,54 @@ func drainRTCP(r interface {
 			return
 		}
 	}
+}
+
+// readLightTrack is ReadTrack for a light receiver's stream: what Pion delivers (the packets the
+// tap gave on) goes to st.fromPion, and sender reports are kept for the reception reports.
+func readLightTrack(wg *sync.WaitGroup, track *webrtc.TrackRemote, receiver *webrtc.RTPReceiver, st *Stream, now func() time.Duration) {
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for {
+			pkts, _, err := receiver.ReadRTCP()
+			if err != nil {
+				return
+			}
+			for _, p := range pkts {
+				if sr, ok := p.(*rtcp.SenderReport); ok && sr.SSRC == uint32(track.SSRC()) {
+					st.noteSenderReport(sr, now())
+				}
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		buf := make([]byte, 1500)
+		for {
+			n, _, err := track.Read(buf)
+			if err != nil {
+				return
+			}
+			st.fromPion(buf[:n], now())
+		}
+	}()
+}
+
+// extmapID is the id a session description gives a header extension, or 0.
+func extmapID(sdp, uri string) uint8 {
+	for _, line := range strings.Split(sdp, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "a=extmap:")
+		if !ok {
+			continue
+		}
+		id, u, ok := strings.Cut(rest, " ")
+		if !ok || strings.Fields(u)[0] != uri {
+			continue
+		}
+		id, _, _ = strings.Cut(id, "/")
+		if n, err := strconv.Atoi(id); err == nil && n > 0 && n < 256 {
+			return uint8(n)
+		}
+	}
+	return 0
 }

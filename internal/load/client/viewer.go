@@ -35,12 +35,10 @@ func (v *Subscriber) watch(ctx context.Context, mountpoint uint64) error {
 	if v.h, err = v.s.Attach(ctx, StreamingPlugin); err != nil {
 		return err
 	}
-	pc, states, err := v.env.newPC()
+	states, err := v.newPC()
 	if err != nil {
 		return err
 	}
-	v.pc = pc
-	pc.OnTrack(v.onTrack)
 	v.neg.Lock()
 	err = v.negotiate(ctx, map[string]any{"request": "watch", "id": mountpoint})
 	v.neg.Unlock()

@@ -35,6 +35,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.DurationVar(&d.Warmup, "warmup", d.Warmup, "time after the last join before the steady measurement window")
 	fs.StringVar(&d.Media, "media", d.Media, "media profile: "+strings.Join(Profiles, ", "))
 	fs.IntVar(&d.Substream, "substream", d.Substream, "simulcast layer subscribers ask for (0-2; -1 server default)")
+	fs.StringVar(&d.Receiver, "receiver", d.Receiver, "how subscriptions receive: light (count SRTP at the socket, Pion decrypts a sample) or full (Pion's whole receive stack)")
 	fs.DurationVar(&d.JoinTimeout, "join-timeout", d.JoinTimeout, "time allowed for one client to connect")
 	fs.StringVar(&f.ice, "ice-interface", "", "comma-separated interfaces the clients' ICE may use")
 	fs.IntVar(&d.AudioBridge.Participants, "audiobridge", 0, "audio bridge participants (instead of videoroom publishers and subscribers)")
@@ -145,6 +146,8 @@ func (f *Flags) apply(p *Plan, name string) error {
 		p.Media = v.Media
 	case "substream":
 		p.Substream = v.Substream
+	case "receiver":
+		p.Receiver = v.Receiver
 	case "join-timeout":
 		p.JoinTimeout = v.JoinTimeout
 	case "ice-interface":

@@ -35,6 +35,12 @@ const (
 	MediaVoice = "voice"
 )
 
+// Receivers of a subscription (Plan.Receiver).
+const (
+	ReceiverLight = "light"
+	ReceiverFull  = "full"
+)
+
 // Profiles lists the accepted media profiles.
 var Profiles = []string{MediaSimulcast, MediaVideo, MediaHD, MediaAudio, MediaVoice}
 
@@ -122,6 +128,11 @@ type Plan struct {
 	// Substream is the simulcast layer subscribers ask for (0 lowest … 2 highest); -1 leaves the
 	// server's default.
 	Substream int `yaml:"substream"`
+	// Receiver is how subscriptions receive: "light" (the default) counts SRTP packets at the
+	// socket from their clear RTP headers and has Pion decrypt only a sample (the generator then
+	// costs a fraction of the server); "full" runs every packet through Pion's receive stack
+	// (decryption, interceptors), as before.
+	Receiver string `yaml:"receiver"`
 	// JoinTimeout bounds one client's signalling and ICE/DTLS set-up.
 	JoinTimeout time.Duration `yaml:"join_timeout"`
 	// ICEInterfaces restricts the clients' ICE candidates to these network interfaces (empty: all
@@ -156,6 +167,7 @@ func Default() Plan {
 		Warmup:      2 * time.Second,
 		Media:       MediaSimulcast,
 		Substream:   -1,
+		Receiver:    ReceiverLight,
 		JoinTimeout: 20 * time.Second,
 		AudioBridge: AudioBridge{SamplingRate: 16000, Decode: 8},
 		Talkers:     3,

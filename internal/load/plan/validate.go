@@ -51,6 +51,9 @@ func (p *Plan) Validate() error {
 	if !slices.Contains(Profiles, p.Media) {
 		v.bad("media", "%q is not one of %s", p.Media, strings.Join(Profiles, ", "))
 	}
+	if p.Receiver != ReceiverLight && p.Receiver != ReceiverFull {
+		v.bad("receiver", "%q is not %s or %s", p.Receiver, ReceiverLight, ReceiverFull)
+	}
 	if p.Substream < -1 || p.Substream > 2 {
 		v.bad("substream", "%d is outside -1…2", p.Substream)
 	}

@@ -68,6 +68,13 @@ func (r *Result) deriveServer(steadyFrom float64) {
 			t.CPUSecondsPerGbit = s.SteadyCPUSeconds / gbit
 		}
 	}
+	r.Generator.SteadyCPUSeconds = b.GenCPUSec - a.GenCPUSec
+	if gbit > 0 {
+		t.GeneratorCPUSecondsPerGbit = r.Generator.SteadyCPUSeconds / gbit
+	}
+	if t.CPUSecondsPerGbit > 0 {
+		t.GeneratorPerGbitShare = t.GeneratorCPUSecondsPerGbit / t.CPUSecondsPerGbit
+	}
 	var sum int64
 	var n int64
 	for _, x := range r.Samples {

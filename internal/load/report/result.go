@@ -74,8 +74,23 @@ type Server struct {
 
 // Generator is the load generator's own cost and health.
 type Generator struct {
-	CPUSeconds   float64 `json:"cpu_seconds"`
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// SteadyCPUSeconds is the generator's CPU in the steady window, against which its cost per
+	// forwarded gigabit is measured (Totals.GeneratorCPUSecondsPerGbit).
+	SteadyCPUSeconds float64 `json:"steady_cpu_seconds"`
+	PeakRSSBytes     int64   `json:"peak_rss_bytes"`
+	// Receiver is how subscriptions received (plan.Receiver). A light receiver counted Swallowed
+	// packets at its sockets without Pion and had Pion decrypt Sampled others, of which Verified
+	// had a sound payload and BadSamples did not; NACKs are the sequence numbers it asked for.
+	Receiver   string `json:"receiver"`
+	Swallowed  uint64 `json:"swallowed,omitempty"`
+	Sampled    uint64 `json:"sampled,omitempty"`
+	Verified   uint64 `json:"verified,omitempty"`
+	BadSamples uint64 `json:"bad_samples,omitempty"`
+	NACKs      uint64 `json:"nacks,omitempty"`
+	// SocketReads are the light receivers' recvmmsg calls, which returned SocketDatagrams.
+	SocketReads     uint64 `json:"socket_reads,omitempty"`
+	SocketDatagrams uint64 `json:"socket_datagrams,omitempty"`
 	// LateSkips counts times a publisher fell more than 500 ms behind real time (an overloaded
 	// generator); SendErrors failed RTP writes.
 	LateSkips  uint64 `json:"late_skips"`
@@ -113,6 +128,11 @@ type Totals struct {
 	MeanVideoKbps         float64 `json:"mean_video_kbit_per_s"`
 	MeanAudioKbps         float64 `json:"mean_audio_kbit_per_s"`
 	GeneratorCPUPerServer float64 `json:"generator_cpu_per_server_cpu"`
+	// GeneratorCPUSecondsPerGbit is the generator's own CPU per forwarded gigabit in the steady
+	// window; GeneratorPerGbitShare is that over the server's (it must stay below 0.25 for the
+	// generator's cost not to distort the server's on a shared machine).
+	GeneratorCPUSecondsPerGbit float64 `json:"generator_cpu_seconds_per_gbit"`
+	GeneratorPerGbitShare      float64 `json:"generator_per_gbit_share"`
 
 	// Audio is the timing of every received audio stream over the whole run.
 	Audio AudioTiming `json:"audio"`
@@ -140,6 +160,7 @@ type Sample struct {
 	NetInPps        float64
 	NetOutPps       float64
 	GenCPUPct       float64
+	GenCPUSec       float64 // cumulative
 	GenRSSBytes     int64
 	SentMbps        float64 // RTP the publishers sent
 	RecvMbps        float64 // RTP the subscribers received

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/strata-rtc/strata/internal/load/plan"
 )
 
 // Files written into the output directory.
@@ -78,7 +80,7 @@ func ReadSummary(path string) (*Result, error) {
 var timeseriesHeader = []string{"t_s", "publishers", "subscribers", "audiobridge", "participants", "peer_connections",
 	"server_cpu_pct", "server_cpu_s", "server_rss_mb", "server_threads",
 	"server_net_in_mbps", "server_net_out_mbps", "server_net_in_pps", "server_net_out_pps",
-	"generator_cpu_pct", "generator_rss_mb", "sent_mbps", "received_mbps", "loss_pct", "late_frames"}
+	"generator_cpu_pct", "generator_rss_mb", "sent_mbps", "received_mbps", "loss_pct", "late_frames", "generator_cpu_s"}
 
 // WriteTimeseries writes one row a second. Server columns are empty when the server could not be
 // sampled, network columns when its traffic could not be isolated.
@@ -96,7 +98,7 @@ func WriteTimeseries(w io.Writer, samples []Sample) error {
 		row := append([]string{f1(s.T), strconv.Itoa(s.Publishers), strconv.Itoa(s.Subscribers), strconv.Itoa(s.AudioBridge),
 			strconv.Itoa(s.Participants()), strconv.Itoa(s.PeerConnections)}, server...)
 		row = append(row, net...)
-		row = append(row, f1(s.GenCPUPct), f1(mb(s.GenRSSBytes)), f3(s.SentMbps), f3(s.RecvMbps), f3(s.LossPct), u(s.LateFrames))
+		row = append(row, f1(s.GenCPUPct), f1(mb(s.GenRSSBytes)), f3(s.SentMbps), f3(s.RecvMbps), f3(s.LossPct), u(s.LateFrames), f3(s.GenCPUSec))
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -167,6 +169,15 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		row("server traffic", fmt.Sprintf("in %.1f MB (%d packets), out %.1f MB (%d packets)", mb(int64(s.NetInBytes)), s.NetInPackets, mb(int64(s.NetOutBytes)), s.NetOutPackets))
 	}
 	row("generator CPU", fmt.Sprintf("%.2f s (%.2f× the server's); peak RSS %.1f MB; %d late skips, %d send errors", g.CPUSeconds, t.GeneratorCPUPerServer, mb(g.PeakRSSBytes), g.LateSkips, g.SendErrors))
+	row("generator CPU per forwarded gigabit", fmt.Sprintf("%.3f s/Gbit in the steady window (%.2f× the server's), %s receivers", t.GeneratorCPUSecondsPerGbit, t.GeneratorPerGbitShare, g.Receiver))
+	if g.Receiver == plan.ReceiverLight {
+		perRead := 0.0
+		if g.SocketReads > 0 {
+			perRead = float64(g.SocketDatagrams) / float64(g.SocketReads)
+		}
+		row("light receivers", fmt.Sprintf("%d packets counted at the socket, %d sampled through Pion (%d verified, %d bad payloads), %d NACKed; %.2f datagrams per recvmmsg",
+			g.Swallowed, g.Sampled, g.Verified, g.BadSamples, g.NACKs, perRead))
+	}
 	row("sent / received RTP", fmt.Sprintf("%.1f MB / %.1f MB", mb(int64(t.SentBytes)), mb(int64(t.ReceivedBytes))))
 	b.WriteString("\n## Received quality\n\n| | |\n|---|---|\n")
 	row("streams receiving at the end", fmt.Sprintf("%d of %d expected", t.StreamsReceiving, t.StreamsExpected))

@@ -120,8 +120,23 @@ func (s *Stream) Observe(pkt []byte, at time.Duration) error {
 	if err != nil {
 		return err
 	}
+	s.account(h, len(pkt), at)
+	s.trackFrames(h, pkt[h.PayloadOffset:len(pkt)-h.Padding], at)
+	return nil
+}
+
+// ObserveHeader accounts a packet known only by its header and size (the length of the RTP
+// packet, header included): an SRTP packet counted without decrypting it. Everything is measured
+// as by Observe except VP8 keyframes, which need the payload: a video stream counted this way
+// finds none, so it becomes decodable only through packets given to Observe.
+func (s *Stream) ObserveHeader(h Header, size int, at time.Duration) {
+	s.account(h, size, at)
+	s.trackFrames(h, nil, at)
+}
+
+func (s *Stream) account(h Header, size int, at time.Duration) {
 	s.packets++
-	s.bytes += uint64(len(pkt))
+	s.bytes += uint64(size)
 	if s.packets == 1 {
 		s.first = at
 	}
@@ -132,8 +147,6 @@ func (s *Stream) Observe(pkt []byte, at time.Duration) error {
 		s.timing.Observe(h.Timestamp, at)
 	}
 	s.lastTS = h.Timestamp
-	s.trackFrames(h, pkt[h.PayloadOffset:len(pkt)-h.Padding], at)
-	return nil
 }
 
 func (s *Stream) trackSequence(seq uint16) {
@@ -342,6 +355,21 @@ func (s *Stream) Counters() Counters {
 		c.Late, c.Gaps = s.timing.counts.Late, s.timing.counts.Gaps
 	}
 	return c
+}
+
+// Reception is what an RTCP reception report (RFC 3550 §6.4.1) says of the stream: the extended
+// highest sequence number received, the packets expected and received so far (over every resync)
+// and the interarrival jitter in RTP clock units.
+type Reception struct {
+	ExtHighest         uint32
+	Expected, Received uint64
+	Jitter             uint32
+}
+
+// Reception returns the stream's reception figures.
+func (s *Stream) Reception() Reception {
+	return Reception{ExtHighest: uint32(s.maxExt - 1<<16), Expected: s.expPrior + s.expectedSinceResync(),
+		Received: s.recPrior + s.received, Jitter: uint32(s.jitter)}
 }
 
 // Decodable reports whether a first frame has been shown.

@@ -258,3 +258,57 @@ func FuzzObserve(f *testing.F) {
 		_, _, _ = VP8FrameStart(b)
 	})
 }
+
+// TestObserveHeaderCountsLikeObserve: a stream fed headers alone after its first keyframe counts
+// the same packets, bytes, loss, frames and freezes as one fed the whole packets, and its
+// reception report figures follow.
+func TestObserveHeaderCountsLikeObserve(t *testing.T) {
+	whole := New(Config{Kind: Video, ClockRate: 90000}, 0)
+	split := New(Config{Kind: Video, ClockRate: 90000}, 0)
+	seq := uint16(65530) // wraps
+	var at time.Duration
+	for i := 0; i < 60; i++ {
+		for j := 0; j < 3; j++ {
+			p := packet{seq: seq, ts: uint32(i) * 3000, marker: j == 2, start: j == 0, key: i == 0}
+			seq++
+			if i == 30 && j == 1 {
+				continue // lost
+			}
+			b := p.bytes(Video)
+			if err := whole.Observe(b, at); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				_ = split.Observe(b, at)
+				continue
+			}
+			h, _, _, err := ParseSRTPHeader(append(b, make([]byte, 10)...)) // an SRTP tag after it
+			if err != nil {
+				t.Fatal(err)
+			}
+			split.ObserveHeader(h, len(b), at)
+		}
+		at += frame
+	}
+	a, b := whole.Summarize(at), split.Summarize(at)
+	if a.Packets != b.Packets || a.Bytes != b.Bytes || a.Lost != 1 || b.Lost != 1 || a.Frames != b.Frames || a.Freezes != b.Freezes || !split.Decodable() {
+		t.Errorf("whole %+v\nheaders %+v", a, b)
+	}
+	if r := split.Reception(); r.Expected != 180 || r.Received != 179 || r.ExtHighest != 65530+179 {
+		t.Errorf("reception %+v", r)
+	}
+}
+
+func TestHeaderExtension(t *testing.T) {
+	one := []byte{0x10, 0xaa, 0x00, 0x51, 0x01, 0x02, 0x00} // id 1 (1 byte), padding, id 5 (2 bytes)
+	if v := HeaderExtension(0xBEDE, one, 5); len(v) != 2 || v[0] != 1 || v[1] != 2 {
+		t.Errorf("one-byte: %v", v)
+	}
+	two := []byte{0x01, 0x01, 0xaa, 0x00, 0x05, 0x02, 0x01, 0x02} // id 1 (1 byte), padding, id 5 (2 bytes)
+	if v := HeaderExtension(0x1000, two, 5); len(v) != 2 || v[0] != 1 || v[1] != 2 {
+		t.Errorf("two-byte: %v", v)
+	}
+	if HeaderExtension(0xBEDE, one, 7) != nil || HeaderExtension(0xBEDE, []byte{0x53, 0x01}, 5) != nil {
+		t.Error("found what is not there")
+	}
+}
