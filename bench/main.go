@@ -53,7 +53,7 @@ type scale struct {
 }
 
 var scales = map[string]scale{
-	"small": {FanOutMax: 64, VideoroomPubs: 6, VideoroomSubs: 30, Audio: 20, Hold: 25 * time.Second, Warmup: 12 * time.Second},
+	"small": {FanOutMax: 64, VideoroomPubs: 10, VideoroomSubs: 140, Audio: 20, Hold: 25 * time.Second, Warmup: 12 * time.Second},
 	"full":  {FanOutMax: 256, VideoroomPubs: 10, VideoroomSubs: 140, Audio: 20, Hold: 40 * time.Second, Warmup: 15 * time.Second},
 }
 
