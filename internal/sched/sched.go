@@ -30,7 +30,8 @@ type Loop struct {
 	mu      sync.Mutex
 	timers  timerHeap
 	running bool          // the goroutine is up (or about to be)
-	kick    chan struct{} // an earlier deadline was scheduled while the goroutine slept
+	tick    time.Duration // the period of the goroutine's ticker (0: none)
+	kick    chan struct{} // the goroutine must look at the timers before its next tick
 	batch   []*Timer      // the timers due at one instant; owned by the goroutine
 	batches atomic.Uint64 // how many batches ran (the wake-ups that found work)
 }
@@ -131,7 +132,8 @@ func (l *Loop) next(period time.Duration) time.Duration {
 }
 
 // push puts an active timer in the heap at deadline at; from outside the goroutine (wake), it
-// starts the goroutine, or wakes it when that deadline comes first. l.mu is held.
+// starts the goroutine, or wakes it when its ticker would get to the timer too late: a one-shot
+// due before the next tick, a period shorter than the ticker's. l.mu is held.
 func (l *Loop) push(t *Timer, at time.Duration, wake bool) {
 	t.at = at
 	heap.Push(&l.timers, t)
@@ -140,7 +142,7 @@ func (l *Loop) push(t *Timer, at time.Duration, wake bool) {
 	case !l.running:
 		l.running = true
 		go l.run()
-	case t.index == 0:
+	case l.tick == 0 || (t.period == 0 && at < l.since()+l.tick) || (t.period > 0 && t.period < l.tick):
 		select {
 		case l.kick <- struct{}{}:
 		default:
@@ -148,21 +150,51 @@ func (l *Loop) push(t *Timer, at time.Duration, wake bool) {
 	}
 }
 
+// run wakes on a ticker whose period is the shortest of the periodic timers', and runs what is
+// due. A ticker, not a timer reset to each next deadline: the runtime re-arms a ticker itself,
+// whereas resetting a timer from a goroutine breaks the network poller's wait (a write to its
+// eventfd and another thread woken) whenever that deadline comes first, as it does here at every
+// tick. With the periods of the server's timers multiples of each other (10, 50, 100, 250 ms),
+// every deadline falls on a tick, one tick late at most when the ticker started between two.
 func (l *Loop) run() {
-	sleep := time.NewTimer(time.Hour)
-	defer sleep.Stop()
+	var ticker *time.Ticker
+	var ticks <-chan time.Time        // ticker.C while it runs
+	var period time.Duration          // the ticker's
+	sleep := time.NewTimer(time.Hour) // for one-shots while no periodic timer runs
+	defer func() {
+		sleep.Stop()
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
 	for {
 		l.mu.Lock()
 		if len(l.timers) == 0 {
-			l.running = false
+			l.running, l.tick = false, 0
 			l.mu.Unlock()
 			return
 		}
 		now := l.since()
 		if wait := l.timers[0].at - now; wait > 0 {
+			tick := l.shortestPeriod()
+			l.tick = tick
 			l.mu.Unlock()
-			sleep.Reset(wait)
+			switch {
+			case tick == 0:
+				if ticks != nil {
+					ticker.Stop()
+					ticks = nil
+				}
+				sleep.Reset(wait)
+			case ticker == nil:
+				ticker, period = time.NewTicker(tick), tick
+				ticks = ticker.C
+			case ticks == nil || tick != period:
+				ticker.Reset(tick)
+				period, ticks = tick, ticker.C
+			}
 			select {
+			case <-ticks:
 			case <-sleep.C:
 			case <-l.kick:
 			}
@@ -194,6 +226,17 @@ func (l *Loop) run() {
 		l.batch = batch
 		l.mu.Unlock()
 	}
+}
+
+// shortestPeriod is the shortest period of the scheduled periodic timers (0: none). l.mu is held.
+func (l *Loop) shortestPeriod() time.Duration {
+	var p time.Duration
+	for _, t := range l.timers {
+		if t.period > 0 && (p == 0 || t.period < p) {
+			p = t.period
+		}
+	}
+	return p
 }
 
 // timerHeap orders timers by deadline (container/heap).

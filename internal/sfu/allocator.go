@@ -66,8 +66,9 @@ type Decision struct {
 // Allocator splits one subscriber's estimated bandwidth over its video down-tracks. It has no
 // goroutine of its own: its decision tick, its probe padding and the decisions that follow events
 // run on a shared loop (package sched) with every other allocator's, so that N subscribers cost
-// one wake-up per tick rather than N. Only the loop runs the decision code, one callback at a
-// time, so that code needs no locks; events from other goroutines wait in a queue.
+// one wake-up per tick rather than N; the decision after a feedback message runs on the
+// goroutine that read it (Nudge). The decision code runs under runMu, one call at a time, and
+// needs no other lock; events from other goroutines wait in a queue.
 type Allocator struct {
 	cfg   AllocatorConfig
 	est   Estimator // nil: no estimate, the caps are followed
@@ -84,7 +85,7 @@ type Allocator struct {
 	started bool
 	stopped bool
 
-	// runMu is held by every callback of the allocator on the loop and by Close, so that nothing
+	// runMu is held by every decision (the loop's callbacks, Nudge) and by Close, so that nothing
 	// is decided once Close has returned.
 	runMu  sync.Mutex
 	closed bool
@@ -94,7 +95,7 @@ type Allocator struct {
 	census   *Census
 	censusID uint64
 
-	// owned by the loop's callbacks
+	// guarded by runMu
 	tracks       []*allocTrack
 	decided      []*allocTrack // the tracks of the current decision (measured ones)
 	in           policy.Input
@@ -198,8 +199,8 @@ func NewAllocator(cfg AllocatorConfig, est Estimator, pr Prober, opts ...Allocat
 // Policy is the name of the policy in use.
 func (a *Allocator) Policy() string { return a.pol.Name() }
 
-// Start starts the allocator's timers. It decides on a tick, after events, and shortly after
-// every feedback message the estimator processed (Nudge).
+// Start starts the allocator's timers. It decides on a tick, after events, and right after every
+// feedback message the estimator processed (Nudge).
 func (a *Allocator) Start() {
 	if a.est != nil {
 		a.est.OnUpdate(a.Nudge)
@@ -288,15 +289,13 @@ func (a *Allocator) SetNetDecision(d *DownTrack, nd NetDecision) {
 	a.send(allocEvent{kind: evNet, d: d, net: nd})
 }
 
-// nudgeAlign: a decision asked for by Nudge runs at the next multiple of this on the shared
-// loop, so that the feedback of many subscribers arriving within it is decided on in one wake-up
-// (and on the wake-ups of the padding and decision ticks, which are multiples of it).
-const nudgeAlign = 10 * time.Millisecond
-
-// Nudge makes the allocator decide soon (e.g. the estimate changed): within nudgeAlign.
+// Nudge makes the allocator decide now (e.g. the estimate changed). It runs the decision on the
+// caller's goroutine (the estimator's feedback reader, which is awake anyway), under the lock
+// every callback of the allocator holds: handing it to the shared loop would wake that loop
+// (and reset its timer) for every feedback message of every subscriber.
 func (a *Allocator) Nudge() {
 	if a.isRunning() {
-		a.work.Once(nudgeAlign)
+		a.onWork()
 	}
 }
 
