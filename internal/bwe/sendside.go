@@ -18,6 +18,7 @@ import (
 
 	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/rtcpview"
+	"github.com/strata-rtc/strata/internal/sched"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
@@ -175,12 +176,12 @@ type SendSide struct {
 	sentUnwrap cc.SeqUnwrapper // for the numbers stamped on sent packets (assigned in order)
 	results    []cc.PacketResult
 
-	closeOnce sync.Once
-	done      chan struct{}
+	ticker *sched.Timer
 }
 
 // NewSendSide returns the interceptor of one PeerConnection, driving ctrl. tick is how often the
-// controller's timers run (OnTick) without feedback.
+// controller's timers run (OnTick) without feedback; they run on the process's shared loop
+// (package sched), with every other PeerConnection's.
 func NewSendSide(ctrl cc.RateController, tick time.Duration) *SendSide {
 	if tick <= 0 {
 		tick = 50 * time.Millisecond
@@ -190,10 +191,9 @@ func NewSendSide(ctrl cc.RateController, tick time.Duration) *SendSide {
 		start:   time.Now(),
 		history: newSendHistory(),
 		results: make([]cc.PacketResult, 0, 512),
-		done:    make(chan struct{}),
 	}
 	s.est.clock = s.now
-	go s.tickLoop(tick)
+	s.ticker = sched.Shared().Every(tick, s.onTick)
 	return s
 }
 
@@ -202,17 +202,8 @@ func (s *SendSide) Estimator() *Estimator { return s.est }
 
 func (s *SendSide) now() time.Duration { return time.Since(s.start) }
 
-func (s *SendSide) tickLoop(every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-			s.withController(func(c cc.RateController) { c.OnTick(s.now()) })
-		}
-	}
+func (s *SendSide) onTick() {
+	s.withController(func(c cc.RateController) { c.OnTick(s.now()) })
 }
 
 // withController runs f under the estimator's lock.
@@ -333,8 +324,8 @@ func (s *SendSide) onReports(reports rtcpview.ReportBlocks) {
 	}
 }
 
-// Close stops the tick loop.
+// Close stops the controller's timers.
 func (s *SendSide) Close() error {
-	s.closeOnce.Do(func() { close(s.done) })
+	s.ticker.Stop()
 	return nil
 }

@@ -203,7 +203,7 @@ func (f *Factory) New(h Hooks, opts ...PeerOption) (*Peer, error) {
 	f.totals.add(p)
 	p.retire = func() { f.totals.retire(p) }
 	p.install()
-	go p.run(f.opts.monitor)
+	p.startMonitor(f.opts.monitor)
 	return p, nil
 }
 

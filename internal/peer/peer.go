@@ -21,6 +21,7 @@ import (
 
 	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/pcap"
+	"github.com/strata-rtc/strata/internal/sched"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 	"github.com/strata-rtc/strata/internal/udpbatch"
 )
@@ -84,6 +85,7 @@ type Peer struct {
 	stats         stats.Getter
 	counters      *counterSet
 	monitor       *monitor
+	monitorTimer  *sched.Timer // runs monitor (startMonitor)
 	batcher       udpbatch.Batcher
 	marks         *udpbatch.Marks
 	remap         atomic.Bool
@@ -192,6 +194,9 @@ func (p *Peer) RemoteCandidatesDone() {
 func (p *Peer) Close(reason string) {
 	p.closeOnce.Do(func() {
 		close(p.closed)
+		if p.monitorTimer != nil {
+			p.monitorTimer.Stop()
+		}
 		p.closeDataChannels()
 		if err := p.PC.Close(); err != nil {
 			p.log.Debug("closing PeerConnection", "err", err)
@@ -313,24 +318,23 @@ func readReceiverRTCP(r *webrtc.RTPReceiver, rid string) {
 	}
 }
 
-// run samples the counters for `media` and `slowlink` events until the Peer closes.
-func (p *Peer) run(cfg MonitorConfig) {
-	ticker := time.NewTicker(cfg.Tick)
-	defer ticker.Stop()
+// startMonitor samples the counters for `media` and `slowlink` events every cfg.Tick, on the
+// process's shared loop (package sched) rather than a ticker and goroutine per Peer, until the
+// Peer closes.
+func (p *Peer) startMonitor(cfg MonitorConfig) {
 	start := time.Now()
 	generation := ^uint64(0)
-	for {
-		select {
-		case <-p.closed:
+	p.monitorTimer = sched.Shared().NewTimer(func() {
+		if p.isClosed() {
 			return
-		case <-ticker.C:
 		}
 		if g := p.counters.generation.Load(); g != generation || p.remap.Swap(false) {
 			generation = g
 			p.mapStreams()
 		}
 		p.monitor.tick(time.Since(start), peerEvents{p})
-	}
+	})
+	p.monitorTimer.Start(cfg.Tick)
 }
 
 // mapStreams tells the monitor which SSRCs belong to which m-line.

@@ -26,6 +26,8 @@ import (
 	"github.com/pion/rtcp"
 	"github.com/pion/sdp/v3"
 	"github.com/pion/transport/v4/packetio"
+
+	"github.com/strata-rtc/strata/internal/sched"
 )
 
 // The limits of Pion's own SRTP and SRTCP stream buffers (pion/srtp's srtpBufferSize and
@@ -148,14 +150,14 @@ func newFeedbackFactory(a *arrivals, interval time.Duration, lf logging.LoggerFa
 }
 
 func (f *feedbackFactory) NewInterceptor(string) (interceptor.Interceptor, error) {
-	return &feedbackSender{
-		arrivals: f.arrivals, interval: f.interval, log: f.log,
-		recorder: twcc.NewRecorder(rand.Uint32()), started: make(chan struct{}), closed: make(chan struct{}),
-	}, nil
+	s := &feedbackSender{arrivals: f.arrivals, interval: f.interval, log: f.log, recorder: twcc.NewRecorder(rand.Uint32())}
+	s.timer = sched.Shared().NewTimer(s.send)
+	return s, nil
 }
 
 // feedbackSender records the transport-wide sequence number and arrival time of every packet
-// received and sends feedback every interval once the first packet has arrived.
+// received and sends feedback every interval once the first packet has arrived, on the process's
+// shared loop (package sched) rather than a ticker and goroutine per PeerConnection.
 type feedbackSender struct {
 	interceptor.NoOp
 	arrivals *arrivals
@@ -164,18 +166,17 @@ type feedbackSender struct {
 
 	mu       sync.Mutex
 	recorder *twcc.Recorder
-
-	startOnce sync.Once
-	started   chan struct{}
-	closeOnce sync.Once
-	closed    chan struct{}
-	wg        sync.WaitGroup
+	writer   interceptor.RTCPWriter // nil until bound
+	started  bool                   // the timer runs (from the first packet recorded)
+	closed   bool
+	timer    *sched.Timer
 }
 
-// BindRTCPWriter starts the feedback loop on the PeerConnection's RTCP writer.
+// BindRTCPWriter keeps the PeerConnection's RTCP writer for the feedback.
 func (s *feedbackSender) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCPWriter {
-	s.wg.Add(1)
-	go s.loop(w)
+	s.mu.Lock()
+	s.writer = w
+	s.mu.Unlock()
 	return w
 }
 
@@ -226,8 +227,11 @@ func (s *feedbackSender) BindRemoteStream(info *interceptor.StreamInfo, reader i
 func (s *feedbackSender) record(ssrc uint32, seq uint16, at int64) {
 	s.mu.Lock()
 	s.recorder.Record(ssrc, seq, at)
+	if !s.started && !s.closed {
+		s.started = true
+		s.timer.Start(s.interval) // under s.mu: never after Close
+	}
 	s.mu.Unlock()
-	s.startOnce.Do(func() { close(s.started) })
 }
 
 // build returns the feedback due now (none when nothing arrived since the last).
@@ -237,41 +241,35 @@ func (s *feedbackSender) build() []rtcp.Packet {
 	return s.recorder.BuildFeedbackPacket()
 }
 
-func (s *feedbackSender) loop(w interceptor.RTCPWriter) {
-	defer s.wg.Done()
-	select {
-	case <-s.closed:
+// send writes the feedback due, every interval.
+func (s *feedbackSender) send() {
+	s.mu.Lock()
+	w, closed := s.writer, s.closed
+	s.mu.Unlock()
+	if closed || w == nil {
 		return
-	case <-s.started:
 	}
-	t := time.NewTicker(s.interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.closed:
-			return
-		case <-t.C:
-		}
-		pkts := s.build()
-		if len(pkts) == 0 {
-			continue
-		}
-		if _, err := w.Write(pkts, nil); err != nil {
-			s.log.Debugf("writing transport-wide feedback: %v", err)
-			continue
-		}
-		for _, p := range pkts {
-			if fb, ok := p.(*rtcp.TransportLayerCC); ok {
-				s.log.Tracef("transport-wide feedback #%d: base %d, %d statuses, %d received", fb.FbPktCount,
-					fb.BaseSequenceNumber, fb.PacketStatusCount, len(fb.RecvDeltas))
-			}
+	pkts := s.build()
+	if len(pkts) == 0 {
+		return
+	}
+	if _, err := w.Write(pkts, nil); err != nil {
+		s.log.Debugf("writing transport-wide feedback: %v", err)
+		return
+	}
+	for _, p := range pkts {
+		if fb, ok := p.(*rtcp.TransportLayerCC); ok {
+			s.log.Tracef("transport-wide feedback #%d: base %d, %d statuses, %d received", fb.FbPktCount,
+				fb.BaseSequenceNumber, fb.PacketStatusCount, len(fb.RecvDeltas))
 		}
 	}
 }
 
-// Close stops the feedback loop.
+// Close stops the feedback.
 func (s *feedbackSender) Close() error {
-	s.closeOnce.Do(func() { close(s.closed) })
-	s.wg.Wait()
+	s.mu.Lock()
+	s.closed = true
+	s.timer.Stop()
+	s.mu.Unlock()
 	return nil
 }

@@ -38,7 +38,8 @@ func StrataTarget(bin string, extras ...string) Target {
 }
 
 // WriteStrataConfig writes what differs from the embedded defaults: the HTTP transport alone, no
-// demos, ICE on the namespace's interface, the videoroom without sample rooms, quiet logs. extras
+// demos, ICE on the namespace's interface, the videoroom without sample rooms, the streaming
+// plugin without sample mountpoints, quiet logs. extras
 // are YAML merged over it in order (a scenario's or probe's settings). An empty ip listens on
 // every address.
 func WriteStrataConfig(dir, ip, nsIf string, port int, extras ...string) (string, error) {
@@ -64,6 +65,11 @@ plugins:
   videoroom:
     enabled: true
     rooms: []
+  streaming:
+    # No sample mountpoints: a live file mountpoint plays (reads, packetises, meters) whether
+    # anyone watches or not, a fixed cost that Janus's configuration (the videoroom alone) does
+    # not carry and that weighs on the small fan-outs.
+    mountpoints: []
 `, ip, port, nsIf)
 	for _, extra := range extras {
 		if extra == "" {

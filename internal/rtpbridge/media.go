@@ -86,7 +86,7 @@ func (l *leg) attach(pc *webrtc.PeerConnection, c *choice) error {
 	}
 	l.sender = sender
 	l.down.Start()
-	go l.readSenderRTCP(sender)
+	go l.down.ReadRTCP(sender) // keyframe requests reach the plain peer through the Receiver's requester
 	return nil
 }
 
@@ -126,18 +126,6 @@ func (l *leg) dtmfFormat() webrtc.RTPCodecParameters {
 	}
 	return webrtc.RTPCodecParameters{PayloadType: webrtc.PayloadType(l.plainDTMF),
 		RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: media.TelephoneEvent, ClockRate: l.dtmfRate, SDPFmtpLine: "0-16"}}
-}
-
-// readSenderRTCP hands what the browser says about the plain peer's media to the DownTrack
-// (keyframe requests reach the plain peer through the Receiver's requester).
-func (l *leg) readSenderRTCP(sender *webrtc.RTPSender) {
-	for {
-		pkts, _, err := sender.ReadRTCP()
-		if err != nil {
-			return
-		}
-		l.down.HandleRTCP(pkts, sfu.Now())
-	}
 }
 
 // onTrack feeds a browser track into its leg's Receiver.

@@ -148,3 +148,16 @@ func TestForwarderAllocatesNothing(t *testing.T) {
 		_ = f.Close()
 	}
 }
+
+// TestFeedbackAllocatesNothing: a subscriber's compound feedback — receiver report,
+// transport-wide feedback, a NACK answered from the cache and a PLI — is read without an
+// allocation (HandleRTCP parses the raw packet in place).
+func TestFeedbackAllocatesNothing(t *testing.T) {
+	d, fb, now := feedbackFixture(t)
+	if allocs := testing.AllocsPerRun(200, func() { d.HandleRTCP(fb, now) }); allocs != 0 {
+		t.Errorf("%.1f allocations per feedback packet, want 0", allocs)
+	}
+	if st := d.Stats(); st.NACKed < 200 || st.Retransmitted == 0 || st.KeyframeRequests < 200 {
+		t.Fatalf("the feedback was not read: %+v", st)
+	}
+}

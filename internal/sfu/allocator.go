@@ -3,9 +3,11 @@ package sfu
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/sched"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
@@ -61,25 +63,39 @@ type Decision struct {
 	Reason   string
 }
 
-// Allocator splits one subscriber's estimated bandwidth over its video down-tracks. All decisions
-// run on its own goroutine, fed by an event queue, so the decision code needs no locks.
+// Allocator splits one subscriber's estimated bandwidth over its video down-tracks. It has no
+// goroutine of its own: its decision tick, its probe padding and the decisions that follow events
+// run on a shared loop (package sched) with every other allocator's, so that N subscribers cost
+// one wake-up per tick rather than N; the decision after a feedback message runs on the
+// goroutine that read it (Nudge). The decision code runs under runMu, one call at a time, and
+// needs no other lock; events from other goroutines wait in a queue.
 type Allocator struct {
-	cfg    AllocatorConfig
-	est    Estimator // nil: no estimate, the caps are followed
-	pol    policy.Policy
-	log    *slog.Logger
-	clock  func() time.Duration
-	events chan allocEvent
-	done   chan struct{}
-	once   sync.Once
-	wg     sync.WaitGroup
+	cfg   AllocatorConfig
+	est   Estimator // nil: no estimate, the caps are followed
+	pol   policy.Policy
+	log   *slog.Logger
+	clock func() time.Duration
+
+	// work applies queued events and decides; tick decides; pad sends probe padding.
+	work, tick, pad *sched.Timer
+
+	queueMu sync.Mutex
+	queue   []allocEvent // events not applied yet
+	spare   []allocEvent // the queue's other buffer
+	started bool
+	stopped bool
+
+	// runMu is held by every decision (the loop's callbacks, Nudge) and by Close, so that nothing
+	// is decided once Close has returned.
+	runMu  sync.Mutex
+	closed bool
 
 	observer func(Decision)
 	slowLink func(estimate cc.Bitrate)
 	census   *Census
 	censusID uint64
 
-	// owned by the loop goroutine
+	// guarded by runMu
 	tracks       []*allocTrack
 	decided      []*allocTrack // the tracks of the current decision (measured ones)
 	in           policy.Input
@@ -87,6 +103,10 @@ type Allocator struct {
 	lastSlowLink time.Duration
 	reportedSlow bool
 	probes       probeRunner
+	padding      bool
+	steady       steadyState
+
+	fullDecisions atomic.Uint64 // decisions that ran the policy (not stopped early as steady)
 }
 
 type allocTrack struct {
@@ -110,7 +130,6 @@ const (
 	evRemove
 	evOptions
 	evPause
-	evNudge
 	evNet
 )
 
@@ -128,13 +147,13 @@ type AllocatorOption func(*Allocator)
 // WithClock replaces the allocator's clock (tests).
 func WithClock(now func() time.Duration) AllocatorOption { return func(a *Allocator) { a.clock = now } }
 
-// WithObserver receives every target change (on the allocator's goroutine: do not block).
+// WithObserver receives every target change (on the shared loop's goroutine: do not block).
 func WithObserver(f func(Decision)) AllocatorOption { return func(a *Allocator) { a.observer = f } }
 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) AllocatorOption { return func(a *Allocator) { a.log = l } }
 
-// WithSlowLink receives a report (on the allocator's goroutine: do not block) when the allocator
+// WithSlowLink receives a report (on the shared loop's goroutine: do not block) when the allocator
 // had to take a track below the layer the subscriber asked for because the path does not carry it
 // (the estimate, congestion, a pause for lack of bandwidth) — the videoroom's slow_link event. At
 // most one per SlowLinkInterval; estimate is the path's estimate then.
@@ -161,13 +180,12 @@ func NewAllocator(cfg AllocatorConfig, est Estimator, pr Prober, opts ...Allocat
 	if err != nil {
 		return nil, err
 	}
-	a := &Allocator{
-		cfg: cfg, est: est, pol: pol, clock: Now, events: make(chan allocEvent, 64), done: make(chan struct{}),
-		log: slog.New(slog.DiscardHandler),
-	}
+	a := &Allocator{cfg: cfg, est: est, pol: pol, clock: Now, log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(a)
 	}
+	loop := sched.Shared()
+	a.work, a.tick, a.pad = loop.NewTimer(a.onWork), loop.NewTimer(a.onTick), loop.NewTimer(a.onPad)
 	if pr == nil {
 		pr = NoProber{}
 	}
@@ -181,29 +199,50 @@ func NewAllocator(cfg AllocatorConfig, est Estimator, pr Prober, opts ...Allocat
 // Policy is the name of the policy in use.
 func (a *Allocator) Policy() string { return a.pol.Name() }
 
-// Start runs the allocator on its own goroutine. It decides on a tick, on every event, and right
-// after every feedback message the estimator processed.
+// Start starts the allocator's timers. It decides on a tick, after events, and right after every
+// feedback message the estimator processed (Nudge).
 func (a *Allocator) Start() {
 	if a.est != nil {
 		a.est.OnUpdate(a.Nudge)
 	}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		a.run()
-	}()
+	a.queueMu.Lock()
+	if a.started || a.stopped {
+		a.queueMu.Unlock()
+		return
+	}
+	a.started = true
+	pending := len(a.queue) > 0
+	a.queueMu.Unlock()
+	// Padding may be due from the start (the estimator's first probe clusters): the padding
+	// timer runs until the first callback finds it is not. (Set before any timer runs.)
+	a.padding = true
+	a.pad.Start(a.cfg.PaddingTick)
+	a.tick.Start(a.cfg.Tick)
+	if pending {
+		a.work.Once(0)
+	}
 }
 
-// Close stops the allocator and waits for its goroutine.
+// Close stops the allocator; no decision runs once it has returned.
 func (a *Allocator) Close() {
-	a.once.Do(func() {
-		if a.est != nil {
-			a.est.OnUpdate(nil)
-		}
-		close(a.done)
-	})
-	a.wg.Wait()
-	if a.census != nil {
+	if a.est != nil {
+		a.est.OnUpdate(nil)
+	}
+	a.queueMu.Lock()
+	a.stopped = true
+	a.queue = a.queue[:0]
+	a.queueMu.Unlock()
+	a.work.Stop()
+	a.tick.Stop()
+	a.pad.Stop()
+	a.runMu.Lock()
+	first := !a.closed
+	if first {
+		a.closed = true
+		a.probes.stop()
+	}
+	a.runMu.Unlock()
+	if first && a.census != nil {
 		a.census.leave(a.censusID)
 	}
 }
@@ -250,51 +289,92 @@ func (a *Allocator) SetNetDecision(d *DownTrack, nd NetDecision) {
 	a.send(allocEvent{kind: evNet, d: d, net: nd})
 }
 
-// Nudge makes the allocator decide now (e.g. the estimate changed).
+// Nudge makes the allocator decide now (e.g. the estimate changed). It runs the decision on the
+// caller's goroutine (the estimator's feedback reader, which is awake anyway), under the lock
+// every callback of the allocator holds: handing it to the shared loop would wake that loop
+// (and reset its timer) for every feedback message of every subscriber.
 func (a *Allocator) Nudge() {
-	select {
-	case a.events <- allocEvent{kind: evNudge}:
-	default:
+	if a.isRunning() {
+		a.onWork()
 	}
 }
 
+func (a *Allocator) isRunning() bool {
+	a.queueMu.Lock()
+	defer a.queueMu.Unlock()
+	return a.started && !a.stopped
+}
+
+// send queues an event and has the loop apply it (and decide) at once.
 func (a *Allocator) send(ev allocEvent) {
-	select {
-	case a.events <- ev:
-	case <-a.done:
+	a.queueMu.Lock()
+	if a.stopped {
+		a.queueMu.Unlock()
+		return
+	}
+	a.queue = append(a.queue, ev)
+	started := a.started
+	a.queueMu.Unlock()
+	if started {
+		a.work.Once(0)
 	}
 }
 
-func (a *Allocator) run() {
-	tick := time.NewTicker(a.cfg.Tick)
-	defer tick.Stop()
-	// The padding ticker runs only while padding is due: at 10 ms it would otherwise wake every
-	// subscriber's goroutine 100 times a second for nothing (a visible share of the CPU of a large
-	// fan-out). Queued GCC clusters are picked up at each decision meanwhile.
-	pad := time.NewTicker(a.cfg.PaddingTick)
-	defer pad.Stop()
-	padding := true
-	for {
-		select {
-		case <-a.done:
-			a.probes.stop()
-			return
-		case ev := <-a.events:
-			a.apply(ev)
-			a.decide(a.clock())
-		case <-tick.C:
-			a.decide(a.clock())
-		case <-pad.C:
-			a.probes.pad(a.clock(), a.tracks)
-		}
-		if due := a.probes.wake(a.clock(), a.tracks); due != padding {
-			padding = due
-			if due {
-				pad.Reset(a.cfg.PaddingTick)
-			} else {
-				pad.Stop()
-			}
-		}
+// onWork applies the queued events and decides.
+func (a *Allocator) onWork() {
+	a.runMu.Lock()
+	defer a.runMu.Unlock()
+	if a.closed {
+		return
+	}
+	a.queueMu.Lock()
+	events := a.queue
+	a.queue, a.spare = a.spare[:0], events
+	a.queueMu.Unlock()
+	for i := range events {
+		a.apply(events[i])
+		events[i] = allocEvent{}
+	}
+	if len(events) > 0 {
+		a.steady.forget()
+	}
+	a.decide(a.clock())
+	a.updatePadding()
+}
+
+func (a *Allocator) onTick() {
+	a.runMu.Lock()
+	defer a.runMu.Unlock()
+	if a.closed {
+		return
+	}
+	a.decide(a.clock())
+	a.updatePadding()
+}
+
+func (a *Allocator) onPad() {
+	a.runMu.Lock()
+	defer a.runMu.Unlock()
+	if a.closed {
+		return
+	}
+	a.probes.pad(a.clock(), a.tracks)
+	a.updatePadding()
+}
+
+// updatePadding starts a queued probe cluster when it can, and runs the padding timer only while
+// padding is due: at every 10 ms it would otherwise run every subscriber's probe code 100 times a
+// second for nothing. Queued GCC clusters are picked up after each decision meanwhile.
+func (a *Allocator) updatePadding() {
+	due := a.probes.wake(a.clock(), a.tracks)
+	if due == a.padding {
+		return
+	}
+	a.padding = due
+	if due {
+		a.pad.Start(a.cfg.PaddingTick)
+	} else {
+		a.pad.Stop()
 	}
 }
 
@@ -343,6 +423,11 @@ func (a *Allocator) decide(now time.Duration) {
 		return
 	}
 	in.Path = a.est.Path()
+	if a.steady.holds(now, &in.Path, a.tracks) {
+		return // nothing to change (allocator_steady.go)
+	}
+	a.steady.forget()
+	a.fullDecisions.Add(1)
 	in.Tracks = in.Tracks[:0]
 	a.decided = a.decided[:0]
 	for _, t := range a.tracks {
@@ -402,6 +487,7 @@ func (a *Allocator) decide(now time.Duration) {
 	for i, t := range a.decided {
 		t.d.SetEnforced(in.Tracks[i].Enforced, t.opts.Max)
 	}
+	a.steady.record(in, &a.out, len(a.tracks), a.probes.active)
 	if limited {
 		a.reportSlowLink(now, in.Estimate)
 	}

@@ -154,3 +154,55 @@ func TestAllocatorProbesWithPadding(t *testing.T) {
 		t.Fatalf("still at the base layer after probing: %+v", st)
 	}
 }
+
+// TestAllocatorSkipsSteadyDecisions: a subscriber that gets the best layer on an estimate far
+// above it costs a full decision about once per steadyRecheck, not one per tick; a layer that
+// appears is still taken up, and a falling estimate still brings the layer down.
+func TestAllocatorSkipsSteadyDecisions(t *testing.T) {
+	src, srcMu, recv, d := newSimulcastTrack()
+	srcMu.Lock()
+	src.layers = 2 // the top layer appears later
+	srcMu.Unlock()
+	if _, err := d.Bind(&fakeBinding{rtx: true}); err != nil {
+		t.Fatal(err)
+	}
+	d.Start()
+	est := &fakeEstimator{}
+	est.rate.Store(int64(10 * cc.Mbps))
+	alloc, err := NewAllocator(DefaultAllocatorConfig(), est, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc.Start()
+	defer alloc.Close()
+	stop := liveSource(t, recv, src, srcMu)
+	defer stop()
+	alloc.AddTrack(d, DefaultTrackOptions())
+
+	waitFor := func(what string, within time.Duration, want Layer) {
+		t.Helper()
+		for start := Now(); Now()-start < within; time.Sleep(10 * time.Millisecond) {
+			if d.Target() == want && d.Current() == want {
+				return
+			}
+		}
+		t.Fatalf("%s: target %v current %v after %v, want %v", what, d.Target(), d.Current(), within, want)
+	}
+	waitFor("the best layer there is", 5*time.Second, lay(1, 2))
+	time.Sleep(200 * time.Millisecond) // the decision after the switch finds it steady
+	before := alloc.fullDecisions.Load()
+	time.Sleep(time.Second) // 20 ticks
+	if n := alloc.fullDecisions.Load() - before; n > 4 {
+		t.Errorf("%d full decisions in a steady second, want about one per %v", n, steadyRecheck)
+	}
+	srcMu.Lock()
+	src.layers = 3
+	srcMu.Unlock()
+	waitFor("the layer that appeared", 5*time.Second, lay(2, 2))
+	est.rate.Store(int64(150 * cc.Kbps))
+	for start := Now(); d.Target().Temporal == 2; time.Sleep(10 * time.Millisecond) {
+		if Now()-start > 2*time.Second {
+			t.Fatalf("target %v 2 s after the estimate fell to 150 kbit/s", d.Target())
+		}
+	}
+}

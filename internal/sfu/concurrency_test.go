@@ -89,11 +89,11 @@ func TestDownTrackUnderConcurrency(t *testing.T) {
 	}
 	run(func(i int) {
 		seq := d.SSRC() // any number: most NACKs miss, some hit
-		d.HandleRTCP([]rtcp.Packet{
+		d.HandleRTCP(rtcpOf(t,
 			&rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: []rtcp.NackPair{{PacketID: uint16(seq) + uint16(i)}}},
 			&rtcp.PictureLossIndication{MediaSSRC: 1111},
 			&rtcp.ReceiverReport{Reports: []rtcp.ReceptionReport{{SSRC: 1111, FractionLost: 10}}},
-		}, Now())
+		), Now())
 	})
 	run(func(i int) {
 		d.SetTarget(lay(int8(i%3), int8(i%3)))

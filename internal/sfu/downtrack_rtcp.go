@@ -1,13 +1,15 @@
 package sfu
 
 import (
+	"errors"
+	"io"
 	"time"
 
-	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/rtcpview"
 )
 
 // paddingSize is the padding carried by one probe packet (the most one RTP packet can say).
@@ -17,35 +19,63 @@ const paddingSize = 255
 // counts (a browser's getStats) tells the probes apart.
 const ProbePaddingSize = paddingSize
 
-// ReadRTCP reads the subscriber's feedback about this track from its sender until the sender
-// closes. Run it on its own goroutine.
-func (d *DownTrack) ReadRTCP(sender *webrtc.RTPSender) {
+// rtcpBufferSize holds any RTCP packet Pion passes on (its receive MTU is 1460 bytes).
+const rtcpBufferSize = 1500
+
+// ReadSenderRTCP reads the raw RTCP a subscriber sends about a sender's track and hands each
+// compound packet to handle, until the sender closes. The buffer is reused: handle must not keep
+// it. Pion's RTPSender.ReadRTCP allocated a buffer per packet and unmarshalled every one into its
+// structures, transport-wide feedback included, which is the most frequent and read (raw) by the
+// estimator's interceptor anyway; here the packets are parsed in place (internal/rtcpview).
+func ReadSenderRTCP(sender *webrtc.RTPSender, handle func(b []byte)) {
+	buf := make([]byte, rtcpBufferSize)
 	for {
-		pkts, _, err := sender.ReadRTCP()
+		n, _, err := sender.Read(buf)
+		if errors.Is(err, io.ErrShortBuffer) {
+			continue // Pion dropped a packet larger than its own MTU
+		}
 		if err != nil {
 			return
 		}
-		d.HandleRTCP(pkts, Now())
+		handle(buf[:n])
 	}
 }
 
-// HandleRTCP processes feedback from the subscriber: keyframe requests go to the publisher
-// (rate-limited by the receiver), NACKs are answered from the cache when RespondNACK is set, and
-// receiver reports give the loss the allocator watches.
-func (d *DownTrack) HandleRTCP(pkts []rtcp.Packet, now time.Duration) {
+// ReadRTCP reads the subscriber's feedback about this track from its sender until the sender
+// closes (ReadSenderRTCP, HandleRTCP). Run it on its own goroutine.
+func (d *DownTrack) ReadRTCP(sender *webrtc.RTPSender) {
+	ReadSenderRTCP(sender, func(b []byte) { d.HandleRTCP(b, Now()) })
+}
+
+// HandleRTCP processes a compound RTCP packet from the subscriber: keyframe requests go to the
+// publisher (rate-limited by the receiver), NACKs are answered from the cache when RespondNACK is
+// set, and receiver reports give the loss the allocator watches. Malformed parts are skipped, the
+// rest is still read. It allocates nothing.
+func (d *DownTrack) HandleRTCP(b []byte, now time.Duration) {
 	ssrc := d.SSRC()
-	for _, p := range pkts {
-		switch p := p.(type) {
-		case *rtcp.PictureLossIndication:
-			d.keyframeRequested(now)
-		case *rtcp.FullIntraRequest:
-			d.keyframeRequested(now)
-		case *rtcp.TransportLayerNack:
-			d.onNACK(p, now)
-		case *rtcp.ReceiverReport:
-			d.onReports(ssrc, p.Reports)
-		case *rtcp.SenderReport:
-			d.onReports(ssrc, p.Reports)
+	it := rtcpview.Iterate(b)
+	for p, ok := it.Next(); ok; p, ok = it.Next() {
+		switch p.Kind() {
+		case rtcpview.KindPLI:
+			if _, err := rtcpview.ParsePLI(p); err == nil {
+				d.keyframeRequested(now)
+			}
+		case rtcpview.KindFIR:
+			if _, err := rtcpview.ParseFIR(p); err == nil {
+				d.keyframeRequested(now)
+			}
+		case rtcpview.KindNACK:
+			if n, err := rtcpview.ParseNACK(p); err == nil {
+				d.onNACK(n, now)
+			}
+		case rtcpview.KindRR:
+			if rr, err := rtcpview.ParseReceiverReport(p); err == nil {
+				d.onReports(ssrc, rr.Reports)
+			}
+		case rtcpview.KindSR:
+			if sr, err := rtcpview.ParseSenderReport(p); err == nil {
+				d.onReports(ssrc, sr.Reports)
+			}
 		}
 	}
 }
@@ -63,21 +93,23 @@ func (d *DownTrack) keyframeRequested(now time.Duration) {
 	recv.RequestKeyframe(layer, now)
 }
 
-func (d *DownTrack) onNACK(n *rtcp.TransportLayerNack, now time.Duration) {
-	for _, pair := range n.Nacks {
-		pair.Range(func(seq uint16) bool {
-			d.nacked.Add(1)
-			if d.cfg.RespondNACK {
-				d.retransmit(seq, now)
-			}
-			return true
-		})
+func (d *DownTrack) onNACK(n rtcpview.NACK, now time.Duration) {
+	lost := n.Lost()
+	for seq, ok := lost.Next(); ok; seq, ok = lost.Next() {
+		d.nacked.Add(1)
+		if d.cfg.RespondNACK {
+			d.retransmit(seq, now)
+		}
 	}
 }
 
-func (d *DownTrack) onReports(ssrc uint32, reports []rtcp.ReceptionReport) {
-	for _, r := range reports {
-		if r.SSRC != ssrc || ssrc == 0 {
+func (d *DownTrack) onReports(ssrc uint32, reports rtcpview.ReportBlocks) {
+	if ssrc == 0 {
+		return
+	}
+	for k := range reports.Len() {
+		r := reports.At(k)
+		if r.SSRC != ssrc {
 			continue
 		}
 		loss := float64(r.FractionLost) / 256

@@ -136,8 +136,8 @@ func TestSubscriberPLIReachesThePublisher(t *testing.T) {
 	now := time.Second
 	pump(recv, src, 5, &now)
 	n := len(kf.layers)
-	d.HandleRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: 1111}}, now)
-	d.HandleRTCP([]rtcp.Packet{&rtcp.FullIntraRequest{MediaSSRC: 1111}}, now+time.Millisecond)
+	d.HandleRTCP(rtcpOf(t, &rtcp.PictureLossIndication{MediaSSRC: 1111}), now)
+	d.HandleRTCP(rtcpOf(t, &rtcp.FullIntraRequest{MediaSSRC: 1111, FIR: []rtcp.FIREntry{{SSRC: 1111}}}), now+time.Millisecond)
 	if len(kf.layers) != n+1 || kf.layers[n] != 2 {
 		t.Fatalf("keyframe requests %v: want one more, for layer 2", kf.layers)
 	}
@@ -153,7 +153,7 @@ func TestNACKsAreAnsweredFromTheCacheOverRTX(t *testing.T) {
 	pump(recv, src, 10, &now)
 	sent := bind.sent()
 	lost := sent[5]
-	d.HandleRTCP([]rtcp.Packet{&rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{lost.hdr.SequenceNumber})}}, now)
+	d.HandleRTCP(rtcpOf(t, &rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{lost.hdr.SequenceNumber})}), now)
 	all := bind.sent()
 	if len(all) != len(sent)+1 {
 		t.Fatalf("%d packets after the NACK, want one more", len(all)-len(sent))

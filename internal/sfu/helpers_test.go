@@ -5,11 +5,21 @@ import (
 	"testing"
 
 	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
 )
+
+// rtcpOf marshals a compound RTCP packet, as a subscriber sends one (safe on any goroutine).
+func rtcpOf(t testing.TB, pkts ...rtcp.Packet) []byte {
+	b, err := rtcp.Marshal(pkts)
+	if err != nil {
+		t.Errorf("marshalling RTCP: %v", err)
+	}
+	return b
+}
 
 // fakeBinding plays Pion's side of a bound track: it hands out SSRCs and payload types, and records
 // (or only counts) what the down-track writes.

@@ -133,8 +133,8 @@ func TestEnforcedDownTrackResendsOnlyWhatTheSwitchPasses(t *testing.T) {
 		}
 	}
 	nack := func(p sentPacket) {
-		d.HandleRTCP([]rtcp.Packet{&rtcp.TransportLayerNack{MediaSSRC: 1111,
-			Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{p.hdr.SequenceNumber})}}, now)
+		d.HandleRTCP(rtcpOf(t, &rtcp.TransportLayerNack{MediaSSRC: 1111,
+			Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{p.hdr.SequenceNumber})}), now)
 	}
 	n := len(bind.sent())
 	nack(top)

@@ -44,7 +44,7 @@ func TestPaddingGoesOnTheStreamBetweenFrames(t *testing.T) {
 	}
 	// A NACK for a padding packet is not answered (there is nothing to rebuild it from).
 	n := len(all)
-	d.HandleRTCP([]rtcp.Packet{&rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{pads[0].hdr.SequenceNumber})}}, now)
+	d.HandleRTCP(rtcpOf(t, &rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{pads[0].hdr.SequenceNumber})}), now)
 	if len(bind.sent()) != n {
 		t.Fatal("a NACKed padding packet was retransmitted")
 	}
@@ -66,7 +66,7 @@ func TestRetransmissionsAreLimited(t *testing.T) {
 	now := time.Second
 	pump(recv, src, 10, &now)
 	lost := bind.sent()[5].hdr.SequenceNumber
-	nack := []rtcp.Packet{&rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{lost})}}
+	nack := rtcpOf(t, &rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{lost})})
 	for i := 0; i < 10; i++ { // ten NACKs within 90 ms
 		d.HandleRTCP(nack, now+time.Duration(i)*10*time.Millisecond)
 	}
@@ -82,7 +82,7 @@ func TestRetransmissionsAreLimited(t *testing.T) {
 	// A packet NACKed for the first time when it is older than maxResendAge (lost in an outage)
 	// is not sent again: no receiver plays it that late.
 	old := bind.sent()[6].hdr.SequenceNumber
-	d.HandleRTCP([]rtcp.Packet{&rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{old})}}, now+maxResendAge+time.Second)
+	d.HandleRTCP(rtcpOf(t, &rtcp.TransportLayerNack{MediaSSRC: 1111, Nacks: rtcp.NackPairsFromSequenceNumbers([]uint16{old})}), now+maxResendAge+time.Second)
 	if st := d.Stats(); st.Retransmitted != maxResends {
 		t.Fatalf("a packet older than %v was sent again", maxResendAge)
 	}

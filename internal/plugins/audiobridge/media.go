@@ -165,7 +165,7 @@ func (s *session) prepareMedia(pc *webrtc.PeerConnection, p *peer.Peer, m *membe
 			return nil, fmt.Errorf("mix track: %w", err)
 		}
 		md.down.Start()
-		go readRTCP(md.down, sender)
+		go md.down.ReadRTCP(sender)
 		p.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { md.read(t) })
 		return md, nil
 	}
@@ -185,16 +185,5 @@ func (md *sessionMedia) read(t *webrtc.TrackRemote) {
 			return
 		}
 		md.recv.WriteRTP(0, buf[:n], sfu.Now())
-	}
-}
-
-// readRTCP hands what the participant says about the mix (reports, NACKs) to its down-track.
-func readRTCP(d *sfu.DownTrack, sender *webrtc.RTPSender) {
-	for {
-		pkts, _, err := sender.ReadRTCP()
-		if err != nil {
-			return
-		}
-		d.HandleRTCP(pkts, sfu.Now())
 	}
 }

@@ -85,7 +85,7 @@ func (s *session) offerMedia(pc *webrtc.PeerConnection, p *peer.Peer, m *member)
 	}
 	md.recv = newInputReceiver(m.codec, sfu.ExtIDsFrom(uris), p.Batcher())
 	md.down.Start()
-	go readRTCP(md.down, t.Sender())
+	go md.down.ReadRTCP(t.Sender())
 	p.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) { md.read(tr) })
 	return md, nil
 }

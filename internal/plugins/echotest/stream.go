@@ -3,10 +3,10 @@ package echotest
 import (
 	"sync"
 
-	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/rtcpview"
 	"github.com/strata-rtc/strata/internal/sfu"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
@@ -89,18 +89,15 @@ func (st *echoStream) forward(track *webrtc.TrackRemote, layer int) {
 // readRTCP hands what the browser says about the echo to the down-track (keyframe requests,
 // NACKs, reports), and records its REMB as the peer's bitrate.
 func (st *echoStream) readRTCP() {
-	for {
-		pkts, _, err := st.sender.ReadRTCP()
-		if err != nil {
-			return
-		}
-		st.down.HandleRTCP(pkts, sfu.Now())
-		for _, p := range pkts {
-			if r, ok := p.(*rtcp.ReceiverEstimatedMaximumBitrate); ok {
-				st.s.peerBitrate.Store(uint32(min(r.Bitrate, float32(^uint32(0)))))
+	sfu.ReadSenderRTCP(st.sender, func(b []byte) {
+		st.down.HandleRTCP(b, sfu.Now())
+		it := rtcpview.Iterate(b)
+		for p, ok := it.Next(); ok; p, ok = it.Next() {
+			if r, err := rtcpview.ParseREMB(p); err == nil {
+				st.s.peerBitrate.Store(uint32(min(r.Bitrate(), uint64(^uint32(0)))))
 			}
 		}
-	}
+	})
 }
 
 // layerChanged tells the client the echoed layer changed, as Janus does: one event per changed

@@ -195,7 +195,7 @@ func (pl *player) addTrack(pc *webrtc.PeerConnection, t source.Track) error {
 		return err
 	}
 	down.Start()
-	go readRTCP(down, tr.Sender())
+	go down.ReadRTCP(tr.Sender())
 	pl.downs = append(pl.downs, down)
 	return nil
 }
@@ -210,18 +210,6 @@ func profileOf(fmtp string) string {
 		}
 	}
 	return ""
-}
-
-// readRTCP hands what the client says about a track (keyframe requests, NACKs, reports) to its
-// DownTrack.
-func readRTCP(d *sfu.DownTrack, sender *webrtc.RTPSender) {
-	for {
-		pkts, _, err := sender.ReadRTCP()
-		if err != nil {
-			return
-		}
-		d.HandleRTCP(pkts, sfu.Now())
-	}
 }
 
 // start takes the client's answer; the playout begins once the PeerConnection is up.

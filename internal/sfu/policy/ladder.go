@@ -21,19 +21,43 @@ func ladder(t *Track) []rung {
 		return nil
 	}
 	var out []rung
+	climb(t, func(r rung) { out = append(out, r) })
+	if len(out) == 0 {
+		out = append(out, firstRung(t))
+	}
+	return out
+}
+
+// climb calls f with each rung of t's ladder, cheapest first (ladder without the allocation).
+func climb(t *Track, f func(rung)) {
+	var top cc.Bitrate
 	for s := int8(0); s < MaxSpatial && s <= t.Max.Spatial; s++ {
 		for tl := int8(0); tl < MaxTemporal && tl <= t.Max.Temporal; tl++ {
 			r := t.Rates[s][tl]
-			if r <= 0 || (len(out) > 0 && r <= out[len(out)-1].rate) {
+			if r <= 0 || r <= top {
 				continue
 			}
-			out = append(out, rung{Layer{s, tl}, r})
+			top = r
+			f(rung{Layer{s, tl}, r})
 		}
 	}
-	if len(out) == 0 {
-		out = append(out, rung{Layer{0, max(0, min(t.Max.Temporal, MaxTemporal-1))}, 0})
+}
+
+// firstRung is the rung of a track with nothing measured.
+func firstRung(t *Track) rung {
+	return rung{Layer{0, max(0, min(t.Max.Temporal, MaxTemporal-1))}, 0}
+}
+
+// Best is the top of t's ladder: the layer a policy gives the track when the path carries
+// everything (NoLayer for a paused track). It allocates nothing, so that the allocator can tell
+// cheaply whether a subscriber already gets all it can.
+func Best(t *Track) Layer {
+	if t.Paused {
+		return NoLayer
 	}
-	return out
+	best := firstRung(t).layer
+	climb(t, func(r rung) { best = r.layer })
+	return best
 }
 
 // allocation is a rung index per track (-1: nothing).
