@@ -4,13 +4,23 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/cc"
+	"github.com/strata-rtc/strata/internal/ring"
 )
 
-// historySize is the number of packets remembered for matching feedback: 2^12 packets is 2.7 s at
-// 1500 packets per second (a 15 Mbit/s subscriber), many feedback intervals (100 ms) longer than any
-// feedback is worth waiting for, and keeps the history at 96 KiB per PeerConnection (it was the
-// largest item of a subscriber's memory at 2^14 slots).
-const historySize = 1 << 12
+// The history keeps every packet sent in the last historyHorizon, in as few slots as that takes:
+// it starts at historyMinSlots (6 KiB: 5 s of a 50 packet/s audio-only PeerConnection, 1.6 s of a
+// 1.2 Mbit/s video subscriber) and doubles, up to historySize, whenever a packet would overwrite one
+// sent less than historyHorizon ago. Feedback comes every 50-100 ms plus a round trip, so a packet
+// not reported within a second is not worth matching (the estimators use what was sent in the last
+// 500-750 ms); 2^12 slots is 2.7 s at 1500 packets per second (a 15 Mbit/s subscriber) and bounds
+// the history at 96 KiB per PeerConnection. Allocated once at that bound, it was the largest item
+// of a subscriber's memory (docs/PERFORMANCE.md); a subscriber hearing 19 others in an audio
+// conference (950 packets/s) now holds 24 KiB.
+const (
+	historySize     = 1 << 12
+	historyMinSlots = 1 << 8
+	historyHorizon  = time.Second
+)
 
 // sentRecord is what the sender remembers of one packet until its feedback arrives (24 bytes).
 type sentRecord struct {
@@ -31,16 +41,22 @@ const (
 	reportedReceived
 )
 
-// sendHistory is a fixed-slot ring of sent packets indexed by transport-wide sequence number. It
-// allocates once, at creation; recording and lookup never allocate.
+// Stamp places a record in the history's window.
+func (r sentRecord) Stamp() (uint32, time.Duration, bool) { return r.seq, r.sendTime, r.used }
+
+// sendHistory is a window of sent packets indexed by transport-wide sequence number (ring.Window).
+// Lookups never allocate; recording allocates only when the window doubles (at most
+// log2(historySize/historyMinSlots) times in a PeerConnection's life).
 type sendHistory struct {
-	slots [historySize]sentRecord
+	slots ring.Window[sentRecord]
 }
 
-func newSendHistory() *sendHistory { return &sendHistory{} }
+func newSendHistory() *sendHistory {
+	return &sendHistory{slots: ring.NewWindow[sentRecord](historyMinSlots, historySize, historyHorizon)}
+}
 
 func (h *sendHistory) add(seq int64, sendTime time.Duration, size int, cluster int) {
-	h.slots[seq&(historySize-1)] = sentRecord{seq: uint32(seq), sendTime: sendTime, size: uint16(min(size, 0xffff)), cluster: int32(cluster), used: true}
+	h.slots.Put(sentRecord{seq: uint32(seq), sendTime: sendTime, size: uint16(min(size, 0xffff)), cluster: int32(cluster), used: true})
 }
 
 // holds reports whether r is the record of seq (not an empty slot or an older packet's).
@@ -48,7 +64,7 @@ func (r *sentRecord) holds(seq int64) bool { return r.used && r.seq == uint32(se
 
 // get returns the record of seq, or false when it was never sent or has been overwritten.
 func (h *sendHistory) get(seq int64) (sentRecord, bool) {
-	r := h.slots[seq&(historySize-1)]
+	r := *h.slots.Slot(uint32(seq))
 	return r, r.holds(seq)
 }
 
@@ -59,7 +75,7 @@ func (h *sendHistory) get(seq int64) (sentRecord, bool) {
 // feedback generators both do), and a packet counted twice would count twice in the acknowledged
 // rate and the loss. A packet reported lost and later received is passed on once more, as received.
 func (h *sendHistory) appendResult(out []cc.PacketResult, seq int64, arrival time.Duration, lost bool) []cc.PacketResult {
-	r := &h.slots[seq&(historySize-1)]
+	r := h.slots.Slot(uint32(seq))
 	if !r.holds(seq) || r.reported == reportedReceived || (lost && r.reported == reportedLost) {
 		return out
 	}

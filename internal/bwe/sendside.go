@@ -190,7 +190,9 @@ func NewSendSide(ctrl cc.RateController, tick time.Duration) *SendSide {
 		est:     &Estimator{ctrl: ctrl},
 		start:   time.Now(),
 		history: newSendHistory(),
-		results: make([]cc.PacketResult, 0, 512),
+		// Grown by append to the largest feedback message (and kept): a 512-result array for
+		// every PeerConnection was 28 kB, where an audio-only one needs a few results a message.
+		results: make([]cc.PacketResult, 0, 16),
 	}
 	s.est.clock = s.now
 	s.ticker = sched.Shared().Every(tick, s.onTick)

@@ -57,13 +57,13 @@ func TestDecodeTWCCMatchesRecordedArrivals(t *testing.T) {
 	for i := 0; i < n; i++ {
 		seq := uint16(65400 + i) // crosses the 16-bit wrap
 		full := sent.Unwrap(seq)
-		h.add(full, time.Duration(i)*5*time.Millisecond, 1000+i, 0)
+		h.add(full, time.Duration(i)*3*time.Millisecond, 1000+i, 0) // 0.9 s: within the history's horizon
 		if i%10 == 3 {
 			continue // lost
 		}
-		// Arrivals: 5 ms apart plus a slowly growing queue, at 1 µs resolution... TWCC carries
+		// Arrivals: 3 ms apart plus a slowly growing queue, at 1 µs resolution... TWCC carries
 		// 250 µs units, so use multiples of 250 µs.
-		at := time.Duration(i)*5*time.Millisecond + time.Duration(i/4)*250*time.Microsecond + 40*time.Millisecond
+		at := time.Duration(i)*3*time.Millisecond + time.Duration(i/4)*250*time.Microsecond + 40*time.Millisecond
 		arrivals[full] = at
 		rec.Record(7, seq, at.Microseconds())
 	}
@@ -78,7 +78,7 @@ func TestDecodeTWCCMatchesRecordedArrivals(t *testing.T) {
 		if r.Lost == received {
 			t.Fatalf("packet %d: lost=%v, want %v", r.SeqNo, r.Lost, !received)
 		}
-		if r.Size != 1000+i || r.SendTime != time.Duration(i)*5*time.Millisecond {
+		if r.Size != 1000+i || r.SendTime != time.Duration(i)*3*time.Millisecond {
 			t.Fatalf("packet %d joined with the wrong send record: %+v", r.SeqNo, r)
 		}
 		if received {

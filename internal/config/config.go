@@ -23,6 +23,7 @@ import (
 // Config is the whole server configuration.
 type Config struct {
 	General    General    `yaml:"general"`
+	Runtime    Runtime    `yaml:"runtime"`
 	Transports Transports `yaml:"transports"`
 	Media      Media      `yaml:"media"`
 	LowPrio    LowPrio    `yaml:"lowprio"`
@@ -462,6 +463,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("media.ice: udp_mux_port and tcp_port must be 0-65535"))
 	}
 	errs = append(errs, c.General.Limits.validate()...)
+	errs = append(errs, c.Runtime.validate()...)
 	errs = append(errs, c.Recording.validate()...)
 	errs = append(errs, c.Events.validate()...)
 	errs = append(errs, c.LowPrio.validate()...)

@@ -133,6 +133,9 @@ func TestBadFilesAreRejectedWithTheirName(t *testing.T) {
 		"mark out of range":  "plugins:\n  videoroom:\n    netctl:\n      marks:\n        layers: [34, 64]\n",
 		"mark used twice":    "plugins:\n  videoroom:\n    netctl:\n      marks:\n        audio: 34\n",
 		"switch without mux": "plugins:\n  videoroom:\n    netctl:\n      url: http://127.0.0.1:1\n      enforcement: switch\n",
+		"gc percent":         "runtime:\n  gc_percent: -2\n",
+		"no collection":      "runtime:\n  gc_percent: -1\n",
+		"negative limit":     "runtime:\n  memory_limit: -1\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -32,7 +32,7 @@ func BenchmarkDependencyDescriptor(b *testing.B) {
 }
 
 func BenchmarkCacheStoreGet(b *testing.B) {
-	c := NewCache(512)
+	c := NewCache(512, SlotSize)
 	pkt := make([]byte, 1200)
 	dst := make([]byte, SlotSize)
 	b.ReportAllocs()

@@ -7,7 +7,7 @@ import (
 )
 
 func TestCacheKeepsRecentPackets(t *testing.T) {
-	c := NewCache(20)
+	c := NewCache(20, SlotSize)
 	if c.Slots() != 32 {
 		t.Fatalf("slots %d, want 32", c.Slots())
 	}

@@ -2,7 +2,8 @@
 // packet queues of the simulator's links, the emulator's links and the lab's per-hop bookkeeping.
 // Its length is a power of two so that an index wraps with a mask, and values are stored
 // inline, so that pushing and popping allocate nothing once the buffer has grown to the queue's
-// largest size.
+// largest size. Window (window.go) is the other circular buffer here: records indexed by sequence
+// number, kept for a time horizon, in a buffer that doubles to the stream's rate.
 package ring
 
 // Ring is a FIFO of T. The zero value is an empty ring; it is not safe for concurrent use.

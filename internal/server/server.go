@@ -86,6 +86,7 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		return nil, err
 	}
 	cfg = withGeneratedSecrets(cfg, log)
+	applyRuntime(cfg.Runtime)
 	if level == nil {
 		level = new(slog.LevelVar)
 	}

@@ -9,11 +9,20 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/ring"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
-// historySize is how many forwarded packets a down-track remembers to answer NACKs (a power of two).
-const historySize = 1024
+// A down-track that answers NACKs (RespondNACK, and the subscriber negotiated them for the codec:
+// browsers do for video, not for audio) remembers the packets it forwarded for as long as it would
+// retransmit them (maxResendAge), in a window that starts at historyMinLen entries (2.5 kB: 0.6 s
+// of a 150 kbit/s video layer) and doubles to the stream's packet rate, up to historyMaxLen (1 s
+// at 1024 packets/s, about 10 Mbit/s of video). A history of the largest size for every
+// down-track was 40 kB each, most of a subscriber's memory in an audio conference.
+const (
+	historyMinLen = 64
+	historyMaxLen = 1024
+)
 
 // DownTrackConfig describes one forwarded track.
 type DownTrackConfig struct {
@@ -70,18 +79,18 @@ type DownTrack struct {
 	rw         media.Rewriter
 	paused     bool
 	resume     bool
-	lastMarker bool // the last packet forwarded ended a frame (padding may follow it)
-	history    [historySize]historyEntry
+	lastMarker bool                      // the last packet forwarded ended a frame (padding may follow it)
+	history    ring.Window[historyEntry] // empty unless dst.nack
 	rtxSeq     uint16
 	current    Layer
 	marks      LayerMarks // DSCP per layer (SetMarks)
 	enforced   bool       // a switch thins the stream: forward every layer up to ceiling
 	ceiling    Layer
 
-	// ownMu serialises retransmissions and padding, which send from own.
+	// ownMu serialises retransmissions and padding, which send from own (allocated at the first
+	// of them: most audio down-tracks never send either, and the buffers are 3 kB).
 	ownMu sync.Mutex
-	own   sendBuffer
-	raw   [media.SlotSize]byte
+	own   *ownBuffers
 
 	packets, bytes, dropped, switches atomic.Uint64
 	kfRequests, nacked, retransmitted atomic.Uint64
@@ -90,6 +99,20 @@ type DownTrack struct {
 	lossSum                           float64
 	lossReports                       int
 	lastLoss                          float64
+}
+
+// ownBuffers are what a down-track's retransmissions and padding are built in.
+type ownBuffers struct {
+	send sendBuffer
+	raw  [media.SlotSize]byte // a packet read back from the receiver's cache
+}
+
+// ownBuffers returns the down-track's own buffers, allocating them the first time; ownMu is held.
+func (d *DownTrack) ownBuffers() *ownBuffers {
+	if d.own == nil {
+		d.own = new(ownBuffers)
+	}
+	return d.own
 }
 
 // historyEntry remembers how one output packet was made, when it was sent, and how often again.
@@ -104,6 +127,11 @@ type historyEntry struct {
 	sentAt   time.Duration
 	resentAt time.Duration
 	m        media.Mapping
+}
+
+// Stamp places an entry in the history's window, by output sequence number.
+func (e historyEntry) Stamp() (uint32, time.Duration, bool) {
+	return uint32(e.m.OutSeq), e.sentAt, e.valid
 }
 
 // NewDownTrack creates a down-track of recv. It is not forwarding until it is bound to a
@@ -146,7 +174,7 @@ func (d *DownTrack) SetReceiver(r *Receiver) error {
 	d.resume = true
 	d.current = policy.NoLayer
 	d.dst.mapExtensions(r.cfg.Extensions)
-	clear(d.history[:]) // sequence numbers of the old source mean nothing in the new one's cache
+	d.history.Reset() // sequence numbers of the old source mean nothing in the new one's cache
 	d.mu.Unlock()
 	old.RemoveSink(d)
 	r.AddSink(d)

@@ -6,6 +6,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/ring"
 )
 
 // ErrCodecNotNegotiated is returned by Bind when the subscriber did not accept the track's codec.
@@ -19,6 +20,9 @@ type destination struct {
 	pt, rtxPT     uint8
 	eventPT       int16 // the subscriber's payload type for DownTrackConfig.Events, -1 without
 	exts          ExtIDs
+	// nack: the down-track answers the subscriber's NACKs (RespondNACK, and NACK negotiated for the
+	// codec), so it keeps a history of what it sent.
+	nack bool
 	// extMap pairs the publisher's id of each extension strata forwards with the subscriber's.
 	extMap [3][2]uint8
 }
@@ -54,7 +58,8 @@ func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameter
 	for _, e := range ctx.HeaderExtensions() {
 		uris[e.URI] = e.ID
 	}
-	dst := destination{writer: ctx.WriteStream(), ssrc: uint32(ctx.SSRC()), pt: uint8(codec.PayloadType), eventPT: -1, exts: ExtIDsFrom(uris)}
+	dst := destination{writer: ctx.WriteStream(), ssrc: uint32(ctx.SSRC()), pt: uint8(codec.PayloadType), eventPT: -1, exts: ExtIDsFrom(uris),
+		nack: d.cfg.RespondNACK && negotiatedNACK(codec)}
 	if d.cfg.Events != nil {
 		if ev, ok := media.FindFormat(codecs, *d.cfg.Events); ok {
 			dst.eventPT = int16(ev.PayloadType)
@@ -67,7 +72,20 @@ func (d *DownTrack) Bind(ctx webrtc.TrackLocalContext) (webrtc.RTPCodecParameter
 	defer d.mu.Unlock()
 	dst.mapExtensions(d.recv.cfg.Extensions)
 	d.bound, d.dst = true, dst
+	if dst.nack && d.history.Len() == 0 {
+		d.history = ring.NewWindow[historyEntry](historyMinLen, historyMaxLen, maxResendAge)
+	}
 	return codec, nil
+}
+
+// negotiatedNACK reports whether the codec's feedback includes generic NACK ("nack", not "nack pli").
+func negotiatedNACK(c webrtc.RTPCodecParameters) bool {
+	for _, fb := range c.RTCPFeedback {
+		if fb.Type == webrtc.TypeRTCPFBNACK && fb.Parameter == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Unbind implements webrtc.TrackLocal.

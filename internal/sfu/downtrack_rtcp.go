@@ -154,13 +154,18 @@ func (d *DownTrack) retransmit(outSeq uint16, now time.Duration) {
 	d.ownMu.Lock()
 	defer d.ownMu.Unlock()
 	d.mu.Lock()
-	e := &d.history[outSeq&(historySize-1)]
-	if !d.bound || !e.valid || e.m.OutSeq != outSeq || d.switchDrops(e.sid, e.tid) ||
+	if !d.bound || !d.dst.nack {
+		d.mu.Unlock()
+		return
+	}
+	e := d.history.Slot(uint32(outSeq))
+	if !e.valid || e.m.OutSeq != outSeq || d.switchDrops(e.sid, e.tid) ||
 		e.resends >= maxResends || (e.resends > 0 && now-e.resentAt < resendSpacing) || now-e.sentAt > maxResendAge {
 		d.mu.Unlock()
 		return
 	}
-	n := d.recv.cached(int(e.layer), e.m.InSeq, d.raw[:])
+	own := d.ownBuffers()
+	n := d.recv.cached(int(e.layer), e.m.InSeq, own.raw[:])
 	if n == 0 {
 		d.mu.Unlock()
 		return
@@ -175,7 +180,7 @@ func (d *DownTrack) retransmit(outSeq uint16, now time.Duration) {
 	}
 	d.mu.Unlock()
 
-	pkt := d.raw[:n]
+	pkt := own.raw[:n]
 	h, ok := media.ParseRTP(pkt)
 	if !ok {
 		return
@@ -189,11 +194,11 @@ func (d *DownTrack) retransmit(outSeq uint16, now time.Duration) {
 	ts := sent.m.Timestamp(h.Timestamp)
 	var hdr *rtp.Header
 	if dst.rtxSSRC == 0 {
-		hdr = d.own.header(sent.marker, dst.pt, outSeq, ts, dst.ssrc)
+		hdr = own.send.header(sent.marker, dst.pt, outSeq, ts, dst.ssrc)
 	} else {
-		d.own.buf[0], d.own.buf[1] = byte(outSeq>>8), byte(outSeq)
-		payload = d.own.buf[:2+copy(d.own.buf[2:], payload)]
-		hdr = d.own.header(sent.marker, dst.rtxPT, rtxSeq, ts, dst.rtxSSRC)
+		own.send.buf[0], own.send.buf[1] = byte(outSeq>>8), byte(outSeq)
+		payload = own.send.buf[:2+copy(own.send.buf[2:], payload)]
+		hdr = own.send.header(sent.marker, dst.rtxPT, rtxSeq, ts, dst.rtxSSRC)
 	}
 	copyExtensions(hdr, &dst, pkt, &h)
 	d.mark(hdr.SSRC, hdr.SequenceNumber, sent.dscp)
@@ -227,13 +232,14 @@ func (d *DownTrack) canPad() bool {
 func (d *DownTrack) Pad(bytes int) int {
 	d.ownMu.Lock()
 	defer d.ownMu.Unlock()
+	own := d.ownBuffers()
 	sent := 0
 	for sent < bytes {
 		seq, ts, dst, ok := d.nextPadding()
 		if !ok {
 			break
 		}
-		hdr := d.own.header(false, dst.pt, seq, ts, dst.ssrc)
+		hdr := own.send.header(false, dst.pt, seq, ts, dst.ssrc)
 		hdr.Padding, hdr.PaddingSize = true, paddingSize
 		d.mark(dst.ssrc, seq, 0)
 		n, err := dst.writer.WriteRTP(hdr, nil)

@@ -88,8 +88,10 @@ func (d *DownTrack) decide(p *Packet, o *outPacket) bool {
 	}
 	o.dst, o.m, o.marker, o.pt = d.dst, m, p.Header.Marker || dec.setMarker, pt
 	d.lastMarker = o.marker
-	d.history[m.OutSeq&(historySize-1)] = historyEntry{valid: true, marker: o.marker, layer: int8(p.Layer),
-		sid: sid, tid: tid, dscp: o.dscp, m: m, sentAt: p.At}
+	if d.dst.nack {
+		d.history.Put(historyEntry{valid: true, marker: o.marker, layer: int8(p.Layer),
+			sid: sid, tid: tid, dscp: o.dscp, m: m, sentAt: p.At})
+	}
 	return true
 }
 

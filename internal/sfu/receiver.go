@@ -56,6 +56,23 @@ type ReceiverConfig struct {
 	Batcher udpbatch.Batcher
 }
 
+// Packet bytes a receiver's cache keeps per slot (media.NewCache): browsers packetise video into
+// packets of at most about 1200 bytes, and Opus at 32 kbit/s sends 120-byte packets (256 leaves
+// room for 64 kbit/s stereo; a stream of larger packets keeps fewer of them, media.Cache). Slots of
+// a full MTU each made an audio receiver's 64-slot cache 96 kB, most of a SIP call's memory.
+const (
+	videoCacheBytesPerSlot = 1200
+	audioCacheBytesPerSlot = 256
+)
+
+// A simulcast layer's cache keeps twice as long as a retransmission is answered (maxResendAge),
+// starting at simulcastCacheMinSlots and doubling up to CacheSlots: 64 slots hold 3 s of a
+// 150 kbit/s layer, where 512 for every layer held 25 s of it (a third of the videoroom's memory).
+const (
+	simulcastCacheMinSlots = 64
+	simulcastCacheHorizon  = 2 * maxResendAge
+)
+
 // KeyframeRequester sends a keyframe request (PLI) for a publisher's stream.
 type KeyframeRequester func(layer int, ssrc uint32)
 
@@ -119,14 +136,20 @@ func NewReceiver(cfg ReceiverConfig, requestKeyframe KeyframeRequester) *Receive
 	if r.batch == nil {
 		r.batch = udpbatch.None
 	}
+	bytesPerSlot := videoCacheBytesPerSlot
+	if !cfg.Codec.IsVideo() {
+		bytesPerSlot = audioCacheBytesPerSlot
+	}
 	for i := range r.layers {
-		// One stream (audio, SVC) arrives on layer 0 only: the other layers keep the smallest cache
-		// rather than a full one each (an audio bridge holds two receivers per participant).
-		slots := cfg.CacheSlots
-		if i > 0 && !cfg.Simulcast {
-			slots = 0
+		// A cache allocates at its layer's first packet: a layer nobody sends (the upper layers of
+		// one stream, a simulcast layer the publisher leaves out) costs nothing. A simulcast
+		// layer's cache follows the layer's rate; a single stream's keeps CacheSlots packets, for
+		// keyframe replays (replay.go) of however long a picture group.
+		if cfg.Simulcast && cfg.Codec.IsVideo() {
+			r.layers[i].cache = media.NewGrowingCache(simulcastCacheMinSlots, cfg.CacheSlots, bytesPerSlot, simulcastCacheHorizon)
+		} else {
+			r.layers[i].cache = media.NewCache(cfg.CacheSlots, bytesPerSlot)
 		}
-		r.layers[i].cache = media.NewCache(slots)
 	}
 	r.sinks.Store(&[]Sink{})
 	return r
@@ -175,11 +198,12 @@ func (r *Receiver) writeRTP(l *receiverLayer, layer int, pkt []byte, now time.Du
 	// A packet received twice must not be forwarded twice: the subscriber would drop the copy (SRTP
 	// replay protection) before its transport-wide feedback, so strata's estimate would count the
 	// copy as lost; and the rate meter would count it as media.
-	if l.duplicate(&h) {
+	w := l.writingState()
+	if w.duplicate(&h) {
 		r.duplicates.Add(1)
 		return
 	}
-	f, ok := media.ParsePacket(r.cfg.Codec, pkt, &h, r.cfg.Extensions.DependencyDescriptor, &l.dd)
+	f, ok := media.ParsePacket(r.cfg.Codec, pkt, &h, r.cfg.Extensions.DependencyDescriptor, &w.dd)
 	if !ok {
 		r.badPayload.Add(1)
 		return
@@ -218,7 +242,7 @@ func (r *Receiver) writeRTP(l *receiverLayer, layer int, pkt []byte, now time.Du
 		return
 	}
 	p := &l.pkt
-	*p = Packet{Source: r, Layer: layer, Bytes: pkt, Header: h, Flags: f, At: now, out: &l.out}
+	*p = Packet{Source: r, Layer: layer, Bytes: pkt, Header: h, Flags: f, At: now, out: &w.out}
 	r.batch.Hold()
 	for _, s := range sinks {
 		s.WriteRTP(p)

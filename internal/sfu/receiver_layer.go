@@ -23,14 +23,9 @@ type receiverLayer struct {
 	writing atomic.Bool
 
 	// Used only by the goroutine that holds writing.
-	dd media.DDParser
-	// seen holds, per slot, 1 + the newest sequence number received in it, for recognising
-	// duplicates; seenSSRC is the stream it describes.
-	seen     [seenSlots]uint32
-	seenSSRC uint32
-	// pkt is the packet being delivered, out what the sinks of this package send it with.
+	w *layerWriting
+	// pkt is the packet being delivered.
 	pkt Packet
-	out sendBuffer
 
 	kfMu        sync.Mutex
 	kfRequested bool
@@ -38,16 +33,38 @@ type receiverLayer struct {
 	lastKF      atomic.Int64
 }
 
+// layerWriting is what the goroutine delivering a layer's packets uses alone, allocated at the
+// layer's first packet: the 8 kB of it stay out of layers nobody sends (the upper layers of an
+// audio or SVC stream, a simulcast layer the publisher leaves out).
+type layerWriting struct {
+	dd media.DDParser
+	// seen holds, per slot, 1 + the newest sequence number received in it, for recognising
+	// duplicates; seenSSRC is the stream it describes.
+	seen     [seenSlots]uint32
+	seenSSRC uint32
+	// out is what the sinks of this package send the layer's packets with.
+	out sendBuffer
+}
+
+// writingState returns the layer's writing state, allocating it at the first packet; the caller holds
+// l.writing.
+func (l *receiverLayer) writingState() *layerWriting {
+	if l.w == nil {
+		l.w = new(layerWriting)
+	}
+	return l.w
+}
+
 // seenSlots is how many recent sequence numbers a layer remembers to recognise duplicates.
 const seenSlots = 1024
 
 // duplicate reports whether the layer already received this packet, and remembers it otherwise.
 // A new SSRC (the publisher restarted the stream) forgets the old numbers.
-func (l *receiverLayer) duplicate(h *media.Header) bool {
-	if h.SSRC != l.seenSSRC {
-		l.seen, l.seenSSRC = [seenSlots]uint32{}, h.SSRC
+func (w *layerWriting) duplicate(h *media.Header) bool {
+	if h.SSRC != w.seenSSRC {
+		w.seen, w.seenSSRC = [seenSlots]uint32{}, h.SSRC
 	}
-	slot := &l.seen[h.Seq&(seenSlots-1)]
+	slot := &w.seen[h.Seq&(seenSlots-1)]
 	if *slot == uint32(h.Seq)+1 {
 		return true
 	}

@@ -101,7 +101,7 @@ func (r *Receiver) replayTo(sinks []Sink, h *media.Header, now time.Duration) {
 				continue
 			}
 			p := &l.pkt
-			*p = Packet{Source: r, Layer: 0, Bytes: pkt, Header: ph, Flags: f, At: now, out: &l.out}
+			*p = Packet{Source: r, Layer: 0, Bytes: pkt, Header: ph, Flags: f, At: now, out: &l.writingState().out}
 			for _, s := range sinks {
 				s.WriteRTP(p)
 			}
