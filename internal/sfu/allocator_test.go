@@ -135,11 +135,7 @@ func TestAllocatorProbesWithPadding(t *testing.T) {
 	d.Start()
 	est := &fakeEstimator{}
 	est.rate.Store(int64(100 * cc.Kbps)) // only the base layer fits; the estimate alone never grows
-	alloc, err := NewAllocator(DefaultAllocatorConfig(), est, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc.Start()
+	alloc := startAllocator(t, est)
 	defer alloc.Close()
 	stop := liveSource(t, recv, src, srcMu)
 	defer stop()
@@ -169,11 +165,7 @@ func TestAllocatorSkipsSteadyDecisions(t *testing.T) {
 	d.Start()
 	est := &fakeEstimator{}
 	est.rate.Store(int64(10 * cc.Mbps))
-	alloc, err := NewAllocator(DefaultAllocatorConfig(), est, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alloc.Start()
+	alloc := startAllocator(t, est)
 	defer alloc.Close()
 	stop := liveSource(t, recv, src, srcMu)
 	defer stop()
@@ -205,4 +197,15 @@ func TestAllocatorSkipsSteadyDecisions(t *testing.T) {
 			t.Fatalf("target %v 2 s after the estimate fell to 150 kbit/s", d.Target())
 		}
 	}
+}
+
+// startAllocator is a started allocator with the default configuration over est.
+func startAllocator(t *testing.T, est Estimator) *Allocator {
+	t.Helper()
+	alloc, err := NewAllocator(DefaultAllocatorConfig(), est, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc.Start()
+	return alloc
 }
