@@ -132,12 +132,17 @@ func worst(name, scenario string, cells []cell, fig func(cell) [2]float64, bound
 	return g
 }
 
-// generatorShare is the generator's CPU against the server's over a target's runs (the worst
-// run): per forwarded gigabit the two compare as their CPU does, since both see the same traffic.
+// generatorShare is the generator's CPU per forwarded gigabit in the steady window over the
+// server's, at the worst run of a target (the whole run's CPU ratio for stepped runs, which have
+// no steady window).
 func generatorShare(o *outcome, t string) (goal, bool) {
-	g := goal{name: "generator CPU / server CPU (" + t + ")", scenario: o.name, value: math.Inf(-1), bound: goalGeneratorShare, format: "%.2f"}
+	g := goal{name: "generator / server CPU per forwarded gigabit (" + t + ")", scenario: o.name, value: math.Inf(-1), bound: goalGeneratorShare, format: "%.2f"}
 	for _, r := range o.runs[t] {
-		if v := r.Totals.GeneratorCPUPerServer; v > g.value && !math.IsInf(v, 0) {
+		v := r.Totals.GeneratorPerGbitShare
+		if v == 0 {
+			v = r.Totals.GeneratorCPUPerServer
+		}
+		if v > g.value && !math.IsInf(v, 0) {
 			g.value, g.where = v, r.Plan.Name
 		}
 	}

@@ -11,7 +11,8 @@ import (
 // fanRun is a clean fan-out step with the given figures.
 func fanRun(n int, sPerGbit, rssPC float64, peak int64, genShare float64) *report.Result {
 	r := &report.Result{Plan: plan.FanOut("x", n)}
-	r.Totals = report.Totals{Publishers: 1, Subscribers: n, CompleteShare: 1, CPUSecondsPerGbit: sPerGbit, RSSPerPCBytes: rssPC, GeneratorCPUPerServer: genShare}
+	r.Totals = report.Totals{Publishers: 1, Subscribers: n, CompleteShare: 1, CPUSecondsPerGbit: sPerGbit, RSSPerPCBytes: rssPC,
+		GeneratorPerGbitShare: genShare, GeneratorCPUPerServer: 2 * genShare}
 	r.Server.PeakRSSBytes = peak
 	return r
 }
@@ -44,7 +45,7 @@ func TestGoalsReadTheWorstComparableStep(t *testing.T) {
 	check("memory per PeerConnection, strata/Janus", "fanout-1", 500.0/600, true)
 	check("peak RSS, strata/Janus", "fanout-1", 50.0/40, false)
 	check("strata CPU per forwarded gigabit at N = 64 (s/Gbit)", "N = 64", 0.9, true)
-	check("generator CPU / server CPU (strata)", "fanout-64", 0.3, false)
+	check("generator / server CPU per forwarded gigabit (strata)", "fanout-64", 0.3, false)
 
 	var b strings.Builder
 	writeGoals(&b, verdict(c, []*outcome{o}))
