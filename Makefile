@@ -61,8 +61,9 @@ unit: wasm
 	@echo "== go test -race (the SIP lab, alone)"
 	$(GO) test -count=1 -race -timeout 5m ./internal/siplab/...
 
-## bench: strata and Janus side by side under the same load, then Chromium's uplink on each one's feedback
-## (root, ffmpeg, janus, chromium; ~25 min); tables on stdout,
+## bench: strata and Janus side by side under the same load (seed 001's full videoroom included), Chromium's
+## uplink on each one's feedback, the lab against ns-3 (root, ffmpeg, janus, chromium, ns-3; ~40 min); the goals
+## verdict and tables on stdout,
 ## results in bench-out/ (docs/PERFORMANCE.md). BENCH_FLAGS passes flags to ./bench (e.g. --only fanout).
 BENCH_FLAGS ?=
 bench: deps-test build
