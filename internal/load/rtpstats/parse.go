@@ -16,35 +16,19 @@ type Header struct {
 // ParseHeader reads an RTP header without allocating. It rejects anything that is not version 2
 // or whose CSRC list, extension or padding overrun the packet.
 func ParseHeader(b []byte) (Header, error) {
-	var h Header
-	if len(b) < 12 || b[0]>>6 != 2 {
-		return h, ErrShort
-	}
-	h.Marker = b[1]&0x80 != 0
-	h.PayloadType = b[1] & 0x7f
-	h.Seq = binary.BigEndian.Uint16(b[2:])
-	h.Timestamp = binary.BigEndian.Uint32(b[4:])
-	h.SSRC = binary.BigEndian.Uint32(b[8:])
-	off := 12 + 4*int(b[0]&0x0f)
-	if b[0]&0x10 != 0 { // extension: 4-byte header then length words
-		if len(b) < off+4 {
-			return h, ErrShort
-		}
-		off += 4 + 4*int(binary.BigEndian.Uint16(b[off+2:]))
-	}
-	if off > len(b) {
-		return h, ErrShort
+	h, _, _, err := ParseSRTPHeader(b)
+	if err != nil {
+		return h, err
 	}
 	if b[0]&0x20 != 0 {
-		if len(b) == off {
+		if len(b) == h.PayloadOffset {
 			return h, ErrShort
 		}
 		h.Padding = int(b[len(b)-1])
-		if off+h.Padding > len(b) {
+		if h.PayloadOffset+h.Padding > len(b) {
 			return h, ErrShort
 		}
 	}
-	h.PayloadOffset = off
 	return h, nil
 }
 
