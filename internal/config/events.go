@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"strings"
@@ -47,29 +48,15 @@ type EventHandlerOptions struct {
 	Subprotocol            *string        `yaml:"subprotocol"`
 }
 
-// Over fills the options o leaves unset from d.
+// Over fills the options o leaves unset (nil) from d.
 func (o EventHandlerOptions) Over(d EventHandlerOptions) EventHandlerOptions {
-	if o.Events == nil {
-		o.Events = d.Events
-	}
-	if o.Grouping == nil {
-		o.Grouping = d.Grouping
-	}
-	if o.MaxRetransmissions == nil {
-		o.MaxRetransmissions = d.MaxRetransmissions
-	}
-	if o.RetransmissionsBackoff == nil {
-		o.RetransmissionsBackoff = d.RetransmissionsBackoff
-	}
-	if o.Queue == nil {
-		o.Queue = d.Queue
-	}
-	if o.Timeout == nil {
-		o.Timeout = d.Timeout
-	}
-	if o.Subprotocol == nil {
-		o.Subprotocol = d.Subprotocol
-	}
+	o.Events = cmp.Or(o.Events, d.Events)
+	o.Grouping = cmp.Or(o.Grouping, d.Grouping)
+	o.MaxRetransmissions = cmp.Or(o.MaxRetransmissions, d.MaxRetransmissions)
+	o.RetransmissionsBackoff = cmp.Or(o.RetransmissionsBackoff, d.RetransmissionsBackoff)
+	o.Queue = cmp.Or(o.Queue, d.Queue)
+	o.Timeout = cmp.Or(o.Timeout, d.Timeout)
+	o.Subprotocol = cmp.Or(o.Subprotocol, d.Subprotocol)
 	return o
 }
 
