@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/strata-rtc/strata/internal/peer/peertest"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/peer/peertest"
 
 	"github.com/pion/rtp"
 	"github.com/pion/webrtc/v4"
@@ -292,16 +293,7 @@ func newEchoBrowserWith(t *testing.T, api *webrtc.API, audio webrtc.RTPCodecCapa
 // offer gathers every candidate into the offer (no trickle).
 func (b *echoBrowser) offer(t *testing.T) string {
 	t.Helper()
-	offer, err := b.pc.CreateOffer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gathered := webrtc.GatheringCompletePromise(b.pc)
-	if err := b.pc.SetLocalDescription(offer); err != nil {
-		t.Fatal(err)
-	}
-	<-gathered
-	return b.pc.LocalDescription().SDP
+	return peertest.GatheredOffer(t, b.pc)
 }
 
 // offerTrickling creates the offer and hands every local candidate to trickle as it is gathered,

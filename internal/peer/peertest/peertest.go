@@ -48,3 +48,19 @@ func newAPI(tb testing.TB, register func(*webrtc.MediaEngine) error, first inter
 	}
 	return webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me), webrtc.WithInterceptorRegistry(reg))
 }
+
+// GatheredOffer makes pc's offer and returns it with every candidate in it (no trickle, as OBS
+// and Janus's non-trickle clients send it).
+func GatheredOffer(tb testing.TB, pc *webrtc.PeerConnection) string {
+	tb.Helper()
+	offer, err := pc.CreateOffer(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(offer); err != nil {
+		tb.Fatal(err)
+	}
+	<-gathered
+	return pc.LocalDescription().SDP
+}

@@ -75,16 +75,7 @@ func newWHIPClient(t *testing.T) *whipClient {
 // offer makes the offer with every candidate in it (non-trickle WHIP, as OBS sends it).
 func (c *whipClient) offer(t *testing.T) string {
 	t.Helper()
-	o, err := c.pc.CreateOffer(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gathered := webrtc.GatheringCompletePromise(c.pc)
-	if err := c.pc.SetLocalDescription(o); err != nil {
-		t.Fatal(err)
-	}
-	<-gathered
-	return c.pc.LocalDescription().SDP
+	return peertest.GatheredOffer(t, c.pc)
 }
 
 // sendVideo sends VP8 keyframes until ctx ends (a keyframe each time, so any subscriber starts).
