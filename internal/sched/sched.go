@@ -113,14 +113,22 @@ func (t *Timer) Once(align time.Duration) {
 
 // Stop keeps the timer from running again. A call already under way on the loop's goroutine may
 // still finish after Stop returns: an owner that must not act after closing checks its own state
-// in the callback.
+// in the callback. Stopping the last timer wakes the goroutine so that it ends, rather than sleep
+// towards a deadline that is gone (a one-shot an hour away, say).
 func (t *Timer) Stop() {
 	l := t.loop
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t.active = false
-	if t.index >= 0 {
-		heap.Remove(&l.timers, t.index)
+	if t.index < 0 {
+		return
+	}
+	heap.Remove(&l.timers, t.index)
+	if len(l.timers) == 0 && l.running {
+		select {
+		case l.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
