@@ -23,15 +23,20 @@ func ReadTrack(wg *sync.WaitGroup, track *webrtc.TrackRemote, receiver *webrtc.R
 	}()
 	go func() {
 		defer wg.Done()
-		buf := make([]byte, 1500)
-		for {
-			n, _, err := track.Read(buf)
-			if err != nil {
-				return
-			}
-			observe(buf[:n])
-		}
+		readRTP(track, observe)
 	}()
+}
+
+// readRTP hands each packet Pion delivers on track to observe, until the track ends.
+func readRTP(track *webrtc.TrackRemote, observe func(pkt []byte)) {
+	buf := make([]byte, 1500)
+	for {
+		n, _, err := track.Read(buf)
+		if err != nil {
+			return
+		}
+		observe(buf[:n])
+	}
 }
 
 // drainRTCP reads r's RTCP until it fails, which runs the interceptors' RTCP handling (receiver
@@ -66,14 +71,7 @@ func readLightTrack(wg *sync.WaitGroup, track *webrtc.TrackRemote, receiver *web
 	}()
 	go func() {
 		defer wg.Done()
-		buf := make([]byte, 1500)
-		for {
-			n, _, err := track.Read(buf)
-			if err != nil {
-				return
-			}
-			st.fromPion(buf[:n], now())
-		}
+		readRTP(track, func(pkt []byte) { st.fromPion(pkt, now()) })
 	}()
 }
 
