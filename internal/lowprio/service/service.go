@@ -267,12 +267,27 @@ const uncapped = cc.MaxBitrate
 // sees a close without a reason).
 const rejectLinger = 2 * time.Second
 
-// reject ends a transfer that will not run: a RESET with the reason, and the channel closed.
+// rejectRepeats are the times after the first RESET at which it is sent again while the channel
+// lingers. The RESET goes out as soon as the channel opens, and the opener may not have given Pion
+// its message handler yet (its CreateDataChannel opens the channel before it returns): Pion drops
+// a message that finds no handler, and a RESET has no retransmission of its own. A peer that read
+// the first one has closed the channel, and the repeats fail quietly.
+var rejectRepeats = [...]time.Duration{100 * time.Millisecond, 400 * time.Millisecond, time.Second}
+
+// reject ends a transfer that will not run: a RESET with the reason, repeated while the channel
+// lingers, and the channel closed.
 func reject(ch *webrtc.DataChannel, code uint16, err error) {
 	ch.OnOpen(func() { // at once if already open
 		var buf [512]byte
 		b, _ := lowprio.EncodeReset(buf[:0], 1, code, err.Error())
 		_ = ch.Send(b)
+		for _, at := range rejectRepeats {
+			time.AfterFunc(at, func() {
+				if ch.ReadyState() == webrtc.DataChannelStateOpen {
+					_ = ch.Send(b)
+				}
+			})
+		}
 		time.AfterFunc(rejectLinger, func() { _ = ch.Close() })
 	})
 }
