@@ -39,6 +39,7 @@ packages_test=(
   iperf3               # TCP and UDP load through the network emulator (internal/emu/topo's tests and CPU figure)
   openvswitch-switch   # Open vSwitch (userspace datapath), the switch netctl programs (internal/ovs, netctl's switch enforcer)
   ethtool              # turns checksum offload off on veths that send into the userspace datapath (internal/ovs)
+  redis-server         # the cluster's shared state and events (internal/cluster's tests start their own server)
 )
 
 install() {
@@ -53,20 +54,22 @@ install() {
   $sudo apt-get update -o DPkg::Lock::Timeout=600 -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends "${missing[@]}"
   for p in "${missing[@]}"; do
-    [ "$p" = kamailio ] && no_kamailio_service "$sudo"
+    [ "$p" = kamailio ] && no_service kamailio "$sudo"
+    [ "$p" = redis-server ] && no_service redis-server "$sudo"
   done
   return 0
 }
 
-# The kamailio package enables and starts a system-wide service on port 5060; the tests start
-# their own kamailio in a network namespace, so the one just installed is stopped and disabled.
-no_kamailio_service() {
-  local sudo="$1"
+# The kamailio and redis-server packages enable and start a system-wide service (ports 5060 and
+# 6379); the tests start their own servers on their own ports or in network namespaces, so the
+# service just installed is stopped and disabled.
+no_service() {
+  local name="$1" sudo="$2"
   if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
-    $sudo systemctl disable --now kamailio.service >/dev/null 2>&1 || true
-  elif [ -x /etc/init.d/kamailio ]; then
-    $sudo update-rc.d kamailio disable >/dev/null 2>&1 || true
-    [ -s /run/kamailio/kamailio.pid ] && { $sudo invoke-rc.d kamailio stop >/dev/null 2>&1 || true; }
+    $sudo systemctl disable --now "$name.service" >/dev/null 2>&1 || true
+  elif [ -x "/etc/init.d/$name" ]; then
+    $sudo update-rc.d "$name" disable >/dev/null 2>&1 || true
+    $sudo invoke-rc.d "$name" stop >/dev/null 2>&1 || true
   fi
   return 0
 }
