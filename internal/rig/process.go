@@ -131,6 +131,17 @@ func (p *Process) Terminate(limit time.Duration) (took time.Duration, status err
 	return time.Since(t0), err, false
 }
 
+// Kill ends the server at once with SIGKILL, as a crash would (no cleanup of its own runs), and
+// waits until it is gone.
+func (p *Process) Kill() {
+	if !p.Alive() {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	err := <-p.done
+	p.done <- err
+}
+
 // tail is ": " and the end of the server's log, for error messages, or "" without one.
 func (p *Process) tail() string {
 	if p.Log == "" {
