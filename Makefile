@@ -47,7 +47,8 @@ lint:
 	@echo "== staticcheck"; $(GO) run $(STATICCHECK) ./... && $(GO) run -exec 'env GOOS=js GOARCH=wasm' $(STATICCHECK) ./cmd/lowprio-wasm
 
 # The SIP lab's own tests run alone: the address its root-namespace link brings and takes away is a
-# network change to every browser on the machine, which aborts the e2e tests' page loads.
+# network change to every browser on the machine, which aborts the e2e tests' page loads. So do the
+# cluster tests (./e2e TestCluster*), whose bridge comes and goes in the root namespace.
 #
 # The browser tests (./e2e, five minutes of Chromium sessions) run once, under the race detector,
 # which checks strata's concurrency while real browsers drive it; only the test that must measure
@@ -57,9 +58,11 @@ unit: wasm
 	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -v -e /internal/siplab -e /e2e)
 	$(GO) test -count=1 -timeout 5m -run 'TestLowprioBrowsersThroughNamespaceLink' ./e2e
 	@echo "== go test -race (concurrent packages)"
-	$(GO) test -count=1 -race -timeout 15m $(RACE_PKGS)
+	$(GO) test -count=1 -race -timeout 15m -skip '^TestCluster' $(RACE_PKGS)
 	@echo "== go test -race (the SIP lab, alone)"
 	$(GO) test -count=1 -race -timeout 5m ./internal/siplab/...
+	@echo "== go test (the cluster: nodes in network namespaces, alone)"
+	$(GO) test -count=1 -timeout 8m -run '^TestCluster' ./e2e
 
 ## bench: strata and Janus side by side under the same load (seed 001's full videoroom included), Chromium's
 ## uplink on each one's feedback, the lab against ns-3 (root, ffmpeg, janus, chromium, ns-3; ~40 min); the goals
