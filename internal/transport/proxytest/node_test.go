@@ -39,6 +39,7 @@ func startNode(t *testing.T, table *Table, id string, slot int) *node {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Transports.HTTP.LongPollTimeout = 300 * time.Millisecond
+	cfg.Transports.Admin.AdminSecret = "s"
 	proxy := table.From(slot)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	gw := gateway.New(cfg, nil, []plugin.Plugin{gatewaytest.NewEcho()}, log.With("node", id), nil,

@@ -1,6 +1,7 @@
 package proxytest
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/strata-rtc/strata/internal/cluster"
+	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/gateway/gatewaytest"
 	"github.com/strata-rtc/strata/internal/janus"
 	"github.com/strata-rtc/strata/internal/transport"
@@ -173,5 +175,14 @@ func TestWSRefusedWhileNotAccepting(t *testing.T) {
 	}
 	if m := n1.dial().do("k", `{"janus":"keepalive","transaction":"k","session_id":%d}`, sid); m.janus() != "ack" {
 		t.Fatalf("keepalive through node 1: %v", m)
+	}
+	// The admin API's accept_new_sessions off is the same as far as clients can tell.
+	table.Refuse(2, "")
+	admin := `{"janus":"accept_new_sessions","transaction":"a","accept":false,"admin_secret":"s"}`
+	if m := n2.gw.Admin(context.Background(), []byte(admin), gateway.Origin{}); m.Janus != "success" {
+		t.Fatalf("accept_new_sessions: %s", janus.Encode(m))
+	}
+	if _, resp, err := dialWS(n2.rec.WS); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a new connection with accept_new_sessions off: %v %v", err, resp)
 	}
 }

@@ -36,9 +36,13 @@ func WithProxy(p cluster.Proxy) Option {
 	return func(h *Handler) { h.proxy = p }
 }
 
-// refuse answers an upgrade with 503 while the node takes no new sessions; false when it takes them.
+// refuse answers an upgrade with 503 while the node takes no new sessions (the cluster says so, or
+// the admin API's accept_new_sessions is off); false when it takes them.
 func (h *Handler) refuse(w http.ResponseWriter) bool {
 	ok, why := h.proxy.Accepting()
+	if ok && !h.gw.AcceptingNewSessions() {
+		ok, why = false, "accept_new_sessions is off"
+	}
 	if ok {
 		return false
 	}
