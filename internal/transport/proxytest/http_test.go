@@ -40,8 +40,12 @@ func TestHTTPSessionServedThroughAnotherNode(t *testing.T) {
 	if _, m := n2.post(h, `{"janus":"trickle","transaction":"t","candidate":{"completed":true}}`); m.janus() != "ack" {
 		t.Fatalf("trickle: %v", m)
 	}
-	if _, m := n2.post(s, `{"janus":"keepalive","transaction":"k"}`); m.janus() != "ack" {
+	// Hop-by-hop headers stay on the hop they were sent on.
+	if _, m := n2.post(s, `{"janus":"keepalive","transaction":"k"}`, "Connection", "X-Hop", "X-Hop", "1"); m.janus() != "ack" {
 		t.Fatalf("keepalive: %v", m)
+	}
+	if _, hdr := n1.seen.forwarded(); hdr.Get("X-Hop") != "" || hdr.Get(transport.ProxiedHeader) == "" {
+		t.Fatalf("the keepalive reached node 1 with %v", hdr)
 	}
 	// A long-poll with nothing to say is held at node 1 and answers keepalive at its timeout.
 	if status, m := n2.get(s); status != http.StatusOK || m.janus() != "keepalive" {
