@@ -174,11 +174,7 @@ func (u *upstream) readLoop() {
 			u.fail(err)
 			return
 		}
-		var m struct {
-			Transaction string `json:"transaction"`
-		}
-		_ = json.Unmarshal(b, &m) // what the node sends goes to the client unchanged either way
-		if m.Transaction != "" && u.answered(m.Transaction) {
+		if tx := transactionOf(b); tx != "" && u.answered(tx) {
 			u.c.out.reply(b)
 		} else {
 			u.c.event(b)
@@ -233,4 +229,14 @@ func (u *upstream) fail(err error) {
 			c.out.reply(m)
 		}
 	}
+}
+
+// transactionOf is the transaction of a message from another node ("" if it has none, or is not a
+// JSON object: it goes to the client unchanged either way, as an event).
+func transactionOf(b []byte) string {
+	var m struct {
+		Transaction string `json:"transaction"`
+	}
+	_ = json.Unmarshal(b, &m)
+	return m.Transaction
 }
