@@ -41,6 +41,9 @@ type Gateway struct {
 	dropped atomic.Uint64
 	// events receives the event handlers' events (nil: none).
 	events *events.Bus
+	// slot and accepting make the gateway a cluster node (node.go; nil: one node).
+	slot      func() int
+	accepting func() (bool, string)
 
 	mu         sync.RWMutex
 	limits     limits // its per-address counts are guarded by mu

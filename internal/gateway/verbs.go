@@ -20,15 +20,22 @@ func (g *Gateway) create(req *janus.Request, from Origin) janus.Message {
 	if !g.acceptNew.Load() || g.ctx.Err() != nil { // disabled, or the gateway is shutting down
 		return janus.ErrorReply(0, req.Transaction, janus.Errorf(janus.ErrNotAcceptingSessions, "Not accepting new sessions"))
 	}
-	g.mu.Lock()
+	if jerr := g.refuseByNode(); jerr != nil {
+		return janus.ErrorReply(0, req.Transaction, jerr)
+	}
+	slot := g.nodeSlot()
 	id := req.ID
+	if jerr := checkChosenID(id, slot); id != 0 && jerr != nil {
+		return janus.ErrorReply(0, req.Transaction, jerr)
+	}
+	g.mu.Lock()
 	if id != 0 {
 		if _, taken := g.sessions[id]; taken {
 			g.mu.Unlock()
 			return janus.ErrorReply(0, req.Transaction, janus.Errorf(janus.ErrSessionConflict, "Session ID already in use"))
 		}
 	} else {
-		id = newID(func(x uint64) bool { _, ok := g.sessions[x]; return ok })
+		id = g.newSessionID(slot)
 	}
 	addr, jerr := g.limits.admitSession(len(g.sessions), from.RemoteAddr)
 	if jerr != nil {

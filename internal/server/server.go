@@ -58,6 +58,7 @@ type Server struct {
 	http    *httpapi.Handler
 	events  *events.Bus   // the event handlers; nil without any
 	whip    *whip.Handler // nil unless transports.http.whip.enabled
+	cluster clusterNode   // this node of a cluster, set before Start (nil: one node; clusterapi.go)
 
 	listeners  map[string]*listener
 	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
@@ -125,7 +126,8 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	}
 	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, lowprio: lp, events: bus, listeners: map[string]*listener{}}
 	s.plugins = loadPlugins(cfg, log, peers)
-	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gateway.WithEvents(bus))
+	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gateway.WithEvents(bus),
+		gateway.WithNode(s.clusterSlot, s.clusterAccepting))
 	s.metrics = m.register(metrics.Sources{Gateway: s.gw, Peers: peers, Plugins: s.plugins})
 	return s, nil
 }
@@ -191,7 +193,7 @@ func (s *Server) start() error {
 	t := s.cfg.Transports
 	if t.HTTP.Enabled || t.HTTP.HTTPS.Enabled {
 		mux := http.NewServeMux()
-		s.http = httpapi.New(s.gw, s.cfg)
+		s.http = httpapi.New(s.gw, s.cfg, httpapi.WithProxy(s.clusterProxy()))
 		base := t.HTTP.BasePath
 		mux.Handle(base, s.http)
 		mux.Handle(base+"/", s.http)
@@ -213,7 +215,7 @@ func (s *Server) start() error {
 		}
 	}
 	if t.WebSocket.Enabled || t.WebSocket.WSS.Enabled {
-		s.ws = wsapi.New(s.gw, s.cfg)
+		s.ws = wsapi.New(s.gw, s.cfg, wsapi.WithProxy(s.clusterProxy()))
 		if err := s.listenPair(WebSocket, t.WebSocket.Enabled, t.WebSocket.Listen, WSS, t.WebSocket.WSS, s.ws); err != nil {
 			return err
 		}

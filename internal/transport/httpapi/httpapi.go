@@ -6,6 +6,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janus"
@@ -42,8 +44,14 @@ type Handler struct {
 
 	dropped atomic.Uint64
 
-	closing   chan struct{} // closed by Close: releases every held long-poll
-	closeOnce sync.Once
+	// proxy says which node holds a session and whether this one takes new sessions (nil: one
+	// node); fwd forwards requests for the sessions other nodes hold (proxy.go).
+	proxy cluster.Proxy
+	fwd   *http.Transport
+
+	closed  context.Context // cancelled by Close: releases every held long-poll
+	closing <-chan struct{} // closed.Done()
+	stop    context.CancelFunc
 }
 
 // retiredQueue is a closed queue that still holds events (a `timeout`, say) for a last long-poll.
@@ -53,10 +61,13 @@ type retiredQueue struct {
 	until time.Time
 }
 
+// Option adjusts a Handler at construction.
+type Option func(*Handler)
+
 // New returns the REST transport for gw, configured from cfg.Transports.HTTP (base_path,
 // long_poll_timeout, cors_origin, event_queue) and cfg.General.MaxMessageBytes, and lists it in
 // gw's `info`.
-func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
+func New(gw *gateway.Gateway, cfg *config.Config, opts ...Option) *Handler {
 	hc := cfg.Transports.HTTP
 	h := &Handler{
 		gw:         gw,
@@ -67,10 +78,14 @@ func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
 		queueLimit: hc.EventQueue,
 		log:        gw.Logger().With("transport", "http"),
 		queues:     make(map[uint64]*queue),
-		closing:    make(chan struct{}),
 	}
+	h.closed, h.stop = context.WithCancel(context.Background())
+	h.closing = h.closed.Done()
 	if h.base == "" {
 		h.base = "/janus"
+	}
+	for _, o := range opts {
+		o(h)
 	}
 	gw.RegisterTransport(TransportName, plugin.Info{
 		Name: "strata REST (HTTP) transport", Author: gateway.Author, VersionString: gateway.VersionString,
@@ -90,6 +105,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	transport.CORS(w, r, h.cors)
+	if jerr == nil && h.proxy != nil {
+		if node, ok := h.locate(r, p); ok {
+			h.forward(w, r, p, node)
+			return
+		}
+	}
 	switch r.Method {
 	case http.MethodOptions:
 		w.WriteHeader(http.StatusOK)
@@ -133,20 +154,29 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, p transport.Path) 
 }
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request, p transport.Path) {
-	body, err := transport.ReadBody(w, r, h.maxBody)
-	if err == transport.ErrTooLarge {
-		transport.WriteError(w, http.StatusRequestEntityTooLarge, p.Session, transport.TooLarge(h.maxBody))
-		return
-	}
-	if err != nil {
-		transport.WriteError(w, http.StatusBadRequest, p.Session,
-			janus.Errorf(janus.ErrTransportSpecific, "Cannot read request: %v", err))
+	body, ok := h.readBody(w, r, p)
+	if !ok {
 		return
 	}
 	m := h.gw.Handle(r.Context(), body, gateway.Origin{Sink: h, PathSession: p.Session, PathHandle: p.Handle, RemoteAddr: r.RemoteAddr})
 	// Errors too (an unknown session: 458): Janus answers a POST with 200 and keeps 404 for the
 	// long-poll GET of a session that is gone.
-	transport.WriteJSON(w, http.StatusOK, janus.Encode(m))
+	transport.WriteJSON(w, h.postStatus(p, m), janus.Encode(m))
+}
+
+// readBody reads a POST's body, answering the client itself (false) when it cannot.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, p transport.Path) ([]byte, bool) {
+	body, err := transport.ReadBody(w, r, h.maxBody)
+	if err == transport.ErrTooLarge {
+		transport.WriteError(w, http.StatusRequestEntityTooLarge, p.Session, transport.TooLarge(h.maxBody))
+		return nil, false
+	}
+	if err != nil {
+		transport.WriteError(w, http.StatusBadRequest, p.Session,
+			janus.Errorf(janus.ErrTransportSpecific, "Cannot read request: %v", err))
+		return nil, false
+	}
+	return body, true
 }
 
 // longPollEvents holds a GET until the session has events, the long-poll timeout passes (then it
@@ -208,8 +238,14 @@ func (h *Handler) holdUntil(r *http.Request, timer <-chan time.Time) {
 	}
 }
 
-// Close releases every held long-poll (they answer keepalive) so the listener can shut down.
-func (h *Handler) Close() { h.closeOnce.Do(func() { close(h.closing) }) }
+// Close releases every held long-poll, forwarded ones included (they answer keepalive), so the
+// listener can shut down.
+func (h *Handler) Close() {
+	h.stop()
+	if h.fwd != nil {
+		h.fwd.CloseIdleConnections()
+	}
+}
 
 func parseMaxev(s string) int {
 	n, err := strconv.Atoi(s)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janus"
@@ -57,14 +58,20 @@ type Handler struct {
 	sendTimeout time.Duration
 	upgrader    websocket.Upgrader
 	log         *slog.Logger
+	// proxy says which node holds a session and whether this one takes new sessions (nil: one
+	// node; upstream.go).
+	proxy cluster.Proxy
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 }
 
+// Option adjusts a Handler at construction.
+type Option func(*Handler)
+
 // New returns the WebSocket transport for gw (message size limit from cfg.General.MaxMessageBytes,
 // send_queue and send_timeout from cfg.Transports.WebSocket) and lists it in gw's `info`.
-func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
+func New(gw *gateway.Gateway, cfg *config.Config, opts ...Option) *Handler {
 	h := &Handler{
 		gw:          gw,
 		maxBytes:    cfg.General.MaxMessageBytes,
@@ -82,17 +89,27 @@ func New(gw *gateway.Gateway, cfg *config.Config) *Handler {
 		Name: "strata WebSocket transport", Author: gateway.Author, VersionString: gateway.VersionString,
 		Version: gateway.Version, Description: "Janus API over WebSocket (janus-protocol)",
 	})
+	for _, o := range opts {
+		o(h)
+	}
 	return h
 }
 
 // ServeHTTP implements http.Handler: it refuses handshakes without the janus-protocol subprotocol,
 // as Janus does, then serves the connection until it closes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	forwards := h.proxy != nil && r.Header.Get(transport.ProxiedHeader) == ""
+	if forwards && h.refuse(w) {
+		return
+	}
 	ws := transport.Upgrade(w, r, &h.upgrader, Subprotocol)
 	if ws == nil {
 		return
 	}
 	c := h.newConn(ws)
+	if forwards {
+		c.forwards, c.forwardedFor = true, transport.ForwardedFor(r)
+	}
 	h.track(c, true)
 	defer h.track(c, false)
 	go c.writeLoop()
@@ -153,6 +170,16 @@ type conn struct {
 	tcp *net.TCPConn
 	// cutOffDone: the close frame of a cut-off went out, and the socket must linger (sockroom.go).
 	cutOffDone atomic.Bool
+
+	// forwards: requests for other nodes' sessions go to those nodes (false: one node, or a
+	// connection another node opened, which is never forwarded again: the loop guard), with
+	// forwardedFor as their X-Forwarded-For.
+	forwards     bool
+	forwardedFor string
+	// upstreams are this client's connections to other nodes, by node id (upstream.go).
+	upMu      sync.Mutex
+	upstreams map[string]*upstream
+	upClosed  bool
 }
 
 func (h *Handler) newConn(ws *websocket.Conn) *conn {
@@ -176,8 +203,11 @@ func (c *conn) Unbind(uint64) {}
 
 // Deliver implements gateway.Sink. It never blocks: an event that finds the client far behind has
 // the connection cut off (by the writer) rather than wait or vanish.
-func (c *conn) Deliver(_ uint64, m janus.Message) {
-	if !c.out.event(janus.Encode(m)) {
+func (c *conn) Deliver(_ uint64, m janus.Message) { c.event(janus.Encode(m)) }
+
+// event queues an event for the client, or has the client cut off if it is far behind.
+func (c *conn) event(b []byte) {
+	if !c.out.event(b) {
 		c.cutOnce.Do(func() { close(c.cut) })
 	}
 }
@@ -205,6 +235,9 @@ func (c *conn) readLoop() {
 				return
 			}
 			c.reply(janus.ErrorReply(0, "", transport.TooLarge(max)))
+			continue
+		}
+		if c.forwards && c.forward(data) {
 			continue
 		}
 		c.h.gw.Submit(c.ctx, data, origin, c.reply)
@@ -294,6 +327,7 @@ func (c *conn) abort() {
 		close(c.gone)
 		c.cancel()
 		c.out.close()
+		c.closeUpstreams()
 		if c.cutOffDone.Load() {
 			// The reader stops now; the socket lingers once it has (ServeHTTP).
 			_ = c.tcp.SetReadDeadline(time.Now())
