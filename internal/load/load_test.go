@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,6 +108,54 @@ func TestSmokeVideoroom(t *testing.T) {
 	res := smoke(t, p)
 	if res.Totals.Subscriptions != 3+2 {
 		t.Errorf("%d subscriptions, want one per publisher and one per subscriber", res.Totals.Subscriptions)
+	}
+}
+
+// TestSmokeServers spreads a fan-out over two servers, which here are strata's HTTP and WebSocket
+// endpoints of one in-process server (a cluster's nodes need root): the publisher on the first,
+// subscribers alternating, every subscription marked with its server, each server sampled and
+// reported as a node.
+func TestSmokeServers(t *testing.T) {
+	httpURL, wsURL := loadtest.StartStrata(t)
+	p := plan.FanOut("", 3)
+	p.Servers = []string{httpURL, wsURL}
+	p.Duration, p.Warmup, p.JoinRate = 3*time.Second, time.Second, 20
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := Run(ctx, p, Options{ServerPIDs: []int{os.Getpid(), os.Getpid()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Totals.FailedJoins != 0 || len(res.Errors) != 0 {
+		t.Fatalf("failed joins %d, errors %v", res.Totals.FailedJoins, res.Errors)
+	}
+	var servers []int
+	for _, s := range res.Subscriptions {
+		servers = append(servers, s.Server)
+	}
+	slices.Sort(servers)
+	if !slices.Equal(servers, []int{0, 0, 1}) {
+		t.Errorf("subscriptions' servers %v, want two on the first and one on the second", servers)
+	}
+	live := map[int]bool{}
+	for _, st := range res.Streams {
+		if st.Packets > 0 && st.TTFFMs >= 0 {
+			live[st.Server] = true
+		}
+	}
+	if !live[0] || !live[1] {
+		t.Errorf("media arrived through servers %v, want both", live)
+	}
+	if len(res.Nodes) != 2 || !res.Nodes[0].Sampled || res.Nodes[1].CPUSeconds <= 0 || res.Nodes[1].Server != wsURL {
+		t.Fatalf("nodes %+v", res.Nodes)
+	}
+	// Both nodes are this process, so the sum is twice one node.
+	if got, one := res.Server.PeakRSSBytes, res.Nodes[0].PeakRSSBytes; got < one*3/2 {
+		t.Errorf("total peak RSS %d, one node's %d: not summed", got, one)
+	}
+	var md strings.Builder
+	if err := report.WriteMarkdown(&md, res); err != nil || !strings.Contains(md.String(), "## Nodes") {
+		t.Errorf("report without the nodes (%v):\n%s", err, md.String())
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ type Options struct {
 	// ServerPID is the server process to sample; 0 looks for the process listening on the server
 	// URL's port in this network namespace.
 	ServerPID int
+	// ServerPIDs are the processes of the plan's Servers, in order, when it has several (a
+	// cluster's nodes, each sampled and reported on its own and in total); a 0 is not sampled.
+	ServerPIDs []int
 	// Progress receives the progress bar (nil: none); Terminal redraws it in place.
 	Progress io.Writer
 	Terminal bool
@@ -39,8 +43,12 @@ const maxJoinsInFlight = 16
 type run struct {
 	plan  plan.Plan
 	opts  Options
-	env   *client.Env
+	env   *client.Env // the home server's (plan.Home): the room, the publishers
 	start time.Time
+	// envs are the clients' environments, one per server of plan.ServerList (envs[0] is env);
+	// apartEnv is the apart subscriber's (plan.Apart), nil without one.
+	envs     []*client.Env
+	apartEnv *client.Env
 
 	mu       sync.Mutex
 	pubs     []*client.Publisher   // by publisher index; nil until joined (or if it failed)
@@ -49,7 +57,8 @@ type run struct {
 	calls    []*client.Caller     // SIP callers, by index; nil until connected
 	subs     []*client.Subscriber // subscribers and streaming viewers
 	expected map[*client.Subscriber]int
-	feed     *client.Feed // the plain RTP into a streaming mountpoint the run created; nil otherwise
+	serverOf map[*client.Subscriber]int // index in plan.ServerList of a subscription's server
+	feed     *client.Feed               // the plain RTP into a streaming mountpoint the run created; nil otherwise
 	nPubs    int
 	subCount int
 	errs     []string
@@ -81,7 +90,8 @@ func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error)
 		}
 	}
 	r := &run{plan: p, opts: opts, start: time.Now(), expected: map[*client.Subscriber]int{},
-		pubs: make([]*client.Publisher, p.Publishers), parts: make([]*client.Participant, p.AudioBridge.Participants),
+		serverOf: map[*client.Subscriber]int{},
+		pubs:     make([]*client.Publisher, p.Publishers), parts: make([]*client.Participant, p.AudioBridge.Participants),
 		calls: make([]*client.Caller, p.SIP.Calls)}
 	var err error
 	if p.Media == plan.MediaVoice {
@@ -89,9 +99,7 @@ func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error)
 			return nil, err
 		}
 	}
-	r.env, err = client.NewEnv(client.Config{Server: p.Server, Room: p.Room, Plugin: p.Plugin(), Media: media, Substream: p.Substream,
-		JoinTimeout: p.JoinTimeout, ICEInterfaces: p.ICEInterfaces, Light: p.Receiver == plan.ReceiverLight, Now: func() time.Duration { return time.Since(r.start) }})
-	if err != nil {
+	if err := r.newEnvs(media); err != nil {
 		return nil, err
 	}
 	if r.voice != nil {
@@ -129,8 +137,8 @@ func Run(ctx context.Context, p plan.Plan, opts Options) (*report.Result, error)
 			_ = admin.Destroy(ctx, p.Room)
 		}()
 	}
-	pid, inProcess := r.serverPID()
-	r.sampler = newSampling(r, pid, opts)
+	pids, inProcess := r.serverPIDs()
+	r.sampler = newSampling(r, pids, opts)
 	result := r.execute(ctx)
 	result.Server.InProcess = inProcess
 	return result, nil
@@ -157,7 +165,7 @@ func (r *run) prepareRoom(ctx context.Context, admin *client.Admin) error {
 	case exists && r.plan.CreateRoom:
 		return fmt.Errorf("room %d already exists; choose another --room or drop --create-room", r.plan.Room)
 	case !exists && !r.plan.CreateRoom:
-		return fmt.Errorf("room %d: %w on %s (create it, or pass --create-room)", r.plan.Room, client.ErrNoRoom, r.plan.Server)
+		return fmt.Errorf("room %d: %w on %s (create it, or pass --create-room)", r.plan.Room, client.ErrNoRoom, r.plan.Home())
 	case !exists && r.plan.IsAudioBridge():
 		if err := admin.CreateAudioBridge(ctx, r.plan.Room, r.plan.AudioBridge.SamplingRate); err != nil {
 			return fmt.Errorf("creating audio bridge room %d: %w", r.plan.Room, err)
@@ -170,11 +178,26 @@ func (r *run) prepareRoom(ctx context.Context, admin *client.Admin) error {
 	return nil
 }
 
+// serverPIDs are the processes to sample: the plan's servers' when it has several
+// (Options.ServerPIDs), or else the one given, or the one listening on the server's port.
+func (r *run) serverPIDs() (pids []int, inProcess bool) {
+	if n := len(r.plan.ServerList()); n > 1 {
+		pids = make([]int, n)
+		copy(pids, r.opts.ServerPIDs)
+		if len(r.opts.ServerPIDs) != n {
+			r.addErr(fmt.Errorf("%d server PIDs for %d servers: the servers without one are not sampled", len(r.opts.ServerPIDs), n))
+		}
+		return pids, slices.Contains(pids, os.Getpid())
+	}
+	pid, inProcess := r.serverPID()
+	return []int{pid}, inProcess
+}
+
 // serverPID is the process to sample: the one given, or the one listening on the server's port.
 func (r *run) serverPID() (pid int, inProcess bool) {
 	pid = r.opts.ServerPID
 	if pid == 0 {
-		if u, err := url.Parse(r.plan.Server); err == nil {
+		if u, err := url.Parse(r.plan.Home()); err == nil {
 			port := u.Port()
 			if port == "" {
 				port = map[string]string{"http": "80", "ws": "80", "https": "443", "wss": "443"}[u.Scheme]
@@ -286,7 +309,7 @@ func (r *run) joinAll(ctx context.Context) time.Duration {
 		r.addErr(errors.New("no publisher joined, so subscribers have nothing to receive"))
 	}
 	for i := 0; i < r.plan.Subscribers && len(feeds) > 0 && !r.steps.stopped(); i++ {
-		if !pace(func() { r.joinSubscriber(ctx, feeds) }) {
+		if !pace(func() { r.joinSubscriber(ctx, i, feeds) }) {
 			break
 		}
 	}
@@ -309,12 +332,21 @@ func (r *run) joinPublisher(ctx context.Context, i int, mesh *mesh) {
 	}
 }
 
-func (r *run) joinSubscriber(ctx context.Context, feeds []uint64) {
-	sub, err := client.JoinSubscriber(ctx, r.env, r.nextSubscription(), nil, feeds)
+// joinSubscriber joins receive-only subscriber i on its server (plan.SubscriberServer).
+func (r *run) joinSubscriber(ctx context.Context, i int, feeds []uint64) {
+	server := r.plan.SubscriberServer(i)
+	env := r.envs[server]
+	if r.plan.Apart.Set() && i == r.plan.Subscribers-1 {
+		env = r.apartEnv
+	}
+	sub, err := client.JoinSubscriber(ctx, env, r.nextSubscription(), nil, feeds)
 	if err != nil {
 		r.fail(err)
 		return
 	}
+	r.mu.Lock()
+	r.serverOf[sub] = server
+	r.mu.Unlock()
 	r.addSubscription(sub, len(feeds)*r.kinds())
 }
 

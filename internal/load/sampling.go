@@ -14,8 +14,11 @@ import (
 // sampling takes the per-second samples: the server process, the generator itself, and the
 // clients' counters.
 type sampling struct {
-	r        *run
+	r *run
+	// server samples the one server; with several (servers), their readings are summed into
+	// one (sumReadings) and each is kept in the sample's Nodes as well.
 	server   *sampler.Sampler
+	servers  []*sampler.Sampler
 	self     *sampler.Sampler
 	interval time.Duration
 	progress *progress
@@ -26,8 +29,10 @@ type sampling struct {
 	lastSrv   sampler.Reading
 	firstSelf sampler.Reading
 	lastSelf  sampler.Reading
-	prev      totals
-	prevAt    time.Duration
+	// firstNodes are the servers' baseline readings (with servers).
+	firstNodes []sampler.Reading
+	prev       totals
+	prevAt     time.Duration
 }
 
 // totals are the clients' running counters at one moment.
@@ -41,15 +46,36 @@ type totals struct {
 	lateFrames                  uint64 // received audio frames late by more than one period
 }
 
-func newSampling(r *run, pid int, opts Options) *sampling {
-	return &sampling{r: r, server: sampler.New(pid), self: sampler.Self(), interval: opts.Interval,
+func newSampling(r *run, pids []int, opts Options) *sampling {
+	s := &sampling{r: r, self: sampler.Self(), interval: opts.Interval,
 		progress: newProgress(opts.Progress, opts.Terminal, r.plan.Participants())}
+	if len(pids) == 1 {
+		s.server = sampler.New(pids[0])
+		return s
+	}
+	for _, pid := range pids {
+		s.servers = append(s.servers, sampler.New(pid))
+	}
+	return s
+}
+
+// readServer reads the server, or every server and their sum.
+func (s *sampling) readServer() (sampler.Reading, []sampler.Reading) {
+	if s.server != nil {
+		return s.server.Read(), nil
+	}
+	each := make([]sampler.Reading, len(s.servers))
+	for i, x := range s.servers {
+		each[i] = x.Read()
+	}
+	return sumReadings(each), each
 }
 
 // begin takes the baseline sample, before anyone joins.
 func (s *sampling) begin() {
 	s.mu.Lock()
-	s.firstSrv, s.firstSelf = s.server.Read(), s.self.Read()
+	s.firstSrv, s.firstNodes = s.readServer()
+	s.firstSelf = s.self.Read()
 	s.lastSrv, s.lastSelf = s.firstSrv, s.firstSelf
 	s.mu.Unlock()
 	s.take()
@@ -72,7 +98,8 @@ func (s *sampling) loop(stop <-chan struct{}) {
 func (s *sampling) take() {
 	now := time.Since(s.r.start)
 	cur := s.r.counters()
-	srv, self := s.server.Read(), s.self.Read()
+	srv, nodes := s.readServer()
+	self := s.self.Read()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dt := (now - s.prevAt).Seconds()
@@ -85,6 +112,7 @@ func (s *sampling) take() {
 	x := report.Sample{T: now.Seconds(), Publishers: cur.pubs, Subscribers: cur.pureSubs, AudioBridge: cur.parts, SIPCalls: cur.calls,
 		PeerConnections: cur.pcs(), ServerOK: srv.OK, GenRSSBytes: self.Stat.RSSBytes, RecvBytes: cur.recv,
 		SentMbps: rate(cur.sent, s.prev.sent), RecvMbps: rate(cur.recv, s.prev.recv)}
+	x.Nodes = nodeSamples(s.firstNodes, nodes)
 	if cur.lateFrames >= s.prev.lateFrames {
 		x.LateFrames = cur.lateFrames - s.prev.lateFrames
 	}
@@ -215,7 +243,13 @@ func (r *run) collect(interrupted bool) *report.Result {
 	s.mu.Lock()
 	res := &report.Result{Plan: r.plan, Machine: report.DetectMachine(), Started: r.start, Seconds: now.Seconds(),
 		Interrupted: interrupted, Samples: s.samples}
-	res.Server.PID, res.Server.Sampled = s.server.PID(), s.firstSrv.OK
+	res.Server.Sampled = s.firstSrv.OK
+	if s.server != nil {
+		res.Server.PID = s.server.PID()
+	}
+	for i, x := range s.servers {
+		res.Nodes = append(res.Nodes, report.Node{Server: r.plan.ServerList()[i], PID: x.PID(), Sampled: s.firstNodes[i].OK})
+	}
 	if s.firstSrv.OK {
 		res.Server.BaselineRSSBytes = s.firstSrv.Stat.RSSBytes
 		if s.lastSrv.NetIsolated {
@@ -259,7 +293,7 @@ func (r *run) collect(interrupted bool) *report.Result {
 		res.Generator.Swallowed += swallowed
 		res.Generator.SocketReads += reads
 		res.Generator.SocketDatagrams += datagrams
-		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub]})
+		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub], Server: r.serverOf[sub]})
 		for _, err := range sub.Errors() {
 			res.Errors = append(res.Errors, err.Error())
 		}
@@ -271,7 +305,7 @@ func (r *run) collect(interrupted bool) *report.Result {
 			lc := st.LightCounts()
 			g := &res.Generator
 			g.Sampled, g.Verified, g.BadSamples, g.NACKs = g.Sampled+lc.Sampled, g.Verified+lc.Verified, g.BadSamples+lc.BadSamples, g.NACKs+lc.NACKed
-			res.Streams = append(res.Streams, report.Stream{Subscription: sub.Index, Owner: sub.Owner, Feed: feed, Mid: st.Mid, Summary: st.Summarize(now)})
+			res.Streams = append(res.Streams, report.Stream{Subscription: sub.Index, Owner: sub.Owner, Feed: feed, Mid: st.Mid, Server: r.serverOf[sub], Summary: st.Summarize(now)})
 		}
 	}
 	return res

@@ -77,7 +77,10 @@ type Config struct {
 	Substream     int
 	JoinTimeout   time.Duration
 	ICEInterfaces []string
-	Now           func() time.Duration
+	// ICEAddress, when set, keeps the local addresses ICE may gather on (those it returns true
+	// for), on the interfaces ICEInterfaces allows.
+	ICEAddress func(net.IP) bool
+	Now        func() time.Duration
 	// Net, when set, is the network Pion gathers on and opens its sockets through (for clients
 	// that live in another network namespace than the process); HTTP, when set, is the client the
 	// Janus API requests go through.
@@ -106,6 +109,9 @@ func NewEnv(c Config) (*Env, error) {
 		if slices.Contains(ifaces, "lo") {
 			se.SetIncludeLoopbackCandidate(true)
 		}
+	}
+	if c.ICEAddress != nil {
+		se.SetIPFilter(c.ICEAddress)
 	}
 	me := &webrtc.MediaEngine{}
 	if err := me.RegisterDefaultCodecs(); err != nil {

@@ -10,11 +10,12 @@ import (
 // Flags are the plan fields as command-line flags. Register them on a FlagSet, parse, then Build:
 // a plan file (when given) is read first and only the flags actually set override it.
 type Flags struct {
-	fs   *flag.FlagSet
-	file string
-	v    Plan
-	subs string
-	ice  string
+	fs      *flag.FlagSet
+	file    string
+	v       Plan
+	subs    string
+	ice     string
+	servers string
 }
 
 // RegisterFlags adds the plan flags to fs.
@@ -24,6 +25,9 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.file, "plan", "", "YAML plan file (flags given as well override its fields)")
 	fs.StringVar(&d.Name, "name", d.Name, "label of the run in reports")
 	fs.StringVar(&d.Server, "server", d.Server, "Janus API endpoint, http://HOST:8088/janus or ws://HOST:8188")
+	fs.StringVar(&f.servers, "servers", "", "comma-separated Janus API endpoints of a cluster's nodes: publishers on the first, subscribers round-robin over all")
+	fs.StringVar(&d.Apart.Address, "apart-address", "", "set the last subscriber apart on this local IP address of its own (the others do not use it), e.g. to put it alone behind a rate limit")
+	fs.IntVar(&d.Apart.Server, "apart-server", 0, "index in --servers of the server the apart subscriber joins")
 	fs.Uint64Var(&d.Room, "room", d.Room, "videoroom room id")
 	fs.BoolVar(&d.CreateRoom, "create-room", d.CreateRoom, "create the room before the run and destroy it after")
 	fs.IntVar(&d.Publishers, "publishers", d.Publishers, "number of publishers")
@@ -120,6 +124,12 @@ func (f *Flags) apply(p *Plan, name string) error {
 		p.Name = v.Name
 	case "server":
 		p.Server = v.Server
+	case "servers":
+		p.Servers = splitList(f.servers)
+	case "apart-address":
+		p.Apart.Address = v.Apart.Address
+	case "apart-server":
+		p.Apart.Server = v.Apart.Server
 	case "room":
 		p.Room = v.Room
 	case "create-room":

@@ -101,6 +101,12 @@ type Plan struct {
 	Name string `yaml:"name"`
 	// Server is the Janus API endpoint: http(s)://HOST:PORT/janus or ws(s)://HOST:PORT.
 	Server string `yaml:"server"`
+	// Servers spreads a videoroom run over several servers (a cluster's nodes): publishers join
+	// the first, where the room is created, and subscribers go round-robin over all of them
+	// (SubscriberServer). Server, when also given, must be the first.
+	Servers []string `yaml:"servers"`
+	// Apart sets the last subscriber apart, on an address of its own (cluster.go).
+	Apart Apart `yaml:"apart"`
 	// Room is the videoroom room id.
 	Room uint64 `yaml:"room"`
 	// CreateRoom creates the room before the run (and destroys it after) instead of requiring it

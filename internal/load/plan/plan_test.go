@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +315,75 @@ func TestShippedPlansParse(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+func TestServersSpreadSubscribersRoundRobin(t *testing.T) {
+	p, err := Parse(strings.NewReader(`
+servers: [http://10.0.0.11:8088/janus, http://10.0.0.12:8088/janus, ws://10.0.0.13:8188]
+subscribers: 7
+apart: {address: 10.0.0.2, server: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Home() != "http://10.0.0.11:8088/janus" || len(p.ServerList()) != 3 {
+		t.Fatalf("home %q, servers %v", p.Home(), p.ServerList())
+	}
+	var got []int
+	for i := range p.Subscribers {
+		got = append(got, p.SubscriberServer(i))
+	}
+	// Round-robin, but the last (the apart subscriber) joins the server it names.
+	if want := []int{0, 1, 2, 0, 1, 2, 1}; !slices.Equal(got, want) {
+		t.Errorf("subscribers' servers %v, want %v", got, want)
+	}
+	p.Apart = Apart{}
+	if p.SubscriberServer(6) != 0 {
+		t.Errorf("without an apart subscriber, subscriber 6 joins server %d", p.SubscriberServer(6))
+	}
+	one := Default()
+	one.Server = "http://h/janus"
+	if one.Home() != one.Server || one.SubscriberServer(5) != 0 {
+		t.Errorf("one server: home %q, subscriber 5 on %d", one.Home(), one.SubscriberServer(5))
+	}
+}
+
+func TestBadServersNameTheField(t *testing.T) {
+	cases := map[string]string{
+		"servers: [http://a/janus, ftp://b]\n":                                               "servers[1]: \"ftp://b\": scheme",
+		"servers: [http://a/janus, http://a/janus]\n":                                        "servers[1]: \"http://a/janus\" is listed twice",
+		"server: http://b/janus\nservers: [http://a/janus]\n":                                "server: \"http://b/janus\" is not the first of servers",
+		"servers: [http://a/janus]\napart: {address: nowhere}\n":                             "apart.address: \"nowhere\" is not an IP address",
+		"servers: [http://a/janus, http://b/janus]\napart: {address: 10.0.0.2, server: 2}\n": "apart.server: 2 is outside 0…1",
+		"server: http://a/janus\napart: {address: 10.0.0.2, server: -1}\n":                   "apart.server: -1",
+		"servers: [http://a/janus]\nsubscribers: 0\napart: {address: 10.0.0.2}\n":            "apart: needs a subscriber",
+		"servers: [http://a/janus]\nstreaming: {viewers: 2}\n":                               "servers: only a videoroom run",
+		"servers: []\n": "server: missing",
+	}
+	for in, want := range cases {
+		_, err := Parse(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want it to mention %q", in, err, want)
+		}
+	}
+	// The first of servers may be repeated as server.
+	if _, err := Parse(strings.NewReader("server: http://a/janus\nservers: [http://a/janus, http://b/janus]\n")); err != nil {
+		t.Errorf("server equal to the first of servers: %v", err)
+	}
+}
+
+func TestServersFlags(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	f := RegisterFlags(fs)
+	if err := fs.Parse([]string{"-servers", "http://a/janus, http://b/janus", "-subscribers", "4", "-apart-address", "10.0.0.2", "-apart-server", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := f.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Servers, []string{"http://a/janus", "http://b/janus"}) || p.Apart != (Apart{Address: "10.0.0.2", Server: 1}) || p.Home() != "http://a/janus" {
+		t.Errorf("plan from flags: servers %v, apart %+v", p.Servers, p.Apart)
 	}
 }

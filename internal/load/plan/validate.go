@@ -14,9 +14,12 @@ var SamplingRates = []int{8000, 12000, 16000, 24000, 48000}
 // Validate checks every field and returns all problems at once.
 func (p *Plan) Validate() error {
 	v := &validation{}
-	if err := checkServer(p.Server); err != nil {
-		v.bad("server", "%v", err)
+	if len(p.Servers) == 0 {
+		if err := checkServer(p.Server); err != nil {
+			v.bad("server", "%v", err)
+		}
 	}
+	p.validateCluster(v)
 	if p.Room == 0 {
 		v.bad("room", "must be a positive room id")
 	}

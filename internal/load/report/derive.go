@@ -5,12 +5,15 @@ type Subscription struct {
 	Index    int `json:"index"`
 	Owner    int `json:"owner"`
 	Expected int `json:"expected_streams"`
+	// Server is the index in the plan's server list of the server it joined.
+	Server int `json:"server,omitempty"`
 }
 
 // Finalize derives the summary figures from the samples, streams and subscriptions. steadyFrom
 // (seconds since the start) begins the steady window.
 func (r *Result) Finalize(steadyFrom float64) {
 	r.deriveServer(steadyFrom)
+	r.deriveNodes(steadyFrom)
 	r.deriveQuality(r.Subscriptions)
 	t := &r.Totals
 	t.Subscriptions = len(r.Subscriptions)

@@ -25,7 +25,10 @@ type Result struct {
 	Interrupted bool      `json:"interrupted"`
 	Errors      []string  `json:"errors,omitempty"`
 
-	Server    Server    `json:"server"`
+	Server Server `json:"server"`
+	// Nodes are the servers of a run spread over several (plan.Servers), in order; Server is
+	// then their sum.
+	Nodes     []Node    `json:"nodes,omitempty"`
 	Generator Generator `json:"generator"`
 	Totals    Totals    `json:"totals"`
 	Samples   []Sample  `json:"-"`
@@ -167,6 +170,8 @@ type Sample struct {
 	RecvBytes       uint64  // cumulative
 	LossPct         float64 // of the packets expected in this second
 	LateFrames      uint64  // received audio frames late by more than 20 ms in this second
+	// Nodes are the servers' own readings when the run has several (Result.Nodes).
+	Nodes []NodeSample
 }
 
 // Participants is publishers plus receive-only subscribers plus audio bridge participants plus
@@ -184,10 +189,12 @@ type Publisher struct {
 
 // Stream is one received stream.
 type Stream struct {
-	Subscription int    `json:"subscription"`
-	Owner        int    `json:"owner"` // publisher index owning the subscription, -1 for a subscriber
-	Feed         int    `json:"feed"`  // publisher index, -1 if unknown
-	Mid          string `json:"mid"`
+	Subscription int `json:"subscription"`
+	Owner        int `json:"owner"` // publisher index owning the subscription, -1 for a subscriber
+	Feed         int `json:"feed"`  // publisher index, -1 if unknown
+	// Server is the index in the plan's server list of the server the subscription joined.
+	Server int    `json:"server,omitempty"`
+	Mid    string `json:"mid"`
 	rtpstats.Summary
 }
 

@@ -137,7 +137,10 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			p.Server, p.SIP.Calls, p.SIP.URI, min(p.SIP.Decode, p.SIP.Calls))
 	default:
 		fmt.Fprintf(&b, "Server `%s`, room %d; %d publishers (%s media), %d subscribers, publishers subscribe to each other: %v; ",
-			p.Server, p.Room, p.Publishers, p.Media, p.Subscribers, p.PublishersSubscribe)
+			p.Home(), p.Room, p.Publishers, p.Media, p.Subscribers, p.PublishersSubscribe)
+	}
+	if len(p.Servers) > 1 {
+		fmt.Fprintf(&b, "spread over %d servers (publishers on the first, subscribers round-robin): %s; ", len(p.Servers), strings.Join(p.Servers, ", "))
 	}
 	if p.Steps.Size > 0 {
 		fmt.Fprintf(&b, "joining in steps of %d, each held %v (measured after %v); ", p.Steps.Size, p.Steps.Hold, p.Steps.Settle)
@@ -154,6 +157,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		t.Publishers, t.Subscribers, t.AudioBridge, t.PeerConnections, t.FailedJoins))
 	if s.Sampled {
 		who := fmt.Sprintf("PID %d", s.PID)
+		if len(r.Nodes) > 0 {
+			who = fmt.Sprintf("the sum of %d servers (Nodes below)", len(r.Nodes))
+		}
 		if s.InProcess {
 			who += " (in the generator's process: CPU and memory include the generator)"
 		}
@@ -189,6 +195,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	writeAudio(&b, r)
 	writeSIP(&b, r)
 	writePublishers(&b, r)
+	writeNodes(&b, r)
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
 		for i, e := range r.Errors {
