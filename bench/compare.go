@@ -55,6 +55,10 @@ func writeResults(c config, outcomes []*outcome, args []string) string {
 			b.WriteString("\n")
 			continue
 		}
+		if o.name == clusterScenario {
+			writeCluster(&b, c, o)
+			continue
+		}
 		if o.name == labSpeedScenario {
 			writeLabSpeed(&b, c, o.lab)
 			for _, n := range o.notes {

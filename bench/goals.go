@@ -33,9 +33,16 @@ type goal struct {
 	name, scenario, where string
 	value, bound          float64
 	format                string
+	// higher: the goal is a floor (value at least bound), not a ceiling.
+	higher bool
 }
 
-func (g goal) met() bool { return g.value <= g.bound }
+func (g goal) met() bool {
+	if g.higher {
+		return g.value >= g.bound
+	}
+	return g.value <= g.bound
+}
 
 // verdict reads the goals off the run's outcomes; scenarios that ran on one server only give
 // none of the comparative goals.
@@ -64,6 +71,9 @@ func verdict(c config, outcomes []*outcome) []goal {
 		}
 		if o.name == "videoroom" {
 			out = append(out, fullRoom(c, o)...)
+		}
+		if o.name == clusterScenario {
+			out = append(out, clusterGoals(c, o)...)
 		}
 		if o.name == labSpeedScenario && o.lab != nil && len(o.lab.ns3) > 0 {
 			out = append(out, o.lab.goal())
@@ -182,7 +192,11 @@ func writeGoals(b *strings.Builder, gs []goal) {
 		if math.IsNaN(g.value) {
 			met = "no data"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | "+g.format+" | %g | %s |\n", g.name, g.scenario, g.where, g.value, g.bound, met)
+		bound := fmt.Sprintf("%g", g.bound)
+		if g.higher {
+			bound = "≥ " + bound
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | "+g.format+" | %s | %s |\n", g.name, g.scenario, g.where, g.value, bound, met)
 	}
 	b.WriteString("\n")
 }

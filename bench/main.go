@@ -13,10 +13,14 @@
 // headless Chromium's janus.js echotest over a rate-limited uplink, measuring how much of the link
 // Chromium's congestion control uses on each server's feedback and at what queueing delay
 // (uplink.go), and lab-speed: `strata lab run` of the 100 s six-flow NewReno dumbbell against
-// ns-3 3.37 running the same dumbbell, whole processes timed from outside (labspeed.go). It needs root (network namespaces), ffmpeg, Janus (apt-get install janus) for the
-// comparison, and for uplink Chromium and Debian's janus.js (libjs-janus-gateway).
+// ns-3 3.37 running the same dumbbell, whole processes timed from outside (labspeed.go), and
+// cluster: strata alone as a cluster of 1, 2, then 3 nodes over Redis, one publisher and N
+// subscribers per node, with the traffic between nodes and a subscriber behind a limited link
+// (cluster.go). It needs root (network namespaces), ffmpeg, Janus (apt-get install janus) for the
+// comparison, for uplink Chromium and Debian's janus.js (libjs-janus-gateway), and for cluster
+// redis-server.
 //
-//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,streaming-fanout,videoroom,audio,audiobridge-stress,mcu-vs-sfu,sip,uplink,lab-speed]
+//	go run ./bench --strata bin/strata --out bench-out [--scale small|full] [--only fanout,streaming-fanout,videoroom,audio,audiobridge-stress,mcu-vs-sfu,sip,uplink,lab-speed,cluster]
 package main
 
 import (
@@ -79,6 +83,7 @@ type config struct {
 	// genProfile is where the generator (this process) writes its CPU profile.
 	receiver   string
 	genProfile string
+	cluster    clusterScale
 }
 
 func main() {
@@ -95,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var only, targets string
 	fs.StringVar(&c.out, "out", "bench-out", "output directory")
 	c.AddFlags(fs)
-	fs.StringVar(&only, "only", "fanout,"+streamingScenario+",videoroom,audio,"+stressScenario+","+mcuScenario+","+sipScenario+",uplink,"+labSpeedScenario, "scenarios to run")
+	fs.StringVar(&only, "only", "fanout,"+streamingScenario+",videoroom,audio,"+stressScenario+","+mcuScenario+","+sipScenario+",uplink,"+labSpeedScenario+","+clusterScenario, "scenarios to run")
 	fs.StringVar(&targets, "targets", "strata,janus", "servers to run, in order")
 	fs.StringVar(&c.scaleStr, "scale", "small", "small (fits a 2-core machine with the generator) or full (seed 001's size)")
 	fs.BoolVar(&c.profile, "profile", false, "run strata from this binary with CPU and peak-heap profiles (cpu.pprof, heap.pprof in each scenario's strata directory)")
@@ -113,6 +118,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	addAudioFlags(fs, &audioFlags)
 	var sipFlags sipScale
 	addSIPFlags(fs, &sipFlags)
+	var clusterFlags clusterScale
+	addClusterFlags(fs, &clusterFlags)
 	c.uplink = defaultUplinkConfig()
 	caps := fs.String("uplink-caps", "250,500,750", "uplink: the rate limits, kbit/s")
 	fs.DurationVar(&c.uplink.warmup, "uplink-warmup", c.uplink.warmup, "uplink: time from the PeerConnection's start to the window")
@@ -151,6 +158,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c.scale = sc
 	c.audio = audioScales[c.scaleStr].merge(audioFlags)
 	c.sip = sipScales[c.scaleStr].merge(sipFlags)
+	c.cluster = clusterScales[c.scaleStr].merge(clusterFlags)
 	var err error
 	if c.uplink.caps, err = parseCaps(*caps); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
@@ -217,6 +225,9 @@ func preflight(c *config) error {
 			errs = append(errs, fmt.Errorf("lab-speed needs the strata binary: %w (run make build)", err))
 		}
 	}
+	if c.only[clusterScenario] {
+		errs = append(errs, clusterPreflight(c)...)
+	}
 	if c.only[sipScenario] {
 		if _, err := exec.LookPath("sipp"); err != nil {
 			errs = append(errs, errors.New("sip needs sipp (apt-get install -y sip-tester), or run without it (--only)"))
@@ -242,8 +253,10 @@ type outcome struct {
 	title  string
 	runs   map[string][]*report.Result
 	uplink []*uplinkRun
-	lab    *labSpeed
-	notes  []string
+	// cluster are the cluster scenario's steps (their results are also the runs of "strata").
+	cluster []*clusterStep
+	lab     *labSpeed
+	notes   []string
 }
 
 func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
@@ -272,6 +285,14 @@ func runAll(ctx context.Context, c config, log io.Writer) ([]*outcome, error) {
 			if o.lab, err = runLabSpeed(ctx, c, log); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", sc.name, err))
 				o.notes = append(o.notes, err.Error())
+			}
+			continue
+		}
+		if sc.name == clusterScenario {
+			o := &outcome{name: sc.name, title: sc.title, runs: map[string][]*report.Result{}}
+			all = append(all, o)
+			if err := runClusterOutcome(ctx, c, o, log); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", sc.name, err))
 			}
 			continue
 		}
@@ -430,5 +451,6 @@ func scenarios(sc scale, server string) []scenario {
 		{name: "audio", title: fmt.Sprintf("Audio-only conference: %d participants, each hearing the others", sc.Audio), plans: []plan.Plan{au}},
 		{name: "uplink", title: "Uplink: Chromium's send rate and RTT through a rate-limited uplink, on each server's feedback"},
 		{name: labSpeedScenario, title: labSpeedTitle},
+		{name: clusterScenario, title: clusterTitle},
 	}
 }

@@ -58,6 +58,7 @@ type run struct {
 	subs     []*client.Subscriber // subscribers and streaming viewers
 	expected map[*client.Subscriber]int
 	serverOf map[*client.Subscriber]int // index in plan.ServerList of a subscription's server
+	apart    *client.Subscriber         // the apart subscriber (plan.Apart), once joined
 	feed     *client.Feed               // the plain RTP into a streaming mountpoint the run created; nil otherwise
 	nPubs    int
 	subCount int
@@ -335,8 +336,8 @@ func (r *run) joinPublisher(ctx context.Context, i int, mesh *mesh) {
 // joinSubscriber joins receive-only subscriber i on its server (plan.SubscriberServer).
 func (r *run) joinSubscriber(ctx context.Context, i int, feeds []uint64) {
 	server := r.plan.SubscriberServer(i)
-	env := r.envs[server]
-	if r.plan.Apart.Set() && i == r.plan.Subscribers-1 {
+	env, apart := r.envs[server], r.plan.Apart.Set() && i == r.plan.Subscribers-1
+	if apart {
 		env = r.apartEnv
 	}
 	sub, err := client.JoinSubscriber(ctx, env, r.nextSubscription(), nil, feeds)
@@ -346,6 +347,9 @@ func (r *run) joinSubscriber(ctx context.Context, i int, feeds []uint64) {
 	}
 	r.mu.Lock()
 	r.serverOf[sub] = server
+	if apart {
+		r.apart = sub
+	}
 	r.mu.Unlock()
 	r.addSubscription(sub, len(feeds)*r.kinds())
 }

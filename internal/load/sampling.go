@@ -293,7 +293,7 @@ func (r *run) collect(interrupted bool) *report.Result {
 		res.Generator.Swallowed += swallowed
 		res.Generator.SocketReads += reads
 		res.Generator.SocketDatagrams += datagrams
-		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub], Server: r.serverOf[sub]})
+		res.Subscriptions = append(res.Subscriptions, report.Subscription{Index: sub.Index, Owner: sub.Owner, Expected: r.expected[sub], Server: r.serverOf[sub], Apart: sub == r.apart})
 		for _, err := range sub.Errors() {
 			res.Errors = append(res.Errors, err.Error())
 		}

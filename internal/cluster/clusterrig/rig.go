@@ -71,6 +71,20 @@ func (n *Node) API() string   { return fmt.Sprintf("http://%s:%d/janus", n.IP, A
 func (n *Node) WS() string    { return fmt.Sprintf("ws://%s:%d", n.IP, WSPort) }
 func (n *Node) Admin() string { return fmt.Sprintf("http://%s:%d/admin", n.IP, AdminPort) }
 
+// PID is the node's strata process (0 before it starts); `ip netns exec` execs strata, so it is
+// strata's own.
+func (n *Node) PID() int {
+	if n.proc == nil {
+		return 0
+	}
+	return n.proc.PID()
+}
+
+// Link names the node's veth pair: host is the end on the bridge (in this namespace), inner the
+// node's end in its namespace, whose egress carries everything the node sends (to clients, to
+// other nodes, to Redis).
+func (n *Node) Link() (host, inner string) { return n.veth, n.veth + "i" }
+
 // Log is the path of the node's output.
 func (n *Node) Log() string { return n.log }
 

@@ -5,8 +5,10 @@ type Subscription struct {
 	Index    int `json:"index"`
 	Owner    int `json:"owner"`
 	Expected int `json:"expected_streams"`
-	// Server is the index in the plan's server list of the server it joined.
-	Server int `json:"server,omitempty"`
+	// Server is the index in the plan's server list of the server it joined; Apart marks the
+	// plan's apart subscriber (plan.Apart).
+	Server int  `json:"server,omitempty"`
+	Apart  bool `json:"apart,omitempty"`
 }
 
 // Finalize derives the summary figures from the samples, streams and subscriptions. steadyFrom

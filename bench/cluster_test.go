@@ -1,0 +1,208 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/load/plan"
+	"github.com/strata-rtc/strata/internal/load/report"
+	"github.com/strata-rtc/strata/internal/load/rtpstats"
+)
+
+// tcClasses is `tc -s class show` of a node's link as the scenario sets it up (captured from
+// iproute2 6.x): the default class, a class towards another node, and the limited class with its
+// tbf leaf.
+const tcClasses = `class htb 1:1 root prio 0 rate 10Gbit ceil 10Gbit burst 0b cburst 0b 
+ Sent 174 bytes 3 pkt (dropped 0, overlimits 0 requeues 0) 
+ backlog 0b 0p requeues 0
+ lended: 3 borrowed: 0 giants: 0
+ tokens: 13 ctokens: 13
+
+class htb 1:11 root prio 0 rate 10Gbit ceil 10Gbit burst 0b cburst 0b 
+ Sent 1420 bytes 10 pkt (dropped 0, overlimits 0 requeues 0) 
+ backlog 0b 0p requeues 0
+ lended: 0 borrowed: 0 giants: 0
+ tokens: 15 ctokens: 15
+
+class htb 1:99 root leaf 99: prio 0 rate 10Gbit ceil 10Gbit burst 0b cburst 0b 
+ Sent 1042 bytes 1 pkt (dropped 47, overlimits 0 requeues 0) 
+ backlog 2084b 2p requeues 0
+ lended: 0 borrowed: 0 giants: 0
+ tokens: 15 ctokens: 15
+
+class tbf 99:1 parent 99: 
+`
+
+func TestParseClassBytes(t *testing.T) {
+	got, err := parseClassBytes(tcClasses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{classID(classOther): 174, classID(classToNode(1)): 1420, classID(classApart): 1042}
+	if len(got) != len(want) {
+		t.Errorf("classes %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("class %s: %d bytes, want %d", k, got[k], v)
+		}
+	}
+	if _, err := parseClassBytes("class htb 1:1 root\n Sent lots bytes 3 pkt\n"); err == nil {
+		t.Error("a malformed byte count was accepted")
+	}
+}
+
+func TestLinkRatesOverTheWindow(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	reading := func(s int, b01, b02, b12, apart uint64) linkReading {
+		return linkReading{at: t0.Add(time.Duration(s) * time.Second),
+			bytes: [][]uint64{{0, b01, b02}, {0, 0, b12}, {0, 0, 0}}, apart: []uint64{0, apart, 0}}
+	}
+	readings := []linkReading{reading(0, 0, 0, 0, 0), reading(1, 1e6, 1e6, 0, 0), reading(3, 1e6+500e3, 1e6+500e3, 0, 250e3), reading(5, 2e6, 2e6, 0, 500e3)}
+	r, ok := window(readings, t0.Add(500*time.Millisecond), t0.Add(5*time.Second))
+	if !ok || r.seconds != 4 {
+		t.Fatalf("window: ok %v, %v s", ok, r.seconds)
+	}
+	// 1 MB over 4 s on each of two links: 2 Mbit/s each, 4 in all; 500 kB to the apart subscriber.
+	if r.mbps[0][1] != 2 || r.mbps[0][2] != 2 || r.mbps[1][2] != 0 || r.total() != 4 || r.apart[1] != 1 {
+		t.Errorf("rates %+v, total %v", r, r.total())
+	}
+	if _, ok := window(readings, t0.Add(4*time.Second), t0.Add(5*time.Second)); ok {
+		t.Error("a window with one reading gave rates")
+	}
+}
+
+func TestClusterPlans(t *testing.T) {
+	sc, cs := scales["small"], clusterScales["small"]
+	apis := []string{"http://10.233.5.11:8088/janus", "http://10.233.5.12:8088/janus", "http://10.233.5.13:8088/janus"}
+	one := clusterPlan(sc, cs, apis[:1], "scb1", "")
+	if err := one.Validate(); err != nil || one.Home() != apis[0] || one.Subscribers != cs.PerNode || len(one.Servers) != 0 {
+		t.Errorf("one node: %v, %+v", err, one)
+	}
+	lim := clusterPlan(sc, cs, apis, "scb1", "10.233.5.2")
+	if err := lim.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	perNode := map[int]int{}
+	for i := range lim.Subscribers {
+		perNode[lim.SubscriberServer(i)]++
+	}
+	// N on every node, and the limited one more on node 2.
+	if perNode[0] != cs.PerNode || perNode[1] != cs.PerNode+1 || perNode[2] != cs.PerNode || lim.Home() != apis[0] ||
+		lim.Apart.Address != "10.233.5.2" || lim.ICEInterfaces[0] != "scb1" || lim.Substream != 2 || lim.Duration != sc.Hold {
+		t.Errorf("limited plan: subscribers per node %v, %+v", perNode, lim)
+	}
+	steps := clusterSteps(cs)
+	if len(steps) != 4 || steps[0].nodes != 1 || steps[2].nodes != 3 || steps[2].limited || !steps[3].limited || steps[3].nodes != 3 {
+		t.Errorf("steps %+v", steps)
+	}
+	if len(clusterSteps(clusterScale{MaxNodes: 1})) != 1 {
+		t.Error("one node has no limited step (node 2 is where the limited subscriber goes)")
+	}
+	if a, err := apartAddress("10.233.7.1"); err != nil || a != "10.233.7.2" {
+		t.Errorf("apart address %q, %v", a, err)
+	}
+}
+
+func TestLayerOf(t *testing.T) {
+	for kbps, want := range map[float64]string{1250: "f", 900: "f", 500: "h", 380: "h", 200: "q", 90: "q", 0: "–"} {
+		if got := layerOf(kbps); got != want {
+			t.Errorf("%v kbit/s: layer %q, want %q", kbps, got, want)
+		}
+	}
+}
+
+// clusterRun is a synthetic step: perNode subscribers on each of nodes, their video at kbps
+// (per node), and the apart subscriber on node 2 at apartKbps when above 0.
+func clusterRun(nodes, perNode int, kbps []float64, apartKbps float64) *report.Result {
+	r := &report.Result{Plan: plan.FanOut("x", nodes*perNode)}
+	r.Plan.Duration = 20 * time.Second
+	add := func(server int, kbps float64, apart bool) {
+		i := len(r.Subscriptions)
+		r.Subscriptions = append(r.Subscriptions, report.Subscription{Index: i, Owner: -1, Expected: 2, Server: server, Apart: apart})
+		r.Streams = append(r.Streams,
+			report.Stream{Subscription: i, Owner: -1, Server: server, Summary: rtpstats.Summary{Kind: "video", KbitPerSec: kbps, Live: true}},
+			report.Stream{Subscription: i, Owner: -1, Server: server, Summary: rtpstats.Summary{Kind: "audio", KbitPerSec: 40, Live: true}})
+	}
+	for i := range nodes * perNode {
+		add(i%nodes, kbps[i%nodes], false)
+	}
+	if apartKbps > 0 {
+		add(clusterApartNode, apartKbps, true)
+	}
+	r.Totals = report.Totals{Publishers: 1, Subscribers: len(r.Subscriptions), CompleteShare: 1}
+	for i := range nodes {
+		r.Nodes = append(r.Nodes, report.Node{Server: fmt.Sprint(i), Sampled: true, SteadyCPUPct: 40, SteadyRSSBytes: 30 << 20})
+	}
+	return r
+}
+
+func twoNodeLinks(pub float64, nodes int) linkRates {
+	l := linkRates{seconds: 10, mbps: make([][]float64, nodes), apart: make([]float64, nodes)}
+	for i := range l.mbps {
+		l.mbps[i] = make([]float64, nodes)
+	}
+	for j := 1; j < nodes; j++ {
+		l.mbps[0][j] = pub
+	}
+	return l
+}
+
+// TestClusterVerdict checks the table and goals: growth from the clean steps, the traffic against
+// the publisher's rate × node pairs, and the layers on the other nodes in the limited step.
+func TestClusterVerdict(t *testing.T) {
+	top := []float64{1200, 1200, 1200}
+	frozen := clusterRun(3, 4, top, 0)
+	frozen.Streams[0].FreezeMs = 2000 // 2 s of 12 × 20 s of video: 0.8 %, still clean
+	lim := clusterRun(3, 4, []float64{1200, 1200, 400}, 380)
+	steps := []*clusterStep{
+		{nodes: 1, res: clusterRun(1, 4, top, 0), linksOK: true, links: twoNodeLinks(0, 1), pubMbps: 1.9},
+		{nodes: 2, res: clusterRun(2, 4, top, 0), linksOK: true, links: twoNodeLinks(2.0, 2), pubMbps: 1.9},
+		{nodes: 3, res: frozen, linksOK: true, links: twoNodeLinks(2.1, 3), pubMbps: 1.9},
+		{nodes: 3, limited: true, res: lim, linksOK: true, links: twoNodeLinks(2.0, 3), pubMbps: 1.9},
+	}
+	o := &outcome{name: clusterScenario, cluster: steps, runs: map[string][]*report.Result{}}
+	c := config{targets: []string{"strata"}, cluster: clusterScale{PerNode: 4, MaxNodes: 3, LimitKbps: 600}, scale: scales["small"]}
+	got := map[string]goal{}
+	for _, g := range verdict(c, []*outcome{o}) {
+		got[strings.SplitN(g.name, ",", 2)[0]] = g
+	}
+	growth := got["cluster: subscribers held clean"]
+	if growth.value != 3 || growth.where != "3 nodes" || !growth.met() {
+		t.Errorf("growth %+v", growth)
+	}
+	traffic := got["cluster: traffic between nodes off the publisher's rate × node pairs"]
+	if math.Abs(traffic.value-(4.2/3.8-1)) > 1e-9 || traffic.where != "3 nodes" || !traffic.met() {
+		t.Errorf("traffic %+v", traffic)
+	}
+	// Node 3's four subscribers fell from f to h with the limited one on node 2.
+	changed := got["cluster: subscribers on other nodes whose layer changed with one limited on node 2"]
+	if changed.value != 4 || changed.met() {
+		t.Errorf("changed layers %+v", changed)
+	}
+	if kept := got["cluster: the limited subscriber kept the top layer (1 = the limit did not bite)"]; kept.value != 0 || !kept.met() {
+		t.Errorf("limited subscriber %+v", kept)
+	}
+
+	// A step that froze 2 % of its video is not clean, and growth stops at the steps before it.
+	steps[2].res.Streams[0].FreezeMs = 5000
+	if clusterClean(steps[2].res) {
+		t.Error("2 % frozen judged clean")
+	}
+	g := clusterGoals(c, o)[0]
+	if g.value != 2 || g.met() {
+		t.Errorf("growth with 3 nodes not clean: %+v", g)
+	}
+
+	var b strings.Builder
+	writeCluster(&b, c, o)
+	for _, want := range []string{"| 3 + limited | 13 | true |", "| 2 | 8 | true |", "1: f×4; 2: f×4; 3: h×4", "1→2 2.10, 1→3 2.10, 2→1 0.00",
+		"received layer h (380 kbit/s of video)", "Subscribers on the other nodes on another layer than without it: 4."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("cluster table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
