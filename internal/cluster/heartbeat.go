@@ -29,15 +29,36 @@ func (n *Node) beat() {
 	defer cancel()
 	err := n.writeSelf(ctx)
 	if err == nil {
-		n.readMembers(ctx)
+		err = n.checkIncarnation(ctx)
+	}
+	if err == nil {
+		err = n.readMembers(ctx)
 	}
 	if err == nil {
 		n.lastOK.Store(time.Now().UnixNano())
 	}
 	n.noteConnection(err)
+	// Each lease request is bounded by the engine's timeout; the leases get their own time rather
+	// than what the beat left, so that many rooms do not starve the last ones.
 	for _, o := range n.ownerList() {
-		o.tick(ctx, err == nil)
+		o.tick(context.Background(), err == nil)
 	}
+}
+
+// checkIncarnation notices a restarted engine: it forgot every record, and the other nodes write
+// theirs again within a heartbeat of their own, so for node_ttl a node missing from the records
+// is not taken for gone (its sessions and feeds are fine).
+func (n *Node) checkIncarnation(ctx context.Context) error {
+	inc, err := n.eng.Incarnation(ctx)
+	if err != nil {
+		return err
+	}
+	if n.incarnation != "" && inc != n.incarnation {
+		n.graceUntil = time.Now().Add(n.cfg.NodeTTL)
+		n.log.Warn("cluster: the engine restarted; node records are being written again", "grace", n.cfg.NodeTTL)
+	}
+	n.incarnation = inc
+	return nil
 }
 
 // writeSelf renews the slot and writes the record. A restarted engine forgot both: RenewSlot
@@ -79,11 +100,12 @@ func (n *Node) ownerList() []*ownership {
 // readMembers reads the live records and tells the watchers what changed. A node whose record
 // lapsed or was deleted is gone; one that came back with another start time restarted (it lost
 // what it held), so it is gone and up again.
-func (n *Node) readMembers(ctx context.Context) {
+func (n *Node) readMembers(ctx context.Context) error {
 	recs, err := n.eng.Nodes(ctx)
 	if err != nil {
-		return
+		return err
 	}
+	grace := time.Now().Before(n.graceUntil)
 	now := make(map[string]NodeRecord, len(recs))
 	for _, r := range recs {
 		if r.ID != n.cfg.NodeID {
@@ -95,6 +117,8 @@ func (n *Node) readMembers(ctx context.Context) {
 	for id, old := range n.members {
 		r, ok := now[id]
 		switch {
+		case !ok && grace:
+			now[id] = old // the engine restarted: the record is written again soon
 		case !ok:
 			events = append(events, NodeEvent{Kind: NodeGone, Node: old})
 		case !r.Started.Equal(old.Started):
@@ -119,6 +143,7 @@ func (n *Node) readMembers(ctx context.Context) {
 			f(ev)
 		}
 	}
+	return nil
 }
 
 // changed reports a change the watchers care about: state, slot or addresses. Load changes every

@@ -81,6 +81,11 @@ type Node struct {
 	draining bool
 	stopped  bool
 
+	// incarnation is the engine's run as last seen, graceUntil the end of the wait for the other
+	// nodes' records after it changed (both only on the heartbeat's goroutine).
+	incarnation string
+	graceUntil  time.Time
+
 	// lastOK is when (unix nanoseconds) a heartbeat last reached the engine entirely.
 	lastOK    atomic.Int64
 	connected atomic.Bool // as of the last heartbeat, for the transition's log line and callbacks
@@ -139,7 +144,8 @@ func New(cfg Config, eng Engine, opts ...Option) (*Node, error) {
 	}
 	n.lastOK.Store(time.Now().UnixNano())
 	n.connected.Store(true)
-	n.readMembers(ctx)
+	_ = n.checkIncarnation(ctx)
+	_ = n.readMembers(ctx)
 	n.log.Info("cluster: joined", "slot", slot)
 	go n.loop()
 	return n, nil
