@@ -120,9 +120,6 @@ type Engine interface {
 	Subscribe(ctx context.Context, channels ...string) (Subscription, error)
 
 	Ping(ctx context.Context) error
-	// Incarnation identifies the engine's current run: it changes when the engine restarted and
-	// forgot everything (node records included, which then vanish without having lapsed).
-	Incarnation(ctx context.Context) (string, error)
 	Close() error
 }
 

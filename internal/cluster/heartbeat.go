@@ -27,12 +27,15 @@ func (n *Node) loop() {
 func (n *Node) beat() {
 	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
 	defer cancel()
+	// The membership is read before this node's record is written: finding that record missing
+	// tells a restarted (or flushed) engine, which lost the others' records too (lostRecords).
+	recs, rerr := n.eng.Nodes(ctx)
 	err := n.writeSelf(ctx)
 	if err == nil {
-		err = n.checkIncarnation(ctx)
+		err = rerr
 	}
 	if err == nil {
-		err = n.readMembers(ctx)
+		n.applyMembers(recs)
 	}
 	if err == nil {
 		n.lastOK.Store(time.Now().UnixNano())
@@ -43,22 +46,6 @@ func (n *Node) beat() {
 	for _, o := range n.ownerList() {
 		o.tick(context.Background(), err == nil)
 	}
-}
-
-// checkIncarnation notices a restarted engine: it forgot every record, and the other nodes write
-// theirs again within a heartbeat of their own, so for node_ttl a node missing from the records
-// is not taken for gone (its sessions and feeds are fine).
-func (n *Node) checkIncarnation(ctx context.Context) error {
-	inc, err := n.eng.Incarnation(ctx)
-	if err != nil {
-		return err
-	}
-	if n.incarnation != "" && inc != n.incarnation {
-		n.graceUntil = time.Now().Add(n.cfg.NodeTTL)
-		n.log.Warn("cluster: the engine restarted; node records are being written again", "grace", n.cfg.NodeTTL)
-	}
-	n.incarnation = inc
-	return nil
 }
 
 // writeSelf renews the slot and writes the record. A restarted engine forgot both: RenewSlot
@@ -97,28 +84,39 @@ func (n *Node) ownerList() []*ownership {
 	return n.ownersLocked()
 }
 
-// readMembers reads the live records and tells the watchers what changed. A node whose record
-// lapsed or was deleted is gone; one that came back with another start time restarted (it lost
-// what it held), so it is gone and up again.
-func (n *Node) readMembers(ctx context.Context) error {
-	recs, err := n.eng.Nodes(ctx)
-	if err != nil {
-		return err
+// readMembers reads the live records and tells the watchers what changed.
+func (n *Node) readMembers(ctx context.Context) {
+	if recs, err := n.eng.Nodes(ctx); err == nil {
+		n.applyMembers(recs)
 	}
-	grace := time.Now().Before(n.graceUntil)
+}
+
+// applyMembers tells the watchers what changed. A node whose record lapsed or was deleted is
+// gone; one that came back with another start time restarted (it lost what it held), so it is
+// gone and up again. When this node's own record was missing too, the engine lost the records
+// (a restart): the nodes missing then are not gone unless still missing one node_ttl later,
+// which leaves them the time to write their records again.
+func (n *Node) applyMembers(recs []NodeRecord) {
 	now := make(map[string]NodeRecord, len(recs))
+	self := false
 	for _, r := range recs {
 		if r.ID != n.cfg.NodeID {
 			now[r.ID] = r
+		} else {
+			self = true
 		}
 	}
+	at := time.Now()
 	var events []NodeEvent
 	n.mu.Lock()
+	if !self {
+		n.lostRecords = at.Add(n.cfg.NodeTTL)
+	}
 	for id, old := range n.members {
 		r, ok := now[id]
 		switch {
-		case !ok && grace:
-			now[id] = old // the engine restarted: the record is written again soon
+		case !ok && at.Before(n.lostRecords):
+			now[id] = old // not lapsed: lost with the engine's records; it writes its record again
 		case !ok:
 			events = append(events, NodeEvent{Kind: NodeGone, Node: old})
 		case !r.Started.Equal(old.Started):
@@ -143,7 +141,6 @@ func (n *Node) readMembers(ctx context.Context) error {
 			f(ev)
 		}
 	}
-	return nil
 }
 
 // changed reports a change the watchers care about: state, slot or addresses. Load changes every

@@ -70,21 +70,18 @@ type Node struct {
 	// with access to Redis) can publish on the channels.
 	badInput *logagg.Aggregator[string, string]
 
-	mu       sync.Mutex
-	self     NodeRecord
-	members  map[string]NodeRecord // the other live nodes, as last read
-	watchers map[int]func(NodeEvent)
-	nextID   int
-	owners   map[*ownership]struct{}
-	handlers map[string]HandlerFunc
-	seqs     map[string]*topicSeq // this node's sequence numbers, per topic
-	draining bool
-	stopped  bool
-
-	// incarnation is the engine's run as last seen, graceUntil the end of the wait for the other
-	// nodes' records after it changed (both only on the heartbeat's goroutine).
-	incarnation string
-	graceUntil  time.Time
+	mu      sync.Mutex
+	self    NodeRecord
+	members map[string]NodeRecord // the other live nodes, as last read
+	// lostRecords: until then, a node missing from the records is not gone (applyMembers).
+	lostRecords time.Time
+	watchers    map[int]func(NodeEvent)
+	nextID      int
+	owners      map[*ownership]struct{}
+	handlers    map[string]HandlerFunc
+	seqs        map[string]*topicSeq // this node's sequence numbers, per topic
+	draining    bool
+	stopped     bool
 
 	// lastOK is when (unix nanoseconds) a heartbeat last reached the engine entirely.
 	lastOK    atomic.Int64
@@ -144,8 +141,7 @@ func New(cfg Config, eng Engine, opts ...Option) (*Node, error) {
 	}
 	n.lastOK.Store(time.Now().UnixNano())
 	n.connected.Store(true)
-	_ = n.checkIncarnation(ctx)
-	_ = n.readMembers(ctx)
+	n.readMembers(ctx)
 	n.log.Info("cluster: joined", "slot", slot)
 	go n.loop()
 	return n, nil

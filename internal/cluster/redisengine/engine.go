@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -262,20 +261,4 @@ func (e *Engine) ReleaseSlot(ctx context.Context, node string, slot int) error {
 	defer cancel()
 	err := releaseSlotScript.Run(ctx, e.client, []string{e.key("slot", strconv.Itoa(slot))}, node).Err()
 	return wrap("release slot", err)
-}
-
-// Incarnation is the server's run_id, which a restarted redis-server draws anew.
-func (e *Engine) Incarnation(ctx context.Context) (string, error) {
-	ctx, cancel := e.ctx(ctx)
-	defer cancel()
-	info, err := e.client.Info(ctx, "server").Result()
-	if err != nil {
-		return "", wrap("info", err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
-			return id, nil
-		}
-	}
-	return "", wrap("info", errors.New("no run_id in INFO server"))
 }
