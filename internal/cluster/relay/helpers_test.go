@@ -195,7 +195,6 @@ type layerSink struct {
 	mu      sync.Mutex
 	packets [3]int
 	seqs    [3]map[uint16]bool
-	levels  []uint8
 }
 
 func newLayerSink() *layerSink {

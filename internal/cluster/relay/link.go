@@ -77,16 +77,6 @@ func (l *link) wait(ctx context.Context) error {
 	}
 }
 
-// up reports whether the link is connected.
-func (l *link) up() bool {
-	select {
-	case <-l.ready:
-		return l.err == nil
-	default:
-		return false
-	}
-}
-
 // ensureLink returns the connected link with peer, setting it up if there is none: the node with
 // the smaller id offers; the other asks it to (pathDial), so that two nodes importing from each
 // other at once still end up with one link.
@@ -266,8 +256,10 @@ func newAPI(cfg Config) (*webrtc.API, error) {
 		se.SetIncludeLoopbackCandidate(ip.IsLoopback())
 		if localIP(ip) {
 			se.SetIPFilter(func(x net.IP) bool { return x.Equal(ip) })
-		} else {
-			se.SetNAT1To1IPs([]string{cfg.Address}, webrtc.ICECandidateTypeHost)
+		} else if err := se.SetICEAddressRewriteRules(webrtc.ICEAddressRewriteRule{
+			External: []string{cfg.Address}, AsCandidateType: webrtc.ICECandidateTypeHost, Mode: webrtc.ICEAddressRewriteReplace,
+		}); err != nil {
+			return nil, fmt.Errorf("relay: address %s: %w", cfg.Address, err)
 		}
 	}
 	me := &webrtc.MediaEngine{}

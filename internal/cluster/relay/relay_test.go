@@ -260,7 +260,7 @@ func TestOpusWithAudioLevelCrosses(t *testing.T) {
 			}
 			// One-byte extension id 5: level 30 dBov with the voice bit.
 			pkt := []byte{0x90, 111, byte(seq >> 8), byte(seq), 0, 0, byte(seq >> 8), byte(seq), 0, 0, 0, 9,
-				0xBE, 0xDE, 0, 1, 5<<4 | 0, 0x80 | 30, 0, 0, 0xfc, 0xff, 0xfe}
+				0xBE, 0xDE, 0, 1, 5 << 4, 0x80 | 30, 0, 0, 0xfc, 0xff, 0xfe}
 			origin.WriteRTP(0, pkt, sfu.Now())
 		}
 	}()
