@@ -66,11 +66,17 @@ func (s testSignal) Call(ctx context.Context, node, path string, req, resp any) 
 
 // newRelays starts one Relay per node id on loopback, closed at the end of the test.
 func newRelays(t testing.TB, nodes ...string) []*Relay {
+	return newRelaysWith(t, func(*Config) {}, nodes...)
+}
+
+func newRelaysWith(t testing.TB, adjust func(*Config), nodes ...string) []*Relay {
 	t.Helper()
 	n := &testNet{handlers: map[string]map[string]handler{}}
 	var out []*Relay
 	for _, id := range nodes {
-		r, err := New(Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: time.Second, ConnectTimeout: 5 * time.Second, NACKInterval: 10 * time.Millisecond}, testSignal{n, id})
+		cfg := Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: time.Second, ConnectTimeout: 5 * time.Second, NACKInterval: 10 * time.Millisecond}
+		adjust(&cfg)
+		r, err := New(cfg, testSignal{n, id})
 		if err != nil {
 			t.Fatal(err)
 		}

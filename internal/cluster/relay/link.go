@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/dtls/v3"
@@ -28,6 +30,7 @@ type link struct {
 	once  sync.Once
 	ready chan struct{} // closed when connected or down
 	err   error         // why it is down (set before ready closes)
+	down  atomic.Bool   // taken down (Relay.linkDown)
 }
 
 // sdpMessage is the body of a link request and its answer.
@@ -235,7 +238,7 @@ func linkPT(c media.Codec) uint8 { return 96 + uint8(c) }
 // even when set to thousands of packets. A replayed packet gains an attacker nothing here: the
 // link is authenticated by DTLS between the cluster's nodes, and the edge's Receiver drops
 // duplicates itself (it must: publishers' probes resend packets too).
-func newAPI(cfg Config) (*webrtc.API, error) {
+func newAPI(cfg Config) (*webrtc.API, io.Closer, error) {
 	var se webrtc.SettingEngine
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4, webrtc.NetworkTypeUDP6})
@@ -243,23 +246,42 @@ func newAPI(cfg Config) (*webrtc.API, error) {
 	se.DisableSRTPReplayProtection(true)
 	se.SetSRTPProtectionProfiles(dtls.SRTP_AEAD_AES_128_GCM, dtls.SRTP_AES128_CM_HMAC_SHA1_80)
 	se.LoggerFactory = peer.PionLogs(cfg.Log)
-	if cfg.PortMin != 0 || cfg.PortMax != 0 {
-		if err := se.SetEphemeralUDPPortRange(cfg.PortMin, cfg.PortMax); err != nil {
-			return nil, fmt.Errorf("relay: ports %d-%d: %w", cfg.PortMin, cfg.PortMax, err)
-		}
-	}
+	// keep says which local addresses the links use: the configured one, or any but link-local.
+	keep := func(x net.IP) bool { return !x.IsLinkLocalUnicast() }
 	if cfg.Address != "" {
 		ip := net.ParseIP(cfg.Address)
 		if ip == nil {
-			return nil, fmt.Errorf("relay: address %q is not an IP address", cfg.Address)
+			return nil, nil, fmt.Errorf("relay: address %q is not an IP address", cfg.Address)
 		}
 		se.SetIncludeLoopbackCandidate(ip.IsLoopback())
 		if localIP(ip) {
-			se.SetIPFilter(func(x net.IP) bool { return x.Equal(ip) })
+			keep = func(x net.IP) bool { return x.Equal(ip) }
 		} else if err := se.SetICEAddressRewriteRules(webrtc.ICEAddressRewriteRule{
 			External: []string{cfg.Address}, AsCandidateType: webrtc.ICECandidateTypeHost, Mode: webrtc.ICEAddressRewriteReplace,
 		}); err != nil {
-			return nil, fmt.Errorf("relay: address %s: %w", cfg.Address, err)
+			return nil, nil, fmt.Errorf("relay: address %s: %w", cfg.Address, err)
+		}
+	}
+	se.SetIPFilter(keep)
+	var mux io.Closer
+	switch {
+	case cfg.PortMin != 0 && cfg.PortMin == cfg.PortMax: // one port: every link on one socket
+		opts := []ice.UDPMuxFromPortOption{
+			ice.UDPMuxFromPortWithNetworks(ice.NetworkTypeUDP4, ice.NetworkTypeUDP6),
+			ice.UDPMuxFromPortWithIPFilter(keep),
+		}
+		if ip := net.ParseIP(cfg.Address); ip != nil && ip.IsLoopback() {
+			opts = append(opts, ice.UDPMuxFromPortWithLoopback())
+		}
+		m, err := ice.NewMultiUDPMuxFromPort(int(cfg.PortMin), opts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("relay: port %d: %w", cfg.PortMin, err)
+		}
+		se.SetICEUDPMux(m)
+		mux = m
+	case cfg.PortMin != 0 || cfg.PortMax != 0: // a range: one port per link
+		if err := se.SetEphemeralUDPPortRange(cfg.PortMin, cfg.PortMax); err != nil {
+			return nil, nil, fmt.Errorf("relay: ports %d-%d: %w", cfg.PortMin, cfg.PortMax, err)
 		}
 	}
 	me := &webrtc.MediaEngine{}
@@ -270,11 +292,18 @@ func newAPI(cfg Config) (*webrtc.API, error) {
 		}
 		p := webrtc.RTPCodecParameters{RTPCodecCapability: media.Capability(c, ""), PayloadType: webrtc.PayloadType(linkPT(c))}
 		if err := me.RegisterCodec(p, kind); err != nil {
-			return nil, fmt.Errorf("relay: registering %s: %w", c, err)
+			closeMux(mux)
+			return nil, nil, fmt.Errorf("relay: registering %s: %w", c, err)
 		}
 	}
 	return webrtc.NewAPI(webrtc.WithSettingEngine(se), webrtc.WithMediaEngine(me),
-		webrtc.WithInterceptorRegistry(&interceptor.Registry{})), nil
+		webrtc.WithInterceptorRegistry(&interceptor.Registry{})), mux, nil
+}
+
+func closeMux(mux io.Closer) {
+	if mux != nil {
+		_ = mux.Close()
+	}
 }
 
 // localIP reports whether ip is one of this host's addresses.

@@ -42,17 +42,3 @@ func TestLossTracker(t *testing.T) {
 		t.Fatalf("asked for a loss older than %v: %v", maxLossAge, got)
 	}
 }
-
-func TestLossTrackerAllocatesNothing(t *testing.T) {
-	var lt lossTracker
-	out := make([]uint16, 0, maxMissing)
-	seq, now := uint16(0), time.Duration(0)
-	if n := testing.AllocsPerRun(1000, func() {
-		seq += 2
-		now += time.Millisecond
-		lt.received(seq, now)
-		out = lt.due(now, 10*time.Millisecond, out[:0])
-	}); n != 0 {
-		t.Fatalf("%v allocations", n)
-	}
-}

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,8 @@ type Config struct {
 	// between nodes (only its interface is used), or its public address behind a 1:1 NAT. Empty:
 	// every interface's.
 	Address string
-	// PortMin and PortMax bound the UDP ports of the links (0: any).
+	// PortMin and PortMax bound the UDP ports of the links, one port per link (0: any). When they
+	// are the same port, every link shares that one socket.
 	PortMin, PortMax uint16
 	// ConnectTimeout bounds the setting up of a link (10 s when 0).
 	ConnectTimeout time.Duration
@@ -92,6 +94,7 @@ type Relay struct {
 	cfg Config
 	sig Signaler
 	api *webrtc.API
+	mux io.Closer // the links' shared UDP socket (one configured port), or nil
 	log *slog.Logger
 
 	mu       sync.Mutex
@@ -122,12 +125,12 @@ func New(cfg Config, signal Signaler) (*Relay, error) {
 	if cfg.NodeID == "" {
 		return nil, errors.New("relay: the node id is required")
 	}
-	api, err := newAPI(cfg)
+	api, mux, err := newAPI(cfg)
 	if err != nil {
 		return nil, err
 	}
 	r := &Relay{
-		cfg: cfg, sig: signal, api: api, log: cfg.Log.With("component", "relay"),
+		cfg: cfg, sig: signal, api: api, mux: mux, log: cfg.Log.With("component", "relay"),
 		links: map[string]*link{}, exports: map[string]*export{}, imports: map[importKey]*sharedImport{},
 		nextSSRC: ssrcBase(cfg.NodeID), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -162,6 +165,7 @@ func (r *Relay) Close() {
 	for _, l := range links {
 		r.linkDown(l, ErrClosed)
 	}
+	closeMux(r.mux)
 }
 
 // LinkStats describes one link.
@@ -220,6 +224,9 @@ func (r *Relay) Stats() Stats {
 // importers are told), those exported over it stop.
 func (r *Relay) linkDown(l *link, cause error) {
 	l.finish(cause)
+	if l.down.Swap(true) {
+		return
+	}
 	r.mu.Lock()
 	if r.links[l.peer] == l {
 		delete(r.links, l.peer)

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,6 +229,33 @@ func TestEdgeWithSmallerIDGetsLink(t *testing.T) {
 	if n := len(rs[0].Stats().Links); n != 1 {
 		t.Fatalf("%d links between two nodes", n)
 	}
+}
+
+// With one configured port every link of a node shares one UDP socket.
+func TestLinksOnOneConfiguredPort(t *testing.T) {
+	rs := newRelaysWith(t, func(c *Config) {
+		port := freeUDPPort(t)
+		c.PortMin, c.PortMax = port, port
+	}, "a", "b", "c")
+	originFeed(t, rs[0], "feed", 1)
+	for _, edge := range rs[1:] {
+		imp := importFeed(t, edge, "a", "feed")
+		sink := newLayerSink()
+		imp.Receivers()["v"].AddSink(sink)
+		eventually(t, "packets over the shared port", wait, func() bool { return sink.count(0) > 10 })
+	}
+	if n := len(rs[0].Stats().Links); n != 2 {
+		t.Fatalf("origin has %d links", n)
+	}
+}
+
+func freeUDPPort(t *testing.T) uint16 {
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return uint16(c.LocalAddr().(*net.UDPAddr).Port)
 }
 
 func TestOpusWithAudioLevelCrosses(t *testing.T) {
