@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/strata-rtc/strata/internal/config"
 )
 
 const goodDescriptor = `{"feed":"f1","generation":3,"streams":[
@@ -79,4 +81,14 @@ func FuzzDecodeDescriptor(f *testing.F) {
 			t.Fatalf("re-encoded descriptor refused: %v", err)
 		}
 	})
+}
+
+func TestConfigFrom(t *testing.T) {
+	c, err := ConfigFrom(config.ClusterRelay{Address: "10.0.0.2", Ports: "7092", Transport: "srtp"}, "n1", nil)
+	if err != nil || c.NodeID != "n1" || c.Address != "10.0.0.2" || c.PortMin != 7092 || c.PortMax != 7092 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if _, err := ConfigFrom(config.ClusterRelay{Ports: "a-b"}, "n1", nil); err == nil {
+		t.Fatal("bad ports taken")
+	}
 }

@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/config"
 )
 
 // Signaler carries the relay's requests between nodes; cluster.View satisfies it.
@@ -291,4 +293,14 @@ func decode(path string, b json.RawMessage, v any) error {
 		return fmt.Errorf("relay: malformed %s request: %w", path, err)
 	}
 	return nil
+}
+
+// ConfigFrom is the relay's part of the cluster configuration (cluster.relay, validated by
+// package config) for node nodeID.
+func ConfigFrom(c config.ClusterRelay, nodeID string, log *slog.Logger) (Config, error) {
+	lo, hi, err := c.PortRange()
+	if err != nil {
+		return Config{}, fmt.Errorf("cluster.relay.ports: %w", err)
+	}
+	return Config{NodeID: nodeID, Address: c.Address, PortMin: lo, PortMax: hi, Log: log}, nil
 }
