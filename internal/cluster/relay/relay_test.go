@@ -100,6 +100,16 @@ func TestTwoImportsShareOneStream(t *testing.T) {
 	eventually(t, "packets after one release", wait, func() bool { return sink.count(1) > before+20 })
 	two.Release()
 	eventually(t, "the origin stops sending", wait, func() bool { return rs[0].Stats().Links[0].Exports == 0 })
+
+	// Packets still in flight after the release reach the edge on SSRCs nobody reads any more; the
+	// link goes on, and a new import gets the feed again.
+	again := importFeed(t, rs[1], "a", "feed")
+	if again.Receivers()["v"] == one.Receivers()["v"] {
+		t.Fatal("a released import's receiver was reused")
+	}
+	sink = newLayerSink()
+	again.Receivers()["v"].AddSink(sink)
+	eventually(t, "packets after importing again", wait, func() bool { return sink.count(0) > 20 })
 }
 
 func TestLinkLossRecoveredFromOriginCache(t *testing.T) {
