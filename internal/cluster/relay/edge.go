@@ -153,7 +153,9 @@ func (si *sharedImport) start(ctx context.Context) error {
 	if desc.Feed != si.key.feed {
 		return fmt.Errorf("%w: asked for %q, described %q", ErrBadDescriptor, si.key.feed, desc.Feed)
 	}
-	si.desc = desc
+	r.mu.Lock()
+	si.desc = desc // handleGone compares generations under r.mu
+	r.mu.Unlock()
 	req := subscribeRequest{Feed: desc.Feed, Generation: desc.Generation}
 	for _, sd := range desc.Streams {
 		s := &streamIn{desc: sd}
@@ -304,8 +306,9 @@ func (r *Relay) handleGone(_ context.Context, from string, body json.RawMessage)
 	}
 	r.mu.Lock()
 	si := r.imports[importKey{from, req.Feed}]
+	match := si != nil && (req.Generation == 0 || si.desc.Generation == req.Generation)
 	r.mu.Unlock()
-	if si != nil && (req.Generation == 0 || si.desc.Generation == req.Generation) {
+	if match {
 		go si.end(true) // waits for a start under way, which may be waiting for this answer
 	}
 	return struct{}{}, nil

@@ -68,7 +68,7 @@ type Config struct {
 	// ConnectTimeout bounds the setting up of a link (10 s when 0).
 	ConnectTimeout time.Duration
 	// FailedTimeout: a link that hears nothing from its peer for this long is down, and every feed
-	// it carried is gone (5 s when 0).
+	// it carried is gone (3 s when 0, the cluster's default node_ttl).
 	FailedTimeout time.Duration
 	// NACKInterval is how often the edge asks again for packets still missing (50 ms when 0).
 	NACKInterval time.Duration
@@ -81,7 +81,7 @@ func (c *Config) defaults() {
 		c.ConnectTimeout = 10 * time.Second
 	}
 	if c.FailedTimeout <= 0 {
-		c.FailedTimeout = 5 * time.Second
+		c.FailedTimeout = 3 * time.Second
 	}
 	if c.NACKInterval <= 0 {
 		c.NACKInterval = 50 * time.Millisecond
@@ -220,6 +220,18 @@ func (r *Relay) Stats() Stats {
 	s.NACKsSent, s.NACKsReceived, s.Retransmitted = r.c.nacksSent.Load(), r.c.nacksReceived.Load(), r.c.retransmitted.Load()
 	s.KeyframeRequestsSent, s.KeyframeRequestsReceived = r.c.keyframesAsked.Load(), r.c.keyframesRequested.Load()
 	return s
+}
+
+// PeerGone takes the link with node down at once (the cluster's membership says the node is
+// gone: its record lapsed), without waiting for ICE to notice: the feeds imported from it are
+// gone, those exported to it stop. Wire it to cluster.View.Watch's NodeGone.
+func (r *Relay) PeerGone(node string) {
+	r.mu.Lock()
+	l := r.links[node]
+	r.mu.Unlock()
+	if l != nil {
+		r.linkDown(l, fmt.Errorf("relay: node %s is gone", node))
+	}
 }
 
 // linkDown removes a link that failed or closed: the feeds imported over it are gone (their

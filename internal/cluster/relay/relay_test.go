@@ -209,6 +209,16 @@ func TestUnexportTellsImporters(t *testing.T) {
 	late := make(chan struct{})
 	imp.OnGone(func() { close(late) })
 	<-late // a callback set after the fact is called too
+
+	// Exported again (the publisher came back), the feed is imported anew.
+	originFeed(t, rs[0], "feed", 1)
+	again := importFeed(t, rs[1], "a", "feed")
+	if again.Descriptor().Generation == imp.Descriptor().Generation {
+		t.Fatal("the new export has the old generation")
+	}
+	sink := newLayerSink()
+	again.Receivers()["v"].AddSink(sink)
+	eventually(t, "packets of the new export", wait, func() bool { return sink.count(0) > 10 })
 }
 
 func TestLinkFailureTellsImporters(t *testing.T) {
@@ -222,6 +232,23 @@ func TestLinkFailureTellsImporters(t *testing.T) {
 	case <-gone:
 	case <-time.After(wait):
 		t.Fatal("the importer was not told of the failed link")
+	}
+}
+
+func TestPeerGoneEndsItsFeeds(t *testing.T) {
+	rs := newRelays(t, "a", "b")
+	originFeed(t, rs[0], "feed", 1)
+	imp := importFeed(t, rs[1], "a", "feed")
+	gone := make(chan struct{})
+	imp.OnGone(func() { close(gone) })
+	rs[1].PeerGone("a") // the membership says a's record lapsed
+	select {
+	case <-gone:
+	case <-time.After(wait):
+		t.Fatal("the importer was not told")
+	}
+	if st := rs[1].Stats(); len(st.Links) != 0 || st.Imports != 0 {
+		t.Fatalf("edge after the peer left: %+v", st)
 	}
 }
 
