@@ -31,11 +31,21 @@ type link struct {
 	ready chan struct{} // closed when connected or down
 	err   error         // why it is down (set before ready closes)
 	down  atomic.Bool   // taken down (Relay.linkDown)
+	// peerInstance identifies the peer's run (Relay.instance): a node that restarted under the
+	// same id asks for a link with a new one, and the old link is stale.
+	peerInstance string
 }
 
-// sdpMessage is the body of a link request and its answer.
+// sdpMessage is the body of a link request and its answer: the description and the sender's
+// instance.
 type sdpMessage struct {
-	SDP string `json:"sdp"`
+	SDP      string `json:"sdp"`
+	Instance string `json:"instance"`
+}
+
+// dialRequest asks the node with the smaller id for a link.
+type dialRequest struct {
+	Instance string `json:"instance"`
 }
 
 // newLink creates this node's side of a link with peer. The caller registers it in r.links.
@@ -100,7 +110,7 @@ func (r *Relay) ensureLink(ctx context.Context, peer string) (*link, error) {
 	}
 	if r.cfg.NodeID > peer {
 		r.mu.Unlock()
-		if err := r.sig.Call(ctx, peer, pathDial, struct{}{}, nil); err != nil {
+		if err := r.sig.Call(ctx, peer, pathDial, dialRequest{Instance: r.instance}, nil); err != nil {
 			return nil, fmt.Errorf("relay: asking %s for a link: %w", peer, err)
 		}
 		r.mu.Lock()
@@ -139,9 +149,12 @@ func (r *Relay) offer(ctx context.Context, l *link) error {
 		return fmt.Errorf("relay: link to %s: %w", l.peer, err)
 	}
 	var answer sdpMessage
-	if err := r.sig.Call(ctx, l.peer, pathLink, sdpMessage{SDP: local}, &answer); err != nil {
+	if err := r.sig.Call(ctx, l.peer, pathLink, sdpMessage{SDP: local, Instance: r.instance}, &answer); err != nil {
 		return fmt.Errorf("relay: link to %s: %w", l.peer, err)
 	}
+	r.mu.Lock()
+	l.peerInstance = answer.Instance
+	r.mu.Unlock()
 	if err := l.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer.SDP}); err != nil {
 		return fmt.Errorf("relay: link to %s: bad answer: %w", l.peer, err)
 	}
@@ -177,6 +190,7 @@ func (r *Relay) handleLink(ctx context.Context, from string, body json.RawMessag
 	if err != nil {
 		return nil, err
 	}
+	l.peerInstance = offer.Instance
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -201,7 +215,7 @@ func (r *Relay) handleLink(ctx context.Context, from string, body json.RawMessag
 			r.linkDown(l, err)
 		}
 	}()
-	return sdpMessage{SDP: answer}, nil
+	return sdpMessage{SDP: answer, Instance: r.instance}, nil
 }
 
 func (r *Relay) answer(ctx context.Context, l *link, offer string) (string, error) {
@@ -215,10 +229,22 @@ func (r *Relay) answer(ctx context.Context, l *link, offer string) (string, erro
 	return gathered(ctx, l.pc, answer)
 }
 
-// handleDial sets up a link with a node of a larger id that asked for one.
-func (r *Relay) handleDial(ctx context.Context, from string, _ json.RawMessage) (any, error) {
+// handleDial sets up a link with a node of a larger id that asked for one. A link with an earlier
+// run of that node (it restarted before this one noticed the old link fail) is taken down first.
+func (r *Relay) handleDial(ctx context.Context, from string, body json.RawMessage) (any, error) {
 	if from <= r.cfg.NodeID {
 		return nil, fmt.Errorf("relay: %s asked %s to dial, but it offers itself", from, r.cfg.NodeID)
+	}
+	var req dialRequest
+	if err := decode(pathDial, body, &req); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	old := r.links[from]
+	stale := old != nil && old.peerInstance != "" && old.peerInstance != req.Instance
+	r.mu.Unlock()
+	if stale {
+		r.linkDown(old, fmt.Errorf("relay: %s restarted", from))
 	}
 	_, err := r.ensureLink(ctx, from)
 	return struct{}{}, err

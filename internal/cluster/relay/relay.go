@@ -22,6 +22,8 @@ package relay
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,11 +95,12 @@ func (c *Config) defaults() {
 
 // Relay is one node's end of every link: it exports this node's feeds and imports other nodes'.
 type Relay struct {
-	cfg Config
-	sig Signaler
-	api *webrtc.API
-	mux io.Closer // the links' shared UDP socket (one configured port), or nil
-	log *slog.Logger
+	cfg      Config
+	instance string // this run of the node (a restarted node's links are new)
+	sig      Signaler
+	api      *webrtc.API
+	mux      io.Closer // the links' shared UDP socket (one configured port), or nil
+	log      *slog.Logger
 
 	mu       sync.Mutex
 	closed   bool
@@ -132,7 +135,7 @@ func New(cfg Config, signal Signaler) (*Relay, error) {
 		return nil, err
 	}
 	r := &Relay{
-		cfg: cfg, sig: signal, api: api, mux: mux, log: cfg.Log.With("component", "relay"),
+		cfg: cfg, instance: newInstance(), sig: signal, api: api, mux: mux, log: cfg.Log.With("component", "relay"),
 		links: map[string]*link{}, exports: map[string]*export{}, imports: map[importKey]*sharedImport{},
 		nextSSRC: ssrcBase(cfg.NodeID), stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -297,6 +300,13 @@ func ssrcBase(string) uint32 { return uint32(time.Now().UnixNano()) & 0x7fff0000
 // ownsSSRC reports whether ssrc is in the half of the SSRC space from picks on a link with to.
 func ownsSSRC(from, to string, ssrc uint32) bool {
 	return ssrc != 0 && (ssrc&0x80000000 != 0) == (from > to)
+}
+
+// newInstance names this run of the node.
+func newInstance() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // decode unmarshals a request body, with an error that names the request.

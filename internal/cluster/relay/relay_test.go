@@ -252,6 +252,21 @@ func TestPeerGoneEndsItsFeeds(t *testing.T) {
 	}
 }
 
+// A node that restarts under its id before its peer noticed the old link fail gets a new link at
+// once (the old run's link is not mistaken for its own).
+func TestRestartedNodeGetsNewLink(t *testing.T) {
+	n := &testNet{handlers: map[string]map[string]handler{}}
+	a := n.join(t, "a", func(*Config) {})
+	b1 := n.join(t, "b", func(c *Config) { c.FailedTimeout = time.Minute }) // killed: never says goodbye
+	originFeed(t, a, "feed", 1)
+	importFeed(t, b1, "a", "feed")
+	b2 := n.join(t, "b", func(*Config) {}) // the restarted b
+	imp := importFeed(t, b2, "a", "feed")
+	sink := newLayerSink()
+	imp.Receivers()["v"].AddSink(sink)
+	eventually(t, "packets to the restarted node", wait, func() bool { return sink.count(0) > 10 })
+}
+
 // The edge may be the node with the smaller id: it asks the origin to set up the link.
 func TestEdgeWithSmallerIDGetsLink(t *testing.T) {
 	rs := newRelays(t, "a", "b")
