@@ -135,24 +135,27 @@ func (r *Relay) Import(ctx context.Context, originNode, feedID string) (*Import,
 // start sets the import up; on error the caller ends it.
 func (si *sharedImport) start(ctx context.Context) error {
 	r := si.relay
-	l, err := r.ensureLink(ctx, si.key.origin)
-	if err != nil {
-		return err
+	var answer struct {
+		Instance   string          `json:"instance"`
+		Descriptor json.RawMessage `json:"descriptor"`
 	}
-	r.mu.Lock()
-	si.link = l
-	r.mu.Unlock()
-	var raw json.RawMessage
-	if err := r.sig.Call(ctx, si.key.origin, pathDescribe, feedRequest{Feed: si.key.feed}, &raw); err != nil {
+	if err := r.sig.Call(ctx, si.key.origin, pathDescribe, feedRequest{Feed: si.key.feed}, &answer); err != nil {
 		return fmt.Errorf("relay: describing %q on %s: %w", si.key.feed, si.key.origin, err)
 	}
-	desc, err := DecodeDescriptor(raw)
+	desc, err := DecodeDescriptor(answer.Descriptor)
 	if err != nil {
 		return err
 	}
 	if desc.Feed != si.key.feed {
 		return fmt.Errorf("%w: asked for %q, described %q", ErrBadDescriptor, si.key.feed, desc.Feed)
 	}
+	l, err := r.freshLink(ctx, si.key.origin, answer.Instance)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	si.link = l
+	r.mu.Unlock()
 	r.mu.Lock()
 	si.desc = desc // handleGone compares generations under r.mu
 	r.mu.Unlock()
@@ -194,6 +197,23 @@ func (si *sharedImport) start(ctx context.Context) error {
 		return fmt.Errorf("relay: subscribing to %q on %s: %w", desc.Feed, si.key.origin, err)
 	}
 	return nil
+}
+
+// freshLink returns the link with origin, replacing one with an earlier run of it (the origin
+// restarted before the link's failure showed): its instance is not the one that described the feed.
+func (r *Relay) freshLink(ctx context.Context, origin, instance string) (*link, error) {
+	l, err := r.ensureLink(ctx, origin)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	stale := l.peerInstance != "" && instance != "" && l.peerInstance != instance
+	r.mu.Unlock()
+	if !stale {
+		return l, nil
+	}
+	r.linkDown(l, fmt.Errorf("relay: %s restarted", origin))
+	return r.ensureLink(ctx, origin)
 }
 
 // read takes one layer's packets from the link into the Receiver (nothing allocated per packet).

@@ -134,7 +134,14 @@ func (r *Relay) handleDescribe(_ context.Context, from string, body json.RawMess
 	if e == nil {
 		return nil, fmt.Errorf("%w: %q on %s (asked by %s)", ErrNoFeed, req.Feed, r.cfg.NodeID, from)
 	}
-	return e.desc, nil
+	return describeAnswer{Instance: r.instance, Descriptor: e.desc}, nil
+}
+
+// describeAnswer is the descriptor with the origin's instance (the edge replaces a link with an
+// earlier run of the origin).
+type describeAnswer struct {
+	Instance   string         `json:"instance"`
+	Descriptor FeedDescriptor `json:"descriptor"`
 }
 
 // handleSubscribe starts sending an export on the link with the asking node, on the SSRCs its

@@ -267,6 +267,21 @@ func TestRestartedNodeGetsNewLink(t *testing.T) {
 	eventually(t, "packets to the restarted node", wait, func() bool { return sink.count(0) > 10 })
 }
 
+// An origin that restarts under its id: the edge's link to its earlier run is replaced at once.
+func TestRestartedOriginGetsNewLink(t *testing.T) {
+	n := &testNet{handlers: map[string]map[string]handler{}}
+	a1 := n.join(t, "a", func(c *Config) { c.FailedTimeout = time.Minute }) // killed: never says goodbye
+	b := n.join(t, "b", func(c *Config) { c.FailedTimeout = time.Minute })
+	originFeed(t, a1, "feed", 1)
+	importFeed(t, b, "a", "feed")
+	a2 := n.join(t, "a", func(*Config) {})
+	originFeed(t, a2, "feed2", 1)
+	imp := importFeed(t, b, "a", "feed2")
+	sink := newLayerSink()
+	imp.Receivers()["v"].AddSink(sink)
+	eventually(t, "packets from the restarted origin", wait, func() bool { return sink.count(0) > 10 })
+}
+
 // The edge may be the node with the smaller id: it asks the origin to set up the link.
 func TestEdgeWithSmallerIDGetsLink(t *testing.T) {
 	rs := newRelays(t, "a", "b")
