@@ -6,6 +6,9 @@ import (
 )
 
 func TestClusterRelay(t *testing.T) {
+	if errs := (ClusterRelay{Address: "10.0.0.1", Transport: "rtp"}).validate(); len(errs) != 0 {
+		t.Errorf("plain RTP with an address: %v", errs)
+	}
 	for in, want := range map[string][2]uint16{"": {0, 0}, "7092": {7092, 7092}, "40000-40100": {40000, 40100}} {
 		r := ClusterRelay{Ports: in, Transport: "srtp"}
 		lo, hi, err := r.PortRange()
@@ -21,7 +24,8 @@ func TestClusterRelay(t *testing.T) {
 		{ClusterRelay{Ports: "9-3", Transport: "srtp"}, "cluster.relay.ports"},
 		{ClusterRelay{Ports: "x", Transport: "srtp"}, "cluster.relay.ports"},
 		{ClusterRelay{Address: "node-b", Transport: "srtp"}, "cluster.relay.address"},
-		{ClusterRelay{Transport: "rtp"}, "not implemented"},
+		{ClusterRelay{Transport: "rtp"}, "cluster.relay.address"},
+		{ClusterRelay{Transport: "udp"}, "cluster.relay.transport"},
 		{ClusterRelay{Transport: ""}, "cluster.relay.transport"},
 	} {
 		errs := c.r.validate()
