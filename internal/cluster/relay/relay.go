@@ -18,6 +18,10 @@
 // for losses on the link) are answered from the origin Receiver's packet cache, and the edge's
 // keyframe requests go to the origin Receiver's RequestKeyframe, whose per-layer rate limit merges
 // those of every edge and local subscriber.
+//
+// On networks between nodes that are trusted, links can carry plain RTP instead (Config.Transport
+// "rtp", plain.go): one UDP socket per node, the same descriptors, SSRCs, NACKs and keyframe
+// requests, no ICE, DTLS or SRTP.
 package relay
 
 import (
