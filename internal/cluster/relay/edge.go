@@ -72,8 +72,11 @@ type sharedImport struct {
 
 	streams []*streamIn
 
-	ready chan struct{} // closed once started (err set) — under Relay.mu below
+	// ready is closed when start has returned, with its error in err; the streams do not change
+	// after that.
+	ready chan struct{}
 	err   error
+
 	// Under Relay.mu.
 	handles map[*Import]bool
 	ended   bool
@@ -154,10 +157,7 @@ func (si *sharedImport) start(ctx context.Context) error {
 		return err
 	}
 	r.mu.Lock()
-	si.link = l
-	r.mu.Unlock()
-	r.mu.Lock()
-	si.desc = desc // handleGone compares generations under r.mu
+	si.link, si.desc = l, desc // handleGone compares generations under r.mu
 	r.mu.Unlock()
 	req := subscribeRequest{Feed: desc.Feed, Generation: desc.Generation}
 	for _, sd := range desc.Streams {
@@ -353,6 +353,7 @@ func (r *Relay) nackLoop() {
 	t := time.NewTicker(r.cfg.NACKInterval)
 	defer t.Stop()
 	var seqs []uint16
+	var imports []*sharedImport
 	for {
 		select {
 		case <-r.stop:
@@ -360,7 +361,8 @@ func (r *Relay) nackLoop() {
 		case <-t.C:
 		}
 		now := sfu.Now()
-		for _, si := range r.importsSnapshot() {
+		imports = r.importsSnapshot(imports[:0])
+		for _, si := range imports {
 			for _, s := range si.streams {
 				for _, li := range s.layers {
 					seqs = li.losses.due(now, r.cfg.NACKInterval, seqs[:0])
@@ -377,11 +379,10 @@ func (r *Relay) nackLoop() {
 	}
 }
 
-// importsSnapshot returns the imports whose streams are set up.
-func (r *Relay) importsSnapshot() []*sharedImport {
+// importsSnapshot appends the imports whose streams are set up to out.
+func (r *Relay) importsSnapshot(out []*sharedImport) []*sharedImport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]*sharedImport, 0, len(r.imports))
 	for _, si := range r.imports {
 		select {
 		case <-si.ready:
