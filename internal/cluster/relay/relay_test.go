@@ -198,7 +198,9 @@ func TestLinkLossRecoveredFromOriginCache(t *testing.T) {
 func TestKeyframeRequestsOfTwoEdgesMergeAtOrigin(t *testing.T) {
 	rs := newRelays(t, "a", "b", "c")
 	src := newVP8Source(1)
-	src.keyEvery = 0 // keyframes only when asked
+	// One keyframe at the start, none after: the origin's request stays outstanding (and merges
+	// what follows) for its whole keyframe interval.
+	src.keyEvery, src.deaf = 0, true
 	origin := sfu.NewReceiver(sfu.ReceiverConfig{Codec: media.CodecVP8, KeyframeInterval: 5 * time.Second}, src.requester)
 	if err := rs[0].Export("feed", []Stream{vp8Stream(origin, 1)}); err != nil {
 		t.Fatal(err)
@@ -215,8 +217,8 @@ func TestKeyframeRequestsOfTwoEdgesMergeAtOrigin(t *testing.T) {
 	b.Receivers()["v"].RequestKeyframe(0, now)
 	c.Receivers()["v"].RequestKeyframe(0, now)
 	eventually(t, "both requests at the origin", wait, func() bool { return rs[0].Stats().KeyframeRequestsReceived >= 2 })
-	// The publisher's keyframe answers the first request; the second came within the origin's
-	// interval and merged with it.
+	// The first request reached the publisher; the second came within the origin's interval and
+	// merged with it.
 	if got := src.asked[0].Load() - asked; got != 1 {
 		t.Fatalf("the publisher was asked %d times for two edges' requests", got)
 	}
