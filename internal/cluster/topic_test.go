@@ -3,9 +3,13 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/redisengine"
@@ -246,4 +250,48 @@ func TestMaxSessions(t *testing.T) {
 		recs, _ := eng.Nodes(context.Background())
 		return len(recs) == 1 && recs[0].Load == cluster.Load{Sessions: 2, PeerConnections: 4, MaxSessions: 2} && recs[0].Full()
 	})
+}
+
+// Every topic a node follows shares the node's one subscription (one connection to Redis), and a
+// cancelled subscriber's topic is unsubscribed while the others go on.
+func TestTopicsShareOneSubscription(t *testing.T) {
+	srv := redistest.Start(t)
+	n1 := startNode(t, srv.Addr(), "n1")
+	n2 := startNode(t, srv.Addr(), "n2")
+	const topics = 20
+	got := make([]*received, topics)
+	cancels := make([]func(), topics)
+	for i := range got {
+		got[i] = &received{}
+		cancels[i] = n2.Topic(fmt.Sprintf("room/%d", i)).Subscribe(got[i].env, got[i].gap)
+	}
+	for i := range got {
+		subscribed(t, n1.Topic(fmt.Sprintf("room/%d", i)), got[i])
+	}
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer admin.Close()
+	ctx := context.Background()
+	clients, err := admin.ClientList(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(clients, "flags=P"); n != 1 {
+		t.Fatalf("%d pub/sub connections for %d topics, want 1:\n%s", n, topics, clients)
+	}
+	cancels[0]()
+	waitFor(t, 2*time.Second, "room/0 unsubscribed", func() bool {
+		n, _ := admin.PubSubNumSub(ctx, "t:topic:room/0").Result()
+		return n["t:topic:room/0"] == 0
+	})
+	before, _ := got[0].counts()
+	if err := n1.Topic("room/0").Publish(ctx, "late", 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := n1.Topic("room/1").Publish(ctx, "late", 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "room/1 still delivered", func() bool { return got[1].kind("late") == 1 })
+	if n, _ := got[0].counts(); n != before {
+		t.Fatal("a cancelled subscriber got an event")
+	}
 }
