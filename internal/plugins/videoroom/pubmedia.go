@@ -365,5 +365,9 @@ func (pub *publisher) mediaUp() {
 		return
 	}
 	pub.recordIfWanted()
+	if c := pub.s.p.cl; c != nil {
+		c.export(pub)
+		c.announce(pub)
+	}
 	pub.room.notify(map[string]any{short: "event", "room": pub.room.id, "publishers": []map[string]any{pub.describe()}}, pub)
 }
