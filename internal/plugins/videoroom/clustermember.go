@@ -2,7 +2,6 @@ package videoroom
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -85,8 +84,10 @@ func (cr *clusterRoom) onEvent(env cluster.Envelope) {
 	switch v := v.(type) {
 	case wireMember:
 		c.applyMember(cr.r, v, false)
-	case json.RawMessage:
-		cr.r.notifyHere(v)
+	case wireEvent:
+		if v.Node != c.self {
+			cr.r.notifyHere(v.Event)
+		}
 	case wireState:
 		if v.Room == cr.r.id {
 			c.applyState(cr, v)

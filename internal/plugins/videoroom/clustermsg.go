@@ -142,6 +142,12 @@ type wireNotice struct {
 	Mute   bool   `json:"mute,omitempty"`
 }
 
+// wireEvent is a Janus event a node pushed to its participants, for the other nodes'.
+type wireEvent struct {
+	Node  string          `json:"node"` // where it happened: that node's participants had it already
+	Event json.RawMessage `json:"event"`
+}
+
 // wireRoom is a room created through the API (rooms topic, opRooms).
 type wireRoom struct {
 	Room    uint64      `json:"room"`
@@ -299,13 +305,18 @@ func decodeRoomEvent(kind string, raw []byte) (any, error) {
 		}
 		return m, wrapEvent(kind, err)
 	case evEvent:
-		var ev map[string]json.RawMessage
-		if len(raw) > maxWireJSON {
+		var ev wireEvent
+		if len(raw) > maxWireJSON+maxWireText {
 			err = fmt.Errorf("event of %d bytes", len(raw))
-		} else if err = decodeStrict(raw, &ev); err == nil && ev == nil {
-			err = fmt.Errorf("not an object")
+		} else if err = decodeStrict(raw, &ev); err == nil {
+			var obj map[string]json.RawMessage
+			if ev.Node == "" {
+				err = fmt.Errorf("no node")
+			} else if err = json.Unmarshal(ev.Event, &obj); err == nil && obj == nil {
+				err = fmt.Errorf("not an object")
+			}
 		}
-		return json.RawMessage(raw), wrapEvent(kind, err)
+		return ev, wrapEvent(kind, err)
 	case evState:
 		var st wireState
 		if err = decodeStrict(raw, &st); err == nil {

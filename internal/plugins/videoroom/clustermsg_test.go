@@ -21,7 +21,7 @@ func FuzzClusterMessages(f *testing.F) {
 		`{"id":3,"node":"n1","streams":[{"mid":"a","kind":"audio","codec":"opus"}]}`,
 		`{"room":1,"options":{"publishers":2},"nodes":["n1"],"members":[{"id":1,"node":"n1"}]}`,
 		`{"action":"moderate","id":4,"mid":"1","mute":true}`, `{"action":"destroy"}`,
-		`{"videoroom":"event","room":1,"publishers":[]}`, `[]`, `null`, `{"id":1,"node":"x","extra":1}`,
+		`{"node":"n2","event":{"videoroom":"event","room":1,"publishers":[]}}`, `[]`, `null`, `{"id":1,"node":"x","extra":1}`,
 	} {
 		f.Add([]byte(seed), uint8(0))
 	}
@@ -82,6 +82,8 @@ func TestClusterMessagesRefused(t *testing.T) {
 		{evNotice, `{"action":"explode","id":1}`, "unknown action"},
 		{evState, `{"room":0,"options":{},"nodes":[],"members":[]}`, "no room"},
 		{evEvent, `"text"`, "cannot unmarshal"},
+		{evEvent, `{"node":"n1","event":[1]}`, "cannot unmarshal"},
+		{evEvent, `{"event":{}}`, "no node"},
 		{"other", `{}`, "unknown kind"},
 	} {
 		if _, err := decodeRoomEvent(tc.kind, []byte(tc.raw)); err == nil || !strings.Contains(err.Error(), tc.want) {

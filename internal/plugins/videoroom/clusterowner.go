@@ -76,7 +76,7 @@ func (c *clusterNode) serve(ctx context.Context, from string, req ownerRequest) 
 		if from != c.self {
 			r.notifyHere(req.Body)
 		}
-		cr.publish(ctx, epoch, evEvent, req.Body)
+		cr.publish(ctx, epoch, evEvent, wireEvent{Node: from, Event: req.Body})
 		return ownerAnswer{}
 	case opSync:
 		if from != c.self {
