@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/cluster"
-	"github.com/strata-rtc/strata/internal/sfu"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 )
 
 // Rooms that span nodes (docs/CLUSTER.md). Every node keeps a copy of every room: its own
@@ -23,21 +23,14 @@ import (
 // decisions about them. Janus events a node pushes to its own participants go to the others'
 // participants through the owner too, so every node sees them in the same order.
 
-// Relay carries a published feed's streams to the nodes that subscribe to it
-// (internal/cluster/relay); feed names a feed across the cluster, streams are its Receivers by mid.
+// Relay carries a published feed's streams to the nodes that subscribe to it: what the plugin
+// needs of *relay.Relay. feedID names a feed across the cluster (feedName).
 type Relay interface {
-	Export(feed string, streams map[string]*sfu.Receiver) error
-	Unexport(feed string)
-	// Import gets a feed of node once for this node; the Receivers it returns are fed by the link.
-	Import(ctx context.Context, node, feed string) (RelayedFeed, error)
-}
-
-// RelayedFeed is a feed imported from another node.
-type RelayedFeed interface {
-	Receivers() map[string]*sfu.Receiver
-	// OnGone calls f once if the link or the feed goes away.
-	OnGone(f func())
-	Release()
+	Export(feedID string, streams []relay.Stream) error
+	Unexport(feedID string)
+	// Import gets a feed of another node, crossing the link once for this node whatever the
+	// number of importers; its Receivers are fed by the link.
+	Import(ctx context.Context, originNode, feedID string) (*relay.Import, error)
 }
 
 // Option adjusts the plugin built by New.

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/redisengine"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janusclient"
@@ -48,6 +49,9 @@ type testNode struct {
 	gw    *gateway.Gateway
 	peers *peer.Factory
 	ws    *wsapi.Handler
+	relay *relay.Relay // nil without media between nodes
+	// unwatch stops telling the relay of gone nodes.
+	unwatch func()
 	// dead makes the node unreachable by the others and them by it (crash).
 	dead atomic.Bool
 	once sync.Once
@@ -63,7 +67,8 @@ func (d deadTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func startNode(t testing.TB, redisAddr, prefix, id string, relay func(*cluster.Node) videoroom.Relay) *testNode {
+// startNode starts a node; withRelay gives it a media relay (internal/cluster/relay) on loopback.
+func startNode(t testing.TB, redisAddr, prefix, id string, withRelay bool) *testNode {
 	t.Helper()
 	log := testLogger().With("node", id)
 	n := &testNode{t: t, id: id}
@@ -102,8 +107,17 @@ func startNode(t testing.TB, redisAddr, prefix, id string, relay func(*cluster.N
 		t.Fatal(err)
 	}
 	var rl videoroom.Relay
-	if relay != nil {
-		rl = relay(node)
+	if withRelay {
+		r, err := relay.New(relay.Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: time.Second, Log: log}, node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.relay, rl = r, r
+		n.unwatch = node.Watch(func(ev cluster.NodeEvent) {
+			if ev.Kind == cluster.NodeGone {
+				r.PeerGone(ev.Node.ID)
+			}
+		})
 	}
 	n.vr = videoroom.New(cfg.Plugins.VideoRoom, record.SessionOptions{}, log, videoroom.WithCluster(node, rl))
 	n.gw = gateway.New(cfg, n.peers, []plugin.Plugin{n.vr}, log, nil)
@@ -125,6 +139,10 @@ func (n *testNode) close() {
 		n.ws.Close()
 		n.api.Close()
 		n.peers.Close()
+		if n.relay != nil {
+			n.unwatch()
+			n.relay.Close()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = n.node.Stop(ctx)

@@ -15,14 +15,20 @@ import (
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 )
 
-// startCluster runs n nodes over one real redis-server.
+// startCluster runs n nodes over one real redis-server, without media between them.
 func startCluster(t *testing.T, n int) []*testNode {
+	t.Helper()
+	return startClusterWith(t, n, false)
+}
+
+// startClusterWith runs n nodes over one real redis-server; withRelay relays media between them.
+func startClusterWith(t *testing.T, n int, withRelay bool) []*testNode {
 	t.Helper()
 	rs := redistest.Start(t)
 	prefix := fmt.Sprintf("vr%d", time.Now().UnixNano())
 	var nodes []*testNode
 	for i := 1; i <= n; i++ {
-		nodes = append(nodes, startNode(t, rs.Addr(), prefix, fmt.Sprintf("node%d", i), nil))
+		nodes = append(nodes, startNode(t, rs.Addr(), prefix, fmt.Sprintf("node%d", i), withRelay))
 	}
 	// Every node sees the others before the test starts.
 	deadline := time.Now().Add(5 * time.Second)
@@ -266,7 +272,7 @@ func waitEventOf(t *testing.T, o *observer, ok func(map[string]any) bool) {
 func TestClusterRedisRestart(t *testing.T) {
 	rs := redistest.Start(t)
 	prefix := fmt.Sprintf("vr%d", time.Now().UnixNano())
-	nodes := []*testNode{startNode(t, rs.Addr(), prefix, "node1", nil), startNode(t, rs.Addr(), prefix, "node2", nil)}
+	nodes := []*testNode{startNode(t, rs.Addr(), prefix, "node1", false), startNode(t, rs.Addr(), prefix, "node2", false)}
 	const room = 1234
 	o2, _ := joinObserver(t, nodes[1], room, "o2")
 	p1 := startPublisher(t, nodes[0].c, room, "pub1")

@@ -3,7 +3,7 @@ package videoroom
 import (
 	"context"
 
-	"github.com/strata-rtc/strata/internal/sfu"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 )
 
 // Media of rooms that span nodes: a feed published here is exported to the relay while it is
@@ -15,9 +15,22 @@ func (c *clusterNode) export(pub *publisher) {
 	if c.relay == nil {
 		return
 	}
-	streams := map[string]*sfu.Receiver{}
+	var streams []relay.Stream
 	for _, st := range pub.streamList() {
-		streams[st.mid] = st.recv
+		layers, rids := 1, []string(nil)
+		switch {
+		case len(st.rids) > 0:
+			layers, rids = len(st.rids), make([]string, len(st.rids))
+			for rid, l := range st.rids {
+				if l >= 0 && l < len(rids) {
+					rids[l] = rid
+				}
+			}
+		case len(st.layers) > 1:
+			layers = len(st.layers)
+		}
+		streams = append(streams, relay.Stream{Mid: st.mid, Codec: capability(st), PayloadType: st.pt,
+			Simulcast: st.simulcast, Layers: layers, RIDs: rids, Receiver: st.recv})
 	}
 	if err := c.relay.Export(feedName(pub.room.id, pub.id), streams); err != nil {
 		c.log.Warn("exporting a feed to the relay", "room", pub.room.id, "id", pub.id, "err", err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/cluster"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 )
 
 // A node's copy of the other nodes' participants: what it learns from the room's events, what
@@ -14,7 +15,7 @@ import (
 // remoteFeed is what a node keeps of another node's participant besides its publisher copy.
 type remoteFeed struct {
 	mu       sync.Mutex
-	imported RelayedFeed // the relay's import, once a subscriber here wanted the feed
+	imported *relay.Import // the relay's import, once a subscriber here wanted the feed
 }
 
 // newRemote is a copy of another node's participant.

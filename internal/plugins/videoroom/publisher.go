@@ -55,6 +55,7 @@ type pubStream struct {
 	kind      string
 	codecName string
 	fmtp      string
+	pt        uint8 // the payload type negotiated with the publisher
 	simulcast bool
 	svc       bool
 	rids      map[string]int
