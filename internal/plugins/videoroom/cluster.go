@@ -155,10 +155,7 @@ func (cr *clusterRoom) watchOwner(own cluster.Ownership) {
 	cr.mu.Lock()
 	cr.own = own
 	cr.mu.Unlock()
-	own.OnChange(cr.onOwner)
-	if l, mine := own.Current(); l.Holder != "" {
-		cr.onOwner(l, mine)
-	}
+	own.OnChange(cr.onOwner) // called at once with the holder already known
 }
 
 func (c *clusterNode) unfollow(cr *clusterRoom) {

@@ -308,13 +308,17 @@ func (p *Plugin) admit(ctx context.Context, r *room, pub *publisher, id uint64, 
 				return err
 			}
 			r.mu.Lock()
-			defer r.mu.Unlock()
-			if r.destroyed || r.participants[ans.ID] != nil {
+			ok := !r.destroyed && r.participants[ans.ID] == nil
+			if ok {
+				delete(r.remote, ans.ID) // an echo of the admission, if it came first
+				pub.id = ans.ID
+				r.participants[ans.ID] = pub
+			}
+			r.mu.Unlock()
+			if !ok { // the room went meanwhile: the owner forgets the admission
+				cr.enqueue(ownerRequest{Op: opLeave, Room: r.id, Member: &wireMember{ID: ans.ID}})
 				return errorf(ErrNoSuchRoom, "No such room (%d)", r.id)
 			}
-			delete(r.remote, ans.ID) // an echo of the admission, if it came first
-			pub.id = ans.ID
-			r.participants[ans.ID] = pub
 			return nil
 		}
 		cr.ownerMu.Lock() // with the owner's other decisions
