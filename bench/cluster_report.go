@@ -22,30 +22,44 @@ const (
 	goalClusterTraffic = 0.25
 )
 
-// frozenShare is the share of the subscribers' video time spent frozen: their freezes' total
-// over every video stream held for the whole hold (a stream also lives through the ramp-up, so
-// this errs high).
-func frozenShare(r *report.Result) float64 {
-	var frozen float64
-	n := 0
+// quality is the loss and the frozen share of the receive-only subscribers other than the apart
+// one (whose link is limited on purpose): the mean loss ratio of their streams, and their video's
+// frozen time over every video stream held for the whole hold (a stream also lives through the
+// ramp-up, so this errs high).
+func quality(r *report.Result) (loss, frozen float64) {
+	apart := map[int]bool{}
+	for _, s := range r.Subscriptions {
+		apart[s.Index] = s.Apart
+	}
+	var lossSum float64
+	streams, videos := 0, 0
 	for _, st := range r.Streams {
-		if st.Kind == "video" && st.Owner < 0 {
+		if st.Owner >= 0 || apart[st.Subscription] {
+			continue
+		}
+		lossSum += st.LossRatio
+		streams++
+		if st.Kind == "video" {
 			frozen += st.FreezeMs
-			n++
+			videos++
 		}
 	}
-	hold := float64(r.Plan.Duration.Milliseconds())
-	if n == 0 || hold <= 0 {
-		return 0
+	if streams > 0 {
+		loss = lossSum / float64(streams)
 	}
-	return frozen / (float64(n) * hold)
+	hold := float64(r.Plan.Duration.Milliseconds())
+	if videos == 0 || hold <= 0 {
+		return loss, 0
+	}
+	return loss, frozen / (float64(videos) * hold)
 }
 
-// clusterClean is a step where every client joined and received every stream, with loss and
-// frozen time under 1 % and a generator that kept real time.
+// clusterClean is a step where every client joined and received every stream, the subscribers
+// (but the apart one) with loss and frozen time under 1 %, and a generator that kept real time.
 func clusterClean(r *report.Result) bool {
 	t := r.Totals
-	return t.FailedJoins == 0 && t.CompleteShare == 1 && t.MeanLossRatio < clusterMaxLoss && frozenShare(r) < clusterMaxFrozen && r.Generator.LateSkips == 0
+	loss, frozen := quality(r)
+	return t.FailedJoins == 0 && t.CompleteShare == 1 && loss < clusterMaxLoss && frozen < clusterMaxFrozen && r.Generator.LateSkips == 0
 }
 
 // layerOf names the simulcast layer a video stream arrived at from its mean bitrate: the nearest
@@ -186,8 +200,13 @@ func writeCluster(b *strings.Builder, c config, o *outcome) {
 				ratioText = fmt.Sprintf("%.2f", s.links.total()/s.expectedMbps())
 			}
 		}
-		fmt.Fprintf(b, "| %s | %d | %v | %.3f | %.3f | %d | %d | %s | %.0f | %s | %s | %.2f | %s | %s | %.1f |\n", nodes, r.Totals.Subscribers,
-			clusterClean(r), 100*r.Totals.MeanLossRatio, 100*frozenShare(r), r.Totals.Freezes, r.Generator.LateSkips, strings.Join(cpu, " / "), total,
+		subs := fmt.Sprint(r.Totals.Subscribers)
+		if r.Totals.Subscribers != r.Plan.Subscribers {
+			subs = fmt.Sprintf("%d of %d", r.Totals.Subscribers, r.Plan.Subscribers)
+		}
+		loss, frozen := quality(r)
+		fmt.Fprintf(b, "| %s | %s | %v | %.3f | %.3f | %d | %d | %s | %.0f | %s | %s | %.2f | %s | %s | %.1f |\n", nodes, subs,
+			clusterClean(r), 100*loss, 100*frozen, r.Totals.Freezes, r.Generator.LateSkips, strings.Join(cpu, " / "), total,
 			strings.Join(rss, " / "), between, s.expectedMbps(), ratioText, strings.Join(lay, "; "), r.Machine.LoadAvg)
 	}
 	b.WriteString("\n")
@@ -240,12 +259,36 @@ func writeClusterLimited(b *strings.Builder, c config, o *outcome) {
 		return
 	}
 	_, apart, kbps := subscriberLayers(lim.res, lim.nodes)
-	fmt.Fprintf(b, "- limited step: one more subscriber on node %d behind a %d kbit/s link (tbf on the node's link, matching its own address; %.2f Mbit/s went through it) received layer %s (%.0f kbit/s of video).",
-		clusterApartNode+1, c.cluster.LimitKbps, lim.links.apart[clusterApartNode], apart, kbps)
+	var loss float64
+	n := 0
+	for _, st := range lim.res.Streams {
+		for _, s := range lim.res.Subscriptions {
+			if s.Apart && s.Index == st.Subscription {
+				loss += st.LossRatio
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		loss /= float64(n)
+	}
+	through := 0.0
+	if lim.linksOK && clusterApartNode < len(lim.links.apart) {
+		through = lim.links.apart[clusterApartNode]
+	}
+	fmt.Fprintf(b, "- limited step: one more subscriber on node %d behind a %d kbit/s link (tbf on the node's link, matching its own address; %.2f Mbit/s went through it in the steady window) received layer %s (%.0f kbit/s of video, mean over its life; loss %.2f %%).",
+		clusterApartNode+1, c.cluster.LimitKbps, through, apart, kbps, 100*loss)
 	if base != nil {
 		fmt.Fprintf(b, " Subscribers on the other nodes on another layer than without it: %d.", layersChanged(base.res, lim.res, lim.nodes))
 	}
 	b.WriteString("\n")
+}
+
+func nodesLabel(n int) string {
+	if n == 1 {
+		return "1 node"
+	}
+	return fmt.Sprintf("%d nodes", n)
 }
 
 // clusterGoals are the scenario's verdict lines.
@@ -260,7 +303,7 @@ func clusterGoals(c config, o *outcome) []goal {
 	for _, s := range o.cluster {
 		if !s.limited && clusterClean(s.res) && perNode > 0 {
 			if v := float64(s.res.Totals.Subscribers) / float64(perNode); v > growth.value {
-				growth.value, growth.where = v, fmt.Sprintf("%d nodes", s.nodes)
+				growth.value, growth.where = v, nodesLabel(s.nodes)
 			}
 		}
 	}
@@ -273,15 +316,17 @@ func clusterGoals(c config, o *outcome) []goal {
 		}
 		v := math.Abs(s.links.total()/s.expectedMbps() - 1)
 		if math.IsNaN(traffic.value) || v > traffic.value {
-			traffic.value, traffic.where = v, fmt.Sprintf("%d nodes", s.nodes)
+			traffic.value, traffic.where = v, nodesLabel(s.nodes)
 			if s.limited {
 				traffic.where += " + limited"
 			}
 		}
 	}
-	out = append(out, traffic)
+	if !math.IsNaN(traffic.value) || o.cluster[len(o.cluster)-1].nodes > 1 {
+		out = append(out, traffic)
+	}
 	if base, lim := limitedPair(o); lim != nil {
-		where := fmt.Sprintf("%d nodes", lim.nodes)
+		where := nodesLabel(lim.nodes)
 		changed := goal{name: "cluster: subscribers on other nodes whose layer changed with one limited on node 2", scenario: o.name, where: where, value: math.NaN(), format: "%.0f"}
 		if base != nil {
 			changed.value = float64(layersChanged(base.res, lim.res, lim.nodes))

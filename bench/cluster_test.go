@@ -133,6 +133,7 @@ func clusterRun(nodes, perNode int, kbps []float64, apartKbps float64) *report.R
 	if apartKbps > 0 {
 		add(clusterApartNode, apartKbps, true)
 	}
+	r.Plan.Subscribers = len(r.Subscriptions)
 	r.Totals = report.Totals{Publishers: 1, Subscribers: len(r.Subscriptions), CompleteShare: 1}
 	for i := range nodes {
 		r.Nodes = append(r.Nodes, report.Node{Server: fmt.Sprint(i), Sampled: true, SteadyCPUPct: 40, SteadyRSSBytes: 30 << 20})
@@ -192,6 +193,16 @@ func TestClusterVerdict(t *testing.T) {
 	if clusterClean(steps[2].res) {
 		t.Error("2 % frozen judged clean")
 	}
+	// The limited subscriber's own loss does not make its step unclean; the others' does.
+	lim.Streams[len(lim.Streams)-1].LossRatio = 0.2
+	if !clusterClean(lim) {
+		t.Error("the limited subscriber's loss made the step unclean")
+	}
+	lim.Streams[0].LossRatio = 0.3
+	if clusterClean(lim) {
+		t.Error("a subscriber on node 1 lost 30 % of a stream (2.3 % on average) and the step is clean")
+	}
+	lim.Streams[0].LossRatio = 0
 	g := clusterGoals(c, o)[0]
 	if g.value != 2 || g.met() {
 		t.Errorf("growth with 3 nodes not clean: %+v", g)
@@ -200,7 +211,7 @@ func TestClusterVerdict(t *testing.T) {
 	var b strings.Builder
 	writeCluster(&b, c, o)
 	for _, want := range []string{"| 3 + limited | 13 | true |", "| 2 | 8 | true |", "1: f×4; 2: f×4; 3: h×4", "1→2 2.10, 1→3 2.10, 2→1 0.00",
-		"received layer h (380 kbit/s of video)", "Subscribers on the other nodes on another layer than without it: 4."} {
+		"received layer h (380 kbit/s of video, mean over its life; loss 10.00 %)", "Subscribers on the other nodes on another layer than without it: 4."} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("cluster table lacks %q:\n%s", want, b.String())
 		}
