@@ -249,6 +249,8 @@ func TestMainRejectsBadInput(t *testing.T) {
 		{"unreachable server", []string{"--server", "http://127.0.0.1:1/janus", "--quiet"}, ExitFailed, "cannot reach"},
 		{"missing room", []string{"--server", httpURL, "--room", "987654", "--quiet"}, ExitFailed, "room 987654: room does not exist"},
 		{"stray argument", []string{"--server", httpURL, "extra"}, ExitUsage, "unexpected argument"},
+		{"bad server PIDs", []string{"--servers", httpURL + ",http://127.0.0.1:1/janus", "--server-pids", "12,x"}, ExitUsage, `--server-pids: "x" is not a process id`},
+		{"a server twice", []string{"--servers", httpURL + "," + httpURL}, ExitUsage, "is listed twice"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

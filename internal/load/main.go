@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -68,6 +69,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "load-out", "directory for the results")
 	mediaDir := fs.String("media-dir", mediasrc.DefaultDir(), "cache of the generated test media")
 	pid := fs.Int("server-pid", 0, "PID of the server to sample (default: the process listening on the server's port)")
+	pids := fs.String("server-pids", "", "comma-separated PIDs of the --servers, in their order, to sample each (a cluster's nodes)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	cpuProfile := fs.String("cpuprofile", "", "write the generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
@@ -96,6 +98,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opts := Options{MediaDir: *mediaDir, ServerPID: *pid}
+	if *pids != "" {
+		if opts.ServerPIDs, err = parsePIDs(*pids); err != nil {
+			fmt.Fprintf(stderr, "strata load: --server-pids: %v\n", err)
+			return ExitUsage
+		}
+	}
 	if !*quiet {
 		opts.Progress, opts.Terminal = stderr, isTerminal(stderr)
 	}
@@ -182,4 +190,17 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// parsePIDs reads "123,456" (spaces allowed).
+func parsePIDs(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a process id", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
