@@ -301,7 +301,7 @@ func (r *Relay) linkDown(l *link, cause error) {
 }
 
 // allocSSRC returns an SSRC this node has not used for a stream it receives. The node with the
-// smaller id of a pair takes SSRCs with the top bit clear, the other with it set (ssrcBase), so
+// smaller id of a pair takes SSRCs with the top bit clear, the other with it set (ownsSSRC), so
 // the two directions of a link never collide.
 func (r *Relay) allocSSRC(peer string) uint32 {
 	r.mu.Lock()
