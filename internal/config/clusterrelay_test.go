@@ -34,3 +34,23 @@ func TestClusterRelay(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterRelayInTheClusterBlock(t *testing.T) {
+	if r := Default().Cluster.Relay; r.Transport != "srtp" || r.Address != "" || r.Ports != "" {
+		t.Fatalf("defaults: %+v", r)
+	}
+	const on = "cluster: {enabled: true, secret: \"0123456789abcdef\", "
+	c, err := Parse([]byte(on+"relay: {address: 10.0.0.2, ports: \"7092\", transport: rtp}}"), "test.yaml")
+	if err != nil || c.Cluster.Relay.Address != "10.0.0.2" || c.Cluster.Relay.Transport != "rtp" {
+		t.Fatalf("a plain relay: %+v %v", c, err)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{on + "relay: {transport: rtp}}", "cluster.relay.address"},
+		{on + "relay: {ports: \"9-3\"}}", "cluster.relay.ports"},
+		{on + "relay: {port: 7092}}", "port"},
+	} {
+		if _, err := Parse([]byte(tc.yaml), "test.yaml"); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one naming %s", tc.yaml, err, tc.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/cluster"
@@ -53,6 +54,8 @@ var (
 	ownerWait = 5 * time.Second
 	// ownerRetry is the pause between two attempts to reach a room's owner.
 	ownerRetry = 50 * time.Millisecond
+	// subscribeSettle is how long a new subscription to a room's topic may take to be in effect.
+	subscribeSettle = time.Second
 )
 
 const roomsTopic = "videoroom"
@@ -86,6 +89,12 @@ type clusterRoom struct {
 	topic cluster.Topic
 	unsub func()
 	out   chan ownerRequest // announcements, sent to the owner in order
+	// syncQueued: a re-announcement waits in out; overflow: out was full, an announcement was
+	// lost, and the room is re-announced once out is empty.
+	syncQueued, overflow atomic.Bool
+	// admitMu keeps a re-announcement from overtaking an admission: the list of this node's
+	// participants it sends is taken either before the owner admits one or after it is here.
+	admitMu sync.Mutex
 	// changed is signalled when the owner changes (a waiting request tries again).
 	changed chan struct{}
 	done    chan struct{}
@@ -144,9 +153,12 @@ func (c *clusterNode) follow(r *room) *clusterRoom {
 	c.mu.Unlock()
 	r.cl.Store(cr)
 	cr.topic = c.view.Topic(roomTopic(r.id))
-	cr.unsub = cr.topic.Subscribe(cr.onEvent, func(string) { go cr.resync() })
+	cr.unsub = cr.topic.Subscribe(cr.onEvent, func(string) { cr.requestSync() })
 	cr.watchOwner(c.view.Owner(roomTopic(r.id), !draining))
 	go cr.send()
+	// Events published before the subscription took effect are lost without a gap (the topic
+	// knows no sender yet): once it has, the room is taken again from its owner.
+	time.AfterFunc(subscribeSettle, cr.requestSync)
 	return cr
 }
 
@@ -213,7 +225,7 @@ func (cr *clusterRoom) onOwner(l cluster.Lease, mine bool) {
 	}
 	if fresh && l.Holder != "" {
 		cr.c.log.Debug("room owner", "room", cr.r.id, "holder", l.Holder, "epoch", l.Epoch, "mine", mine)
-		go cr.resync()
+		cr.requestSync()
 	}
 }
 
@@ -258,12 +270,23 @@ func (cr *clusterRoom) askFor(ctx context.Context, req ownerRequest) (ownerAnswe
 
 // enqueue sends an announcement to the owner after those before it, without waiting (it is
 // called on media goroutines too). A full queue drops it and re-announces everything instead.
-func (cr *clusterRoom) enqueue(req ownerRequest) {
+func (cr *clusterRoom) enqueue(req ownerRequest) bool {
 	select {
 	case cr.out <- req:
+		return true
 	default:
-		cr.c.log.Warn("videoroom cluster queue full: re-announcing the room", "room", cr.r.id)
-		go cr.resync()
+		if !cr.overflow.Swap(true) {
+			cr.c.log.Warn("videoroom cluster queue full: re-announcing the room", "room", cr.r.id)
+		}
+		return false
+	}
+}
+
+// requestSync re-announces this node's participants to the owner, after the announcements
+// queued before (an owner change, a gap in the room's events); one waits at a time.
+func (cr *clusterRoom) requestSync() {
+	if !cr.syncQueued.Swap(true) && !cr.enqueue(ownerRequest{Op: opSync}) {
+		cr.syncQueued.Store(false)
 	}
 }
 
@@ -276,28 +299,32 @@ func (cr *clusterRoom) send() {
 		case <-cr.c.ctx.Done():
 			return
 		case req := <-cr.out:
-			if _, err := cr.ask(cr.c.ctx, req); err != nil {
+			if req.Op == opSync {
+				cr.syncQueued.Store(false)
+				cr.resync()
+			} else if _, err := cr.ask(cr.c.ctx, req); err != nil {
 				cr.c.log.Warn("videoroom cluster announcement lost", "room", cr.r.id, "op", req.Op, "err", err)
+			}
+			if len(cr.out) == 0 && cr.overflow.Swap(false) {
+				cr.resync()
 			}
 		}
 	}
 }
 
-// resync re-announces this node's participants to the owner and takes the room as the owner
-// answers it (an owner change, a gap in the room's events, a lost announcement).
+// resync re-announces this node's participants to the owner, which publishes the whole room
+// on its topic (not in its answer, which could arrive after later events). It runs on send's
+// goroutine, after what was announced before.
 func (cr *clusterRoom) resync() {
+	cr.admitMu.Lock()
+	defer cr.admitMu.Unlock()
 	o := cr.r.options().wire()
 	members := []wireMember{}
 	for _, pub := range cr.r.members() {
 		members = append(members, cr.c.wireOf(pub))
 	}
-	ans, err := cr.ask(cr.c.ctx, ownerRequest{Op: opSync, Room: cr.r.id, Members: members, Options: &o})
-	if err != nil {
+	if _, err := cr.ask(cr.c.ctx, ownerRequest{Op: opSync, Room: cr.r.id, Members: members, Options: &o}); err != nil {
 		cr.c.log.Warn("videoroom cluster re-announce", "room", cr.r.id, "err", err)
-		return
-	}
-	if _, mine := cr.owned(); !mine && ans.State != nil {
-		cr.c.applyState(cr, *ans.State)
 	}
 }
 
