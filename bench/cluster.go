@@ -171,6 +171,12 @@ func runClusterStep(ctx context.Context, c config, step *clusterStep, log io.Wri
 		return err
 	}
 	defer cl.Close()
+	wait, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err = cl.WaitMembers(wait)
+	cancel()
+	if err != nil {
+		return err
+	}
 	var apis []string
 	var pids []int
 	for i, n := range cl.Nodes {
