@@ -192,7 +192,7 @@ func writeGoals(b *strings.Builder, gs []goal) {
 		if math.IsNaN(g.value) {
 			met = "no data"
 		}
-		bound := fmt.Sprintf("%g", g.bound)
+		bound := fmt.Sprintf("%.4g", g.bound)
 		if g.higher {
 			bound = "≥ " + bound
 		}
