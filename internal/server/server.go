@@ -66,8 +66,6 @@ type Server struct {
 	engine *redisengine.Engine
 	// view is node as the plugins and transports see it: a nil interface without a cluster.
 	view cluster.View
-	// stopClusterMedia closes the media relay between nodes (clustermedia.go).
-	stopClusterMedia func()
 
 	listeners  map[string]*listener
 	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
@@ -151,18 +149,7 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		gwOpts = append(gwOpts, gateway.WithClusterAdmin(s.node))
 		sources.Cluster = s.node
 	}
-	vrOpts, stopMedia, err := clusterMedia(cfg, log, s.node)
-	if err != nil {
-		s.leaveCluster()
-		peers.Close()
-		bus.Close(eventsCloseTimeout)
-		if lp != nil {
-			lp.Close()
-		}
-		return nil, fmt.Errorf("cluster relay: %w", err)
-	}
-	s.stopClusterMedia = stopMedia
-	s.plugins = loadPlugins(cfg, log, peers, s.view, vrOpts...)
+	s.plugins = loadPlugins(cfg, log, peers, s.view)
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gwOpts...)
 	load.gw.Store(s.gw)
 	sources.Gateway, sources.Plugins = s.gw, s.plugins
@@ -172,14 +159,14 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 
 // loadPlugins creates every plugin enabled in the configuration. view is the cluster (nil
 // without one), for the plugins whose rooms span nodes.
-func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, view cluster.View, vrOpts ...videoroom.Option) []plugin.Plugin {
+func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, view cluster.View) []plugin.Plugin {
 	var ps []plugin.Plugin
 	rec := record.SessionOptions{Playable: cfg.Recording.Playable, Formats: cfg.Recording.Containers}
 	if cfg.Plugins.EchoTest.Enabled {
 		ps = append(ps, echotest.New(cfg.Plugins.EchoTest, rec, log.With("plugin", "echotest")))
 	}
 	if cfg.Plugins.VideoRoom.Enabled {
-		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom"), vrOpts...))
+		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom")))
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge")))
@@ -333,9 +320,6 @@ func (s *Server) Close() {
 	// The gateway goes first: destroying the sessions releases held long-polls and WebSockets, so the
 	// listeners can then shut down without waiting for them.
 	s.gw.Close()
-	if s.stopClusterMedia != nil {
-		s.stopClusterMedia()
-	}
 	if s.ws != nil {
 		s.ws.Close() // hijacked connections are not the http.Server's to close
 	}
