@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -93,6 +94,89 @@ func TestCluster(t *testing.T) {
 		time.Sleep(time.Second)
 		if after := packets(sub); sumOf(after) <= sumOf(before) {
 			t.Error("the subscriber's remaining feed stopped after node2 died")
+		}
+		if err := c.StartNode(ctx, 1); err != nil {
+			t.Fatalf("node2 restarted: %v", err)
+		}
+	})
+
+	t.Run("OwnerKilled", func(t *testing.T) {
+		owner := leaseHolder(t, c, "videoroom/1234")
+		o := c.NodeIndex(owner.Holder)
+		if o < 0 {
+			t.Fatalf("the room's owner %q is not a node of the cluster", owner.Holder)
+		}
+		killed := time.Now()
+		c.Kill(o)
+		var alive []int
+		for i := range c.Nodes {
+			if i != o {
+				alive = append(alive, i)
+			}
+		}
+		want := []uint64{}
+		if o != 0 {
+			want = append(want, p1.ID) // p1 lives on node1
+		}
+		for _, i := range alive {
+			if i != 1 { // node2's observer died with the restart of node2
+				observers[i].waitPublished(want, lapse)
+			}
+		}
+		// A new owner at a higher epoch, and joins go on: a publisher on a surviving node is seen
+		// by every surviving node, with a feed id of its own.
+		next := waitLease(t, c, "videoroom/1234", owner.Epoch, 2*lapse)
+		t.Logf("owner %s (epoch %d) killed; %s owns the room at epoch %d %v later", owner.Holder, owner.Epoch,
+			next.Holder, next.Epoch, time.Since(killed).Round(time.Millisecond))
+		p4, err := client.JoinPublisher(ctx, envs[alive[len(alive)-1]], 3)
+		if err != nil {
+			t.Fatalf("publisher after the owner's death: %v", err)
+		}
+		defer p4.Close(ctx)
+		want = append(want, p4.ID)
+		for _, i := range alive {
+			got, err := listParticipants(ctx, c.Nodes[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameSet(got, want) {
+				t.Errorf("%s lists publishers %v after the owner's death, want %v", c.Nodes[i].ID, got, want)
+			}
+		}
+		if err := c.StartNode(ctx, o); err != nil {
+			t.Fatalf("%s restarted: %v", c.Nodes[o].ID, err)
+		}
+	})
+
+	t.Run("Drain", func(t *testing.T) {
+		// A call on node1 relayed from node2, then node1 drains: it refuses new sessions with the
+		// status janus.js moves to its next server on, and the call goes on.
+		pub, err := client.JoinPublisher(ctx, envs[1], 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pub.Close(ctx)
+		viewer, err := client.JoinSubscriber(ctx, envs[0], 1, nil, []uint64{pub.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer viewer.Close(ctx)
+		requireMedia(t, envs[0], viewer, 2, 15*time.Second)
+		d := c.Nodes[0]
+		var reply map[string]any
+		if err := adminRequest(ctx, d, map[string]any{"janus": "drain"}, &reply); err != nil || reply["janus"] != "success" {
+			t.Fatalf("drain %s: %v %v", d.ID, reply, err)
+		}
+		if code := createStatus(t, d); code != http.StatusServiceUnavailable {
+			t.Errorf("create on draining %s: HTTP %d, want 503", d.ID, code)
+		}
+		before := packets(viewer)
+		time.Sleep(time.Second)
+		if after := packets(viewer); sumOf(after) <= sumOf(before) {
+			t.Error("a call on the draining node stopped")
+		}
+		if code := createStatus(t, c.Nodes[1]); code != http.StatusOK {
+			t.Errorf("create on %s while %s drains: HTTP %d", c.Nodes[1].ID, d.ID, code)
 		}
 	})
 }
