@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/strata-rtc/strata/internal/load/client"
 )
@@ -54,6 +58,29 @@ func TestCluster(t *testing.T) {
 			t.Errorf("%s lists publishers %v (%v), want %v", n.ID, got, err, feeds)
 		}
 	}
+
+	// The unmodified janus.js against two nodes: a browser publishes on node1 over HTTP, another on
+	// node2 over WebSocket subscribes to it and sees and hears it.
+	t.Run("JanusJS", func(t *testing.T) {
+		pages := servePage(t)
+		pub, viewer := newBrowser(t), newBrowser(t)
+		openJanusRoom(pub, pages.URL, c.Nodes[0].API())
+		openJanusRoom(viewer, pages.URL, c.Nodes[1].WS())
+		feed, err := eval[string](pub, fmt.Sprintf(`janusRoom.publish(%d, 'janus.js on node1').then(String)`, clusterRoom))
+		if err != nil {
+			t.Fatalf("janus.js publish on node1: %v", err)
+		}
+		if mid, err := eval[string](viewer, fmt.Sprintf(`janusRoom.subscribe(%d, %s)`, clusterRoom, feed)); err != nil || mid == "" {
+			t.Fatalf("janus.js subscribe on node2 to node1's feed %s: mid %q, %v", feed, mid, err)
+		}
+		requireDecodedVideo(viewer, "window.janusRoom.pc", "node1's janus.js publisher on node2", 20*time.Second)
+		requireMixEnergy(viewer, "window.janusRoom.pc", "node1's janus.js publisher's audio on node2", true)
+		for _, b := range []*browser{viewer, pub} {
+			if _, err := eval[chromedp.Void](b, `janusRoom.destroy()`); err != nil {
+				t.Fatalf("janus.destroy: %v", err)
+			}
+		}
+	})
 
 	t.Run("RedisRestart", func(t *testing.T) {
 		before := packets(sub)
@@ -177,6 +204,21 @@ func TestCluster(t *testing.T) {
 		}
 		if code := createStatus(t, c.Nodes[1]); code != http.StatusOK {
 			t.Errorf("create on %s while %s drains: HTTP %d", c.Nodes[1].ID, d.ID, code)
+		}
+		// janus.js given the draining node first moves on to the next server, as it does when a
+		// Janus server is down.
+		pages := servePage(t)
+		b := newBrowser(t)
+		servers, _ := json.Marshal([]string{d.API(), c.Nodes[1].API()})
+		openJanusRoom(b, pages.URL, string(servers))
+		if _, err := eval[string](b, fmt.Sprintf(`janusRoom.publish(%d, 'janus.js after a drain').then(String)`, clusterRoom)); err != nil {
+			t.Fatalf("janus.js with the draining node first: %v", err)
+		}
+		if got, err := eval[string](b, `janusRoom.janus.getServer()`); err != nil || got != c.Nodes[1].API() {
+			t.Errorf("janus.js settled on %q (%v), want the next server %s", got, err, c.Nodes[1].API())
+		}
+		if _, err := eval[chromedp.Void](b, `janusRoom.destroy()`); err != nil {
+			t.Fatalf("janus.destroy: %v", err)
 		}
 	})
 }
