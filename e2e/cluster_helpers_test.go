@@ -311,3 +311,16 @@ func createStatus(t *testing.T, node *clusterrig.Node) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// postJSON posts body to url and decodes the reply into out.
+func postJSON(t *testing.T, url, body string, out any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("POST %s: HTTP %d, reply not JSON: %v", url, resp.StatusCode, err)
+	}
+}

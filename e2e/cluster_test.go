@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -58,6 +59,62 @@ func TestCluster(t *testing.T) {
 			t.Errorf("%s lists publishers %v (%v), want %v", n.ID, got, err, feeds)
 		}
 	}
+
+	// A session created on node1 is used through node2 (requests) and node3 (its long-poll).
+	t.Run("SessionProxied", func(t *testing.T) {
+		var created struct {
+			Data struct{ ID uint64 } `json:"data"`
+		}
+		postJSON(t, c.Nodes[0].API(), `{"janus":"create","transaction":"c"}`, &created)
+		sid := created.Data.ID
+		var attached struct {
+			Janus string
+			Data  struct{ ID uint64 } `json:"data"`
+		}
+		postJSON(t, fmt.Sprintf("%s/%d", c.Nodes[1].API(), sid), `{"janus":"attach","plugin":"janus.plugin.videoroom","transaction":"a"}`, &attached)
+		if attached.Janus != "success" || attached.Data.ID == 0 {
+			t.Fatalf("attach through node2 to node1's session %d: %+v", sid, attached)
+		}
+		var acked struct{ Janus string }
+		postJSON(t, fmt.Sprintf("%s/%d/%d", c.Nodes[1].API(), sid, attached.Data.ID),
+			fmt.Sprintf(`{"janus":"message","transaction":"j","body":{"request":"join","ptype":"publisher","room":%d,"display":"proxied"}}`, clusterRoom), &acked)
+		if acked.Janus != "ack" {
+			t.Fatalf("join through node2: %+v", acked)
+		}
+		var events []struct {
+			Janus       string
+			Transaction string
+			PluginData  struct {
+				Data struct{ Videoroom string } `json:"data"`
+			} `json:"plugindata"`
+		}
+		resp, err := http.Get(fmt.Sprintf("%s/%d?maxev=5", c.Nodes[2].API(), sid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(body, &events); err != nil {
+			var one struct {
+				Janus       string
+				Transaction string
+				PluginData  struct {
+					Data struct{ Videoroom string } `json:"data"`
+				} `json:"plugindata"`
+			}
+			if json.Unmarshal(body, &one) != nil {
+				t.Fatalf("long-poll through node3: %s", body)
+			}
+			events = append(events, one)
+		}
+		if len(events) == 0 || events[0].Transaction != "j" || events[0].PluginData.Data.Videoroom != "joined" {
+			t.Errorf("long-poll through node3 of node1's session: %s, want the joined event of the join sent through node2", body)
+		}
+		postJSON(t, fmt.Sprintf("%s/%d", c.Nodes[2].API(), sid), `{"janus":"destroy","transaction":"d"}`, &acked)
+		if acked.Janus != "success" {
+			t.Errorf("destroy through node3: %+v", acked)
+		}
+	})
 
 	// The unmodified janus.js against two nodes: a browser publishes on node1 over HTTP, another on
 	// node2 over WebSocket subscribes to it and sees and hears it.
