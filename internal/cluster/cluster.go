@@ -97,6 +97,8 @@ type Engine interface {
 	// its own, or a free one. RenewSlot extends it and fails if another node took it.
 	ClaimSlot(ctx context.Context, node string, ttl time.Duration) (int, error)
 	RenewSlot(ctx context.Context, node string, slot int, ttl time.Duration) error
+	// ReleaseSlot frees node's slot (a node that stops cleanly) if it still holds it.
+	ReleaseSlot(ctx context.Context, node string, slot int) error
 
 	// Acquire takes the lease on name for holder when nobody holds it, at an epoch above both the
 	// last one the engine knows and minEpoch (a restarted engine forgets epochs; the nodes do not).

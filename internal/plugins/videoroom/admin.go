@@ -7,21 +7,26 @@ import (
 )
 
 // syncRequests are the requests answered at once (Janus: "success" with plugindata), also reachable
-// through the admin API's message_plugin.
-var syncRequests = map[string]func(*Plugin, body) (map[string]any, *requestError){
-	"create":           (*Plugin).create,
-	"edit":             (*Plugin).edit,
-	"destroy":          (*Plugin).destroy,
-	"exists":           (*Plugin).exists,
-	"list":             (*Plugin).list,
-	"allowed":          (*Plugin).allowed,
-	"kick":             (*Plugin).kick,
-	"moderate":         (*Plugin).moderate,
-	"listparticipants": (*Plugin).listParticipants,
-	"enable_recording": (*Plugin).enableRecording,
-	"rtp_forward":      (*Plugin).rtpForward,
-	"stop_rtp_forward": (*Plugin).stopRTPForward,
-	"listforwarders":   (*Plugin).listForwarders,
+// through the admin API's message_plugin. Filled by init: a room's owner runs them for the other
+// nodes (clusterowner.go), which the handlers reach again.
+var syncRequests map[string]func(*Plugin, body) (map[string]any, *requestError)
+
+func init() {
+	syncRequests = map[string]func(*Plugin, body) (map[string]any, *requestError){
+		"create":           (*Plugin).create,
+		"edit":             (*Plugin).edit,
+		"destroy":          (*Plugin).destroy,
+		"exists":           (*Plugin).exists,
+		"list":             (*Plugin).list,
+		"allowed":          (*Plugin).allowed,
+		"kick":             (*Plugin).kick,
+		"moderate":         (*Plugin).moderate,
+		"listparticipants": (*Plugin).listParticipants,
+		"enable_recording": (*Plugin).enableRecording,
+		"rtp_forward":      (*Plugin).rtpForward,
+		"stop_rtp_forward": (*Plugin).stopRTPForward,
+		"listforwarders":   (*Plugin).listForwarders,
+	}
 }
 
 func (p *Plugin) create(b body) (map[string]any, *requestError) {
@@ -169,8 +174,20 @@ func (p *Plugin) destroy(b body) (map[string]any, *requestError) {
 	if err != nil {
 		return nil, err
 	}
+	if p.cl != nil {
+		p.cl.notice(r, wireNotice{Action: noticeDestroy})
+	} else {
+		p.destroyHere(r)
+	}
+	return map[string]any{short: "destroyed", "room": r.id, "permanent": false}, nil
+}
+
+// destroyHere ends a destroyed room on this node.
+func (p *Plugin) destroyHere(r *room) {
 	p.mu.Lock()
-	delete(p.rooms, r.id)
+	if p.rooms[r.id] == r {
+		delete(p.rooms, r.id)
+	}
 	p.mu.Unlock()
 	r.mu.Lock()
 	r.destroyed = true
@@ -179,8 +196,12 @@ func (p *Plugin) destroy(b body) (map[string]any, *requestError) {
 		m.s.push("", map[string]any{short: "destroyed", "room": r.id}, nil)
 		m.s.roomDestroyed()
 	}
+	for _, m := range r.everyone() {
+		if m.node != "" {
+			p.cl.feedEnded(m)
+		}
+	}
 	p.dropSubscribersOf(r)
-	return map[string]any{short: "destroyed", "room": r.id, "permanent": false}, nil
 }
 
 func (p *Plugin) exists(b body) (map[string]any, *requestError) {
@@ -272,10 +293,23 @@ func (p *Plugin) kick(b body) (map[string]any, *requestError) {
 	if err != nil {
 		return nil, err
 	}
-	m.s.push("", map[string]any{short: "event", "room": r.id, "leaving": "ok", "reason": "kicked"}, nil)
-	r.notify(map[string]any{short: "event", "room": r.id, "kicked": m.id}, m)
-	go m.s.kicked()
+	if p.cl != nil {
+		p.cl.notice(r, wireNotice{Action: noticeKick, ID: m.id})
+	} else {
+		p.kickHere(r, m)
+	}
 	return map[string]any{short: "success"}, nil
+}
+
+// kickHere removes a participant of this node that a moderator kicked.
+func (p *Plugin) kickHere(r *room, m *publisher) {
+	m.s.push("", map[string]any{short: "event", "room": r.id, "leaving": "ok", "reason": "kicked"}, nil)
+	for _, o := range r.members() {
+		if o != m {
+			o.s.push("", map[string]any{short: "event", "room": r.id, "kicked": m.id}, nil)
+		}
+	}
+	go m.s.kicked()
 }
 
 func (p *Plugin) moderate(b body) (map[string]any, *requestError) {
@@ -298,12 +332,16 @@ func (p *Plugin) moderate(b body) (map[string]any, *requestError) {
 	if !ok {
 		return nil, errorf(ErrMissingElement, "Missing mandatory element (mute)")
 	}
-	if !m.moderate(mid, mute) {
+	if m.stream(mid) == nil {
 		return nil, errorf(ErrNoSuchFeed, "No such stream %s for participant %d", mid, m.id)
 	}
+	if p.cl != nil {
+		p.cl.notice(r, wireNotice{Action: noticeModerate, ID: m.id, Mid: mid, Mute: mute})
+		return map[string]any{short: "success"}, nil
+	}
+	m.moderate(mid, mute)
 	// As Janus: the room's participants, the moderated one included, hear of it.
-	r.notify(map[string]any{short: "event", "room": r.id, "id": m.id, "mid": mid,
-		"moderation": map[bool]string{true: "muted", false: "unmuted"}[mute]}, nil)
+	r.notify(moderationEvent(r, m.id, mid, mute), nil)
 	return map[string]any{short: "success"}, nil
 }
 
@@ -317,7 +355,7 @@ func (p *Plugin) listParticipants(b body) (map[string]any, *requestError) {
 		return nil, err
 	}
 	out := []map[string]any{}
-	for _, m := range r.members() {
+	for _, m := range r.everyone() {
 		e := m.identity()
 		e["publisher"] = m.isActive()
 		if r.options().audioLevelEvent {

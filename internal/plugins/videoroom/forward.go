@@ -54,6 +54,9 @@ func (p *Plugin) forwarderTarget(b body) (*room, *publisher, *requestError) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if pub := r.participant(id); pub != nil && pub.node != "" {
+		return nil, nil, errorf(ErrNoSuchFeed, "Publisher %d is on node %s: forward it from there", id, pub.node)
+	}
 	pub := r.participant(id)
 	if pub == nil || !pub.isActive() {
 		return nil, nil, errorf(ErrNoSuchFeed, "No such publisher (%d)", id)

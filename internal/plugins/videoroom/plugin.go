@@ -46,11 +46,14 @@ type Plugin struct {
 	rooms map[uint64]*room
 
 	sessions plugin.SessionSet[*session]
+
+	// cl makes rooms span the nodes of a cluster (cluster.go); nil with one node.
+	cl *clusterNode
 }
 
 // New creates the plugin with the rooms of the configuration; rec says what recordings write
 // beside the .mjr files (the configuration's recording section).
-func New(cfg config.VideoRoom, rec record.SessionOptions, log *slog.Logger) *Plugin {
+func New(cfg config.VideoRoom, rec record.SessionOptions, log *slog.Logger, opts ...Option) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -59,6 +62,12 @@ func New(cfg config.VideoRoom, rec record.SessionOptions, log *slog.Logger) *Plu
 		p.rooms[r.ID] = newRoom(r.ID, optionsFromConfig(r))
 	}
 	p.net = newNetBridge(p, cfg.NetCtl, log)
+	for _, o := range opts {
+		o(p)
+	}
+	if p.cl != nil {
+		p.cl.start()
+	}
 	return p
 }
 
@@ -107,6 +116,9 @@ func (p *Plugin) Destroy() {
 		s.Detach()
 	}
 	p.net.close()
+	if p.cl != nil {
+		p.cl.close()
+	}
 }
 
 // AdminMessage answers the admin API's message_plugin with the synchronous requests.
@@ -119,11 +131,10 @@ func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
 	if rerr != nil {
 		return rerr.data()
 	}
-	handler, ok := syncRequests[name]
-	if !ok {
+	if _, ok := syncRequests[name]; !ok {
 		return errorf(ErrInvalidRequest, "Unknown request '%s'", name).data()
 	}
-	data, rerr := handler(p, b)
+	data, rerr := p.syncRequest(name, b)
 	if rerr != nil {
 		return rerr.data()
 	}

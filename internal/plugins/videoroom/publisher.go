@@ -21,6 +21,10 @@ type publisher struct {
 	room      *room
 	id        uint64
 	privateID uint32
+	// node is the node holding a participant of another node (s is nil then), and remote what
+	// this node imports of its feed (clustermember.go); "" and nil for this node's participants.
+	node   string
+	remote *remoteFeed
 
 	mu           sync.Mutex
 	display      string
@@ -51,6 +55,7 @@ type pubStream struct {
 	kind      string
 	codecName string
 	fmtp      string
+	pt        uint8 // the payload type negotiated with the publisher
 	simulcast bool
 	svc       bool
 	rids      map[string]int
@@ -175,7 +180,9 @@ func (pub *publisher) moderate(mid string, mute bool) bool {
 	st.mu.Lock()
 	st.moderated = mute
 	st.mu.Unlock()
-	st.recv.SetMuted(mute)
+	if pub.node == "" { // another node's feed is muted where it is published
+		st.recv.SetMuted(mute)
+	}
 	return true
 }
 
@@ -215,27 +222,9 @@ func (s *session) joinPublisher(ctx context.Context, tx string, b body, jsep *pl
 	if md, ok := b["metadata"]; ok {
 		pub.metadata = md
 	}
-	r.mu.Lock()
-	if r.destroyed {
-		r.mu.Unlock()
-		return errorf(ErrNoSuchRoom, "No such room (%d)", id)
+	if err := s.p.admit(ctx, r, pub, userID, given); err != nil {
+		return err
 	}
-	if limit := s.p.cfg.Limits.ParticipantsPerRoom; limit > 0 && len(r.participants) >= limit {
-		r.mu.Unlock()
-		return errorf(ErrPublishersFull, "Maximum number of participants (%d) reached (plugins.videoroom.limits.participants_per_room)", limit)
-	}
-	if given {
-		if r.participants[userID] != nil || userID == 0 {
-			r.mu.Unlock()
-			return errorf(ErrIDExists, "User ID %d already exists", userID)
-		}
-	} else {
-		for userID = plugin.RandomID(); r.participants[userID] != nil; userID = plugin.RandomID() {
-		}
-	}
-	pub.id = userID
-	r.participants[userID] = pub
-	r.mu.Unlock()
 	s.setPublisher(pub)
 	joined := map[string]any{short: "joined", "room": r.id, "description": o.description, "id": pub.id,
 		"private_id": pub.privateID, "publishers": r.publisherList(pub)}
@@ -284,6 +273,9 @@ func (pub *publisher) configure(ctx context.Context, b body, jsep *plugin.JSEP, 
 	if !published {
 		if n, max := pub.room.activePublishers(), pub.room.options().publishers; n >= max {
 			return nil, errorf(ErrPublishersFull, "Maximum number of publishers (%d) reached", max)
+		}
+		if err := pub.s.p.mayPublish(ctx, pub); err != nil {
+			return nil, err
 		}
 	}
 	prefs := codecPrefs{}
@@ -372,6 +364,9 @@ func (pub *publisher) applySettings(b body) *requestError {
 			st.recv.SetMuted(!send || moderated)
 		}
 	}
+	if c := pub.s.p.cl; c != nil {
+		c.announce(pub)
+	}
 	return nil
 }
 
@@ -438,6 +433,10 @@ func (pub *publisher) stopMedia() {
 	if !published {
 		return
 	}
+	if c := pub.s.p.cl; c != nil {
+		c.unexport(pub)
+		c.announce(pub)
+	}
 	pub.s.p.dropFeed(pub)
 	if wasActive {
 		pub.room.notify(map[string]any{short: "event", "room": pub.room.id, "unpublished": pub.id}, pub)
@@ -453,6 +452,9 @@ func (pub *publisher) leave() {
 	r.mu.Unlock()
 	if !member {
 		return
+	}
+	if c := pub.s.p.cl; c != nil {
+		c.left(pub)
 	}
 	pub.stopMedia()
 	ev := map[string]any{short: "event", "room": r.id, "leaving": pub.id}

@@ -161,7 +161,7 @@ func (pub *publisher) addStreams(p *peer.Peer, lines map[string]offeredLine, cho
 		c := media.CodecByName(codec.MimeType)
 		simulcast := len(line.rids) > 1 || len(line.layers) > 1
 		st := &pubStream{
-			mid: mid, mindex: line.mindex, kind: t.Kind().String(), codecName: c.String(), fmtp: codec.SDPFmtpLine,
+			mid: mid, mindex: line.mindex, kind: t.Kind().String(), codecName: c.String(), fmtp: codec.SDPFmtpLine, pt: uint8(codec.PayloadType),
 			simulcast: simulcast, rids: media.SimulcastLayers(line.rids, ridOrder), layers: line.layers,
 			svc: !simulcast && c.SVC(),
 		}
@@ -365,5 +365,9 @@ func (pub *publisher) mediaUp() {
 		return
 	}
 	pub.recordIfWanted()
+	if c := pub.s.p.cl; c != nil {
+		c.export(pub)
+		c.announce(pub)
+	}
 	pub.room.notify(map[string]any{short: "event", "room": pub.room.id, "publishers": []map[string]any{pub.describe()}}, pub)
 }

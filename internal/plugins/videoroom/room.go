@@ -1,8 +1,10 @@
 package videoroom
 
 import (
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strata-rtc/strata/internal/config"
 )
@@ -73,13 +75,19 @@ type room struct {
 	mu           sync.Mutex
 	opts         roomOptions
 	participants map[uint64]*publisher
+	// remote are the participants other nodes hold (cluster.go): a copy of what they announce,
+	// with no session here. participants and remote never share an id.
+	remote map[uint64]*publisher
 	// subscriptions counts the subscriber handles joined (plugins.videoroom.limits).
 	subscriptions int
 	destroyed     bool
+
+	// cl follows the room across the cluster (cluster.go); nil with one node.
+	cl atomic.Pointer[clusterRoom]
 }
 
 func newRoom(id uint64, o roomOptions) *room {
-	return &room{id: id, opts: o, participants: map[uint64]*publisher{}}
+	return &room{id: id, opts: o, participants: map[uint64]*publisher{}, remote: map[uint64]*publisher{}}
 }
 
 func (r *room) options() roomOptions {
@@ -92,14 +100,34 @@ func (r *room) options() roomOptions {
 	return o
 }
 
-// members returns the participants.
+// members returns the participants this node holds (those with a session here).
 func (r *room) members() []*publisher {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]*publisher, 0, len(r.participants))
-	for _, p := range r.participants {
-		out = append(out, p)
-	}
+	return sortByID(slices.Collect(maps.Values(r.participants)))
+}
+
+// everyone returns the participants of every node: what lists and joined events show.
+func (r *room) everyone() []*publisher {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Collect(maps.Values(r.participants))
+	return sortByID(append(out, slices.Collect(maps.Values(r.remote))...))
+}
+
+// size counts the participants of every node.
+func (r *room) size() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.participants) + len(r.remote)
+}
+
+// takenLocked reports whether a participant of any node has id; r.mu is held.
+func (r *room) takenLocked(id uint64) bool {
+	return r.participants[id] != nil || r.remote[id] != nil
+}
+
+func sortByID(out []*publisher) []*publisher {
 	slices.SortFunc(out, func(a, b *publisher) int {
 		switch {
 		case a.id < b.id:
@@ -112,10 +140,14 @@ func (r *room) members() []*publisher {
 	return out
 }
 
+// participant finds a participant of any node.
 func (r *room) participant(id uint64) *publisher {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.participants[id]
+	if p := r.participants[id]; p != nil {
+		return p
+	}
+	return r.remote[id]
 }
 
 // byPrivateID finds the participant owning a private id.
@@ -151,10 +183,10 @@ func (r *room) removeSubscription() {
 	r.subscriptions--
 }
 
-// activePublishers counts participants that publish media.
+// activePublishers counts participants of every node that publish media.
 func (r *room) activePublishers() int {
 	n := 0
-	for _, p := range r.members() {
+	for _, p := range r.everyone() {
 		if p.isActive() {
 			n++
 		}
@@ -162,21 +194,29 @@ func (r *room) activePublishers() int {
 	return n
 }
 
-// notify pushes an event to every participant except skip.
+// notify pushes an event to every participant except skip, those of the other nodes included.
 func (r *room) notify(data map[string]any, skip *publisher) {
 	for _, p := range r.members() {
 		if p != skip {
 			p.s.push("", data, nil)
 		}
 	}
+	if cr := r.cl.Load(); cr != nil {
+		cr.forward(data)
+	}
+}
+
+// notifyHere pushes an event to every participant of this node.
+func (r *room) notifyHere(data any) {
+	for _, p := range r.members() {
+		p.s.push("", data, nil)
+	}
 }
 
 // listEntry is the room as `list` describes it.
 func (r *room) listEntry() map[string]any {
 	o := r.options()
-	r.mu.Lock()
-	n := len(r.participants)
-	r.mu.Unlock()
+	n := r.size()
 	return map[string]any{
 		"room": r.id, "description": o.description, "pin_required": o.pin != "", "is_private": o.isPrivate,
 		"max_publishers": o.publishers, "bitrate": o.bitrate, "bitrate_cap": o.bitrateCap, "fir_freq": o.firFreq,
@@ -204,7 +244,7 @@ func joinCodecs(cs []string) string {
 // publisherList describes the active publishers (except skip) as joined/publishers events do.
 func (r *room) publisherList(skip *publisher) []map[string]any {
 	out := []map[string]any{}
-	for _, p := range r.members() {
+	for _, p := range r.everyone() {
 		if p != skip && p.isActive() {
 			out = append(out, p.describe())
 		}
@@ -215,7 +255,7 @@ func (r *room) publisherList(skip *publisher) []map[string]any {
 // attendees lists participants that do not publish (notify_joining rooms).
 func (r *room) attendees(skip *publisher) []map[string]any {
 	out := []map[string]any{}
-	for _, p := range r.members() {
+	for _, p := range r.everyone() {
 		if p != skip && !p.isActive() {
 			out = append(out, p.identity())
 		}

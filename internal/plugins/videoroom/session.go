@@ -62,8 +62,8 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 	if rerr != nil {
 		return plugin.Sync(rerr.data())
 	}
-	if handler, ok := syncRequests[name]; ok {
-		data, rerr := handler(s.p, b)
+	if _, ok := syncRequests[name]; ok {
+		data, rerr := s.p.syncRequest(name, b)
 		if rerr != nil {
 			return plugin.Sync(rerr.data())
 		}

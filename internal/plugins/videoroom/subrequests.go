@@ -30,7 +30,7 @@ func (s *session) subscriberRequest(ctx context.Context, tx, name string, sub *s
 		}
 		return sub.update(ctx, tx, name, b)
 	case "switch":
-		return sub.switchSources(tx, b)
+		return sub.switchSources(ctx, tx, b)
 	case "leave":
 		s.push(tx, map[string]any{short: "event", "room": sub.room.id, "left": "ok"}, nil)
 		sub.close()
@@ -211,6 +211,9 @@ func (sub *subscriber) update(ctx context.Context, tx, name string, b body) *req
 	if err != nil {
 		return err
 	}
+	if err := sub.s.p.importFeeds(ctx, ws); err != nil {
+		return err
+	}
 	removed := sub.removeMatching(remove)
 	for _, w := range ws {
 		if err := sub.addStream(w); err != nil {
@@ -305,7 +308,7 @@ func (sub *subscriber) feedGone(pub *publisher) {
 }
 
 // switchSources re-points m-lines to other publishers' streams without renegotiation.
-func (sub *subscriber) switchSources(tx string, b body) *requestError {
+func (sub *subscriber) switchSources(ctx context.Context, tx string, b body) *requestError {
 	entries, _, err := b.list("streams", true)
 	if err != nil {
 		return err
@@ -318,6 +321,9 @@ func (sub *subscriber) switchSources(tx string, b body) *requestError {
 		}
 		ws, err := sub.resolve([]body{e})
 		if err != nil {
+			return err
+		}
+		if err := sub.s.p.importFeeds(ctx, ws); err != nil {
 			return err
 		}
 		ss := sub.stream(subMid)

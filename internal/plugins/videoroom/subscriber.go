@@ -98,6 +98,9 @@ func (s *session) joinSubscriber(ctx context.Context, tx string, b body, jsep *p
 	if err != nil {
 		return err
 	}
+	if err := s.p.importFeeds(ctx, ws); err != nil {
+		return err
+	}
 	if err := r.addSubscription(s.p.cfg.Limits.SubscriptionsPerRoom); err != nil {
 		return err
 	}

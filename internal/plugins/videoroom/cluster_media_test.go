@@ -1,0 +1,61 @@
+package videoroom_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/plugins/videoroom"
+)
+
+// TestClusterMedia: publishers on nodes 1 and 2, subscribers on node 3 with the same join
+// requests as for a local feed: each feed is relayed once to node 3 (two subscribers of one feed
+// share its import), every simulcast layer crosses (the subscriber reaches the top one), and when
+// a publisher's node dies its subscribers on node 3 lose the feed within 5 s.
+func TestClusterMedia(t *testing.T) {
+	nodes := startClusterWith(t, 3, true)
+	const room = 1234
+	watcher, _ := joinObserver(t, nodes[2], room, "watcher")
+	p1 := startPublisher(t, nodes[0].c, room, "pub1")
+	p2 := startPublisher(t, nodes[1].c, room, "pub2")
+	watcher.waitSummary(10*time.Second, fmt.Sprintf("publishers:%d", p1.id), fmt.Sprintf("publishers:%d", p2.id))
+
+	s1 := subscribe(t, nodes[2].c, room, p1.id, nil)
+	s2 := subscribe(t, nodes[2].c, room, p2.id, nil)
+	s1b := subscribe(t, nodes[2].c, room, p1.id, nil)
+	for i, s := range []*testSubscriber{s1, s2, s1b} {
+		if d := s.waitFrame(time.Now().Add(-time.Minute), 15*time.Second, func(l int) bool { return l == 2 }); d < 0 {
+			t.Fatalf("subscriber %d on node 3 got no top-layer frame of a feed relayed from another node", i)
+		}
+	}
+	if st := nodes[2].relay.Stats(); st.Imports != 2 {
+		t.Fatalf("node 3 imports %d feeds, want 2 (one per feed, whatever its subscribers): %+v", st.Imports, st)
+	}
+	if st := nodes[0].relay.Stats(); st.Exports < 1 {
+		t.Fatalf("node 1 exports %d feeds: %+v", st.Exports, st)
+	}
+
+	// rtp_forward of another node's feed is refused clearly.
+	_, _, err := request(t, attach(t, nodes[2].c), map[string]any{"request": "rtp_forward", "room": room, "publisher_id": p1.id,
+		"host": "127.0.0.1", "streams": []map[string]any{{"mid": "0", "port": 5000}}}, nil)
+	wantCode(t, err, videoroom.ErrNoSuchFeed)
+
+	// Node 1 dies: its feed leaves node 3's subscriptions (renegotiated without it) within 5 s;
+	// node 2's keeps flowing.
+	nodes[0].crash()
+	died := time.Now()
+	for _, s := range []*testSubscriber{s1, s1b} {
+		s.waitEvent(func(ev map[string]any) bool {
+			streams, _ := ev["streams"].([]any)
+			return ev["videoroom"] == "updated" && len(streams) == 0
+		})
+	}
+	if d := time.Since(died); d > 5*time.Second {
+		t.Fatalf("the dead node's feed left its subscribers after %v", d)
+	}
+	t.Logf("node 1's feed removed from node 3's subscribers %v after its death", time.Since(died))
+	mark := time.Now()
+	if d := s2.waitFrame(mark, 5*time.Second, func(int) bool { return true }); d < 0 {
+		t.Fatal("node 2's feed stopped when node 1 died")
+	}
+}
