@@ -31,15 +31,20 @@ func (n *Node) beat() {
 	// tells a restarted (or flushed) engine, which lost the others' records too (lostRecords).
 	recs, rerr := n.eng.Nodes(ctx)
 	err := n.writeSelf(ctx)
-	if err == nil && rerr == nil {
+	if err == nil {
+		err = rerr
+	}
+	if err == nil {
 		n.applyMembers(recs)
 	}
 	if err == nil {
 		n.lastOK.Store(time.Now().UnixNano())
 	}
 	n.noteConnection(err)
+	// Each lease request is bounded by the engine's timeout; the leases get their own time rather
+	// than what the beat left, so that many rooms do not starve the last ones.
 	for _, o := range n.ownerList() {
-		o.tick(ctx, err == nil)
+		o.tick(context.Background(), err == nil)
 	}
 }
 

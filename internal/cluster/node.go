@@ -91,7 +91,8 @@ type Node struct {
 
 	stop     chan struct{}
 	loopDone chan struct{}
-	subs     sync.WaitGroup // topic subscribers
+	hub      *hub           // the one subscription to the engine, for every topic
+	subs     sync.WaitGroup // the hub's and the topic subscribers' goroutines
 }
 
 var (
@@ -117,6 +118,7 @@ func New(cfg Config, eng Engine, opts ...Option) (*Node, error) {
 		stop:     make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
+	n.hub = newHub(n)
 	for _, o := range opts {
 		o(n)
 	}

@@ -44,6 +44,8 @@ type Gateway struct {
 	// slot and accepting make the gateway a cluster node (node.go; nil: one node).
 	slot      func() int
 	accepting func() (bool, string)
+	// cluster serves the admin API's cluster verbs; nil on a server without a cluster.
+	cluster ClusterAdmin
 
 	mu         sync.RWMutex
 	limits     limits // its per-address counts are guarded by mu
