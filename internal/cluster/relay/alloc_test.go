@@ -22,8 +22,9 @@ func TestPacketPathAllocatesNothing(t *testing.T) {
 			for range 50 {
 				send()
 			}
-			// Pion's and the runtime's background work (ICE keepalives, a GC emptying pools) may
-			// land in one measurement; an allocation per packet shows in every one.
+			// Background work may land in one measurement (the link's SCTP association, set up
+			// for its data channel after the link connects; ICE keepalives; a GC emptying pools);
+			// an allocation per packet shows in every one.
 			var counts []float64
 			for range 3 {
 				n := testing.AllocsPerRun(500, send)
