@@ -9,11 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/clusterrig"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/load/client"
@@ -259,5 +261,66 @@ func requireMedia(t *testing.T, env *client.Env, sub *client.Subscriber, want in
 			t.Fatalf("%d of %d streams received media within %v", flowing, want, within)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// leaseHolder reads the lease on name from Redis itself.
+func leaseHolder(t *testing.T, c *clusterrig.Cluster, name string) cluster.Lease {
+	t.Helper()
+	out, err := exec.Command("redis-cli", "-h", c.HostIP, "-p", fmt.Sprint(clusterrig.RedisPort),
+		"hgetall", "strata:lease:"+name).Output()
+	if err != nil {
+		t.Fatalf("redis-cli hgetall: %v", err)
+	}
+	f := strings.Fields(string(out))
+	l := cluster.Lease{Name: name}
+	for i := 0; i+1 < len(f); i += 2 {
+		switch f[i] {
+		case "holder":
+			l.Holder = f[i+1]
+		case "epoch":
+			l.Epoch, _ = strconv.ParseUint(f[i+1], 10, 64)
+		}
+	}
+	return l
+}
+
+// waitLease waits until name is held at an epoch above after.
+func waitLease(t *testing.T, c *clusterrig.Cluster, name string, after uint64, within time.Duration) cluster.Lease {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		l := leaseHolder(t, c, name)
+		if l.Holder != "" && l.Epoch > after {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no holder above epoch %d within %v (now %+v)", name, after, within, l)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// createStatus is the HTTP status of a create on node.
+func createStatus(t *testing.T, node *clusterrig.Node) int {
+	t.Helper()
+	resp, err := http.Post(node.API(), "application/json", strings.NewReader(`{"janus":"create","transaction":"c"}`))
+	if err != nil {
+		t.Fatalf("create on %s: %v", node.ID, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// postJSON posts body to url and decodes the reply into out.
+func postJSON(t *testing.T, url, body string, out any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("POST %s: HTTP %d, reply not JSON: %v", url, resp.StatusCode, err)
 	}
 }

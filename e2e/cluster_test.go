@@ -2,8 +2,14 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/strata-rtc/strata/internal/load/client"
 )
@@ -54,6 +60,76 @@ func TestCluster(t *testing.T) {
 		}
 	}
 
+	// A session created on node1 is used through node2 (requests) and node3 (its long-poll).
+	t.Run("SessionProxied", func(t *testing.T) {
+		var created struct {
+			Data struct{ ID uint64 } `json:"data"`
+		}
+		postJSON(t, c.Nodes[0].API(), `{"janus":"create","transaction":"c"}`, &created)
+		sid := created.Data.ID
+		var attached struct {
+			Janus string
+			Data  struct{ ID uint64 } `json:"data"`
+		}
+		postJSON(t, fmt.Sprintf("%s/%d", c.Nodes[1].API(), sid), `{"janus":"attach","plugin":"janus.plugin.videoroom","transaction":"a"}`, &attached)
+		if attached.Janus != "success" || attached.Data.ID == 0 {
+			t.Fatalf("attach through node2 to node1's session %d: %+v", sid, attached)
+		}
+		var acked struct{ Janus string }
+		postJSON(t, fmt.Sprintf("%s/%d/%d", c.Nodes[1].API(), sid, attached.Data.ID),
+			fmt.Sprintf(`{"janus":"message","transaction":"j","body":{"request":"join","ptype":"publisher","room":%d,"display":"proxied"}}`, clusterRoom), &acked)
+		if acked.Janus != "ack" {
+			t.Fatalf("join through node2: %+v", acked)
+		}
+		type event struct {
+			Janus       string
+			Transaction string
+			PluginData  struct {
+				Data struct{ Videoroom string } `json:"data"`
+			} `json:"plugindata"`
+		}
+		resp, err := http.Get(fmt.Sprintf("%s/%d?maxev=5", c.Nodes[2].API(), sid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		var events []event // maxev answers an array
+		if err := json.Unmarshal(body, &events); err != nil {
+			t.Fatalf("long-poll through node3: %s", body)
+		}
+		if len(events) == 0 || events[0].Transaction != "j" || events[0].PluginData.Data.Videoroom != "joined" {
+			t.Errorf("long-poll through node3 of node1's session: %s, want the joined event of the join sent through node2", body)
+		}
+		postJSON(t, fmt.Sprintf("%s/%d", c.Nodes[2].API(), sid), `{"janus":"destroy","transaction":"d"}`, &acked)
+		if acked.Janus != "success" {
+			t.Errorf("destroy through node3: %+v", acked)
+		}
+	})
+
+	// The unmodified janus.js against two nodes: a browser publishes on node1 over HTTP, another on
+	// node2 over WebSocket subscribes to it and sees and hears it.
+	t.Run("JanusJS", func(t *testing.T) {
+		pages := servePage(t)
+		pub, viewer := newBrowser(t), newBrowser(t)
+		openJanusRoom(pub, pages.URL, c.Nodes[0].API())
+		openJanusRoom(viewer, pages.URL, c.Nodes[1].WS())
+		feed, err := eval[string](pub, fmt.Sprintf(`janusRoom.publish(%d, 'janus.js on node1').then(String)`, clusterRoom))
+		if err != nil {
+			t.Fatalf("janus.js publish on node1: %v", err)
+		}
+		if mid, err := eval[string](viewer, fmt.Sprintf(`janusRoom.subscribe(%d, %s)`, clusterRoom, feed)); err != nil || mid == "" {
+			t.Fatalf("janus.js subscribe on node2 to node1's feed %s: mid %q, %v", feed, mid, err)
+		}
+		requireDecodedVideo(viewer, "window.janusRoom.pc", "node1's janus.js publisher on node2", 20*time.Second)
+		requireMixEnergy(viewer, "window.janusRoom.pc", "node1's janus.js publisher's audio on node2", true)
+		for _, b := range []*browser{viewer, pub} {
+			if _, err := eval[chromedp.Void](b, `janusRoom.destroy()`); err != nil {
+				t.Fatalf("janus.destroy: %v", err)
+			}
+		}
+	})
+
 	t.Run("RedisRestart", func(t *testing.T) {
 		before := packets(sub)
 		if err := c.RestartRedis(); err != nil {
@@ -93,6 +169,104 @@ func TestCluster(t *testing.T) {
 		time.Sleep(time.Second)
 		if after := packets(sub); sumOf(after) <= sumOf(before) {
 			t.Error("the subscriber's remaining feed stopped after node2 died")
+		}
+		if err := c.StartNode(ctx, 1); err != nil {
+			t.Fatalf("node2 restarted: %v", err)
+		}
+	})
+
+	t.Run("OwnerKilled", func(t *testing.T) {
+		owner := leaseHolder(t, c, "videoroom/1234")
+		o := c.NodeIndex(owner.Holder)
+		if o < 0 {
+			t.Fatalf("the room's owner %q is not a node of the cluster", owner.Holder)
+		}
+		killed := time.Now()
+		c.Kill(o)
+		var alive []int
+		for i := range c.Nodes {
+			if i != o {
+				alive = append(alive, i)
+			}
+		}
+		want := []uint64{}
+		if o != 0 {
+			want = append(want, p1.ID) // p1 lives on node1
+		}
+		for _, i := range alive {
+			if i != 1 { // node2's observer died with the restart of node2
+				observers[i].waitPublished(want, lapse)
+			}
+		}
+		// A new owner at a higher epoch, and joins go on: a publisher on a surviving node is seen
+		// by every surviving node, with a feed id of its own.
+		next := waitLease(t, c, "videoroom/1234", owner.Epoch, 2*lapse)
+		t.Logf("owner %s (epoch %d) killed; %s owns the room at epoch %d %v later", owner.Holder, owner.Epoch,
+			next.Holder, next.Epoch, time.Since(killed).Round(time.Millisecond))
+		p4, err := client.JoinPublisher(ctx, envs[alive[len(alive)-1]], 3)
+		if err != nil {
+			t.Fatalf("publisher after the owner's death: %v", err)
+		}
+		defer p4.Close(ctx)
+		want = append(want, p4.ID)
+		for _, i := range alive {
+			got, err := listParticipants(ctx, c.Nodes[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameSet(got, want) {
+				t.Errorf("%s lists publishers %v after the owner's death, want %v", c.Nodes[i].ID, got, want)
+			}
+		}
+		if err := c.StartNode(ctx, o); err != nil {
+			t.Fatalf("%s restarted: %v", c.Nodes[o].ID, err)
+		}
+	})
+
+	t.Run("Drain", func(t *testing.T) {
+		// A call on node1 relayed from node2, then node1 drains: it refuses new sessions with the
+		// status janus.js moves to its next server on, and the call goes on.
+		pub, err := client.JoinPublisher(ctx, envs[1], 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pub.Close(ctx)
+		viewer, err := client.JoinSubscriber(ctx, envs[0], 1, nil, []uint64{pub.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer viewer.Close(ctx)
+		requireMedia(t, envs[0], viewer, 2, 15*time.Second)
+		d := c.Nodes[0]
+		var reply map[string]any
+		if err := adminRequest(ctx, d, map[string]any{"janus": "drain"}, &reply); err != nil || reply["janus"] != "success" {
+			t.Fatalf("drain %s: %v %v", d.ID, reply, err)
+		}
+		if code := createStatus(t, d); code != http.StatusServiceUnavailable {
+			t.Errorf("create on draining %s: HTTP %d, want 503", d.ID, code)
+		}
+		before := packets(viewer)
+		time.Sleep(time.Second)
+		if after := packets(viewer); sumOf(after) <= sumOf(before) {
+			t.Error("a call on the draining node stopped")
+		}
+		if code := createStatus(t, c.Nodes[1]); code != http.StatusOK {
+			t.Errorf("create on %s while %s drains: HTTP %d", c.Nodes[1].ID, d.ID, code)
+		}
+		// janus.js given the draining node first moves on to the next server, as it does when a
+		// Janus server is down.
+		pages := servePage(t)
+		b := newBrowser(t)
+		servers, _ := json.Marshal([]string{d.API(), c.Nodes[1].API()})
+		openJanusRoom(b, pages.URL, string(servers))
+		if _, err := eval[string](b, fmt.Sprintf(`janusRoom.publish(%d, 'janus.js after a drain').then(String)`, clusterRoom)); err != nil {
+			t.Fatalf("janus.js with the draining node first: %v", err)
+		}
+		if got, err := eval[string](b, `janusRoom.janus.getServer()`); err != nil || got != c.Nodes[1].API() {
+			t.Errorf("janus.js settled on %q (%v), want the next server %s", got, err, c.Nodes[1].API())
+		}
+		if _, err := eval[chromedp.Void](b, `janusRoom.destroy()`); err != nil {
+			t.Fatalf("janus.destroy: %v", err)
 		}
 	})
 }

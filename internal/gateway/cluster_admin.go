@@ -11,6 +11,8 @@ import (
 type ClusterAdmin interface {
 	Status() cluster.Status
 	Drain(ctx context.Context) error
+	// Relays describes the media relay's links and counters.
+	Relays() any
 }
 
 // WithClusterAdmin gives the admin API the cluster's verbs: `cluster` (this node, every live node
@@ -31,7 +33,7 @@ func (g *Gateway) clusterVerb(ctx context.Context, r adminReq) janus.Message {
 		return r.ok().With("cluster", map[string]any{
 			"enabled": true, "self": st.Self, "nodes": st.Nodes, "connected": st.Connected,
 			"accepting": st.Accepting, "reason": st.Reason, "leases_held": st.LeasesHeld,
-			"topic_gaps": st.TopicGaps, "malformed_messages": st.Malformed,
+			"topic_gaps": st.TopicGaps, "malformed_messages": st.Malformed, "relay": g.cluster.Relays(),
 		})
 	case "drain":
 		if g.cluster == nil {

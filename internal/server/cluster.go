@@ -12,9 +12,11 @@ import (
 
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/redisengine"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 )
 
 // Cluster is the cluster listener's name, as used by Addr.
@@ -28,6 +30,7 @@ const clusterStopTimeout = 2 * time.Second
 // which take the cluster's View, so it is filled in once built.
 type clusterLoad struct {
 	gw    atomic.Pointer[gateway.Gateway]
+	relay atomic.Pointer[relay.Relay]
 	peers *peer.Factory
 }
 
@@ -36,6 +39,9 @@ func (l *clusterLoad) load() cluster.Load {
 	if gw := l.gw.Load(); gw != nil {
 		ld.Sessions = gw.SessionCount()
 	}
+	if r := l.relay.Load(); r != nil {
+		ld.Relays = len(r.Stats().Links)
+	}
 	ld.PeerConnections = int(l.peers.Totals().Live)
 	return ld
 }
@@ -43,15 +49,15 @@ func (l *clusterLoad) load() cluster.Load {
 // joinCluster builds the Redis engine and joins the cluster when cluster.enabled; nil, nil
 // otherwise. The advertised URLs come from the configuration's listen addresses until Start
 // knows the bound ports.
-func joinCluster(cfg *config.Config, log *slog.Logger, load *clusterLoad) (*cluster.Node, *redisengine.Engine, error) {
+func joinCluster(cfg *config.Config, log *slog.Logger, load *clusterLoad) (*cluster.Node, *redisengine.Engine, *relay.Relay, error) {
 	c := cfg.Cluster
 	if !c.Enabled {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	eng, err := redisengine.New(redisengine.Options{Address: c.Redis.Address, Password: c.Redis.Password,
 		DB: c.Redis.DB, Prefix: c.Name})
 	if err != nil {
-		return nil, nil, fmt.Errorf("cluster: %w", err)
+		return nil, nil, nil, fmt.Errorf("cluster: %w", err)
 	}
 	t := cfg.Transports
 	api, ws, internal := advertised(cfg, t.HTTP.Listen, t.WebSocket.Listen, c.Listen)
@@ -61,10 +67,62 @@ func joinCluster(cfg *config.Config, log *slog.Logger, load *clusterLoad) (*clus
 	}, eng, cluster.WithLoad(load.load), cluster.WithLogger(log))
 	if err != nil {
 		_ = eng.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return node, eng, nil
+	r, err := newRelay(c.Relay, node, log)
+	if err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), clusterStopTimeout)
+		defer cancel()
+		_ = node.Stop(ctx)
+		_ = eng.Close()
+		return nil, nil, nil, err
+	}
+	load.relay.Store(r)
+	return node, eng, r, nil
 }
+
+// newRelay builds the node's media relay (the node carries its signalling) and ends the links
+// of nodes that leave the cluster.
+func newRelay(c config.ClusterRelay, node *cluster.Node, log *slog.Logger) (*relay.Relay, error) {
+	rc, err := relay.ConfigFrom(c, node.Self().ID, log)
+	if err != nil {
+		return nil, err
+	}
+	r, err := relay.New(rc, node)
+	if err != nil {
+		return nil, fmt.Errorf("cluster relay: %w", err)
+	}
+	node.Watch(func(ev cluster.NodeEvent) {
+		if ev.Kind == cluster.NodeGone {
+			r.PeerGone(ev.Node.ID)
+		}
+	})
+	return r, nil
+}
+
+// pluginCluster is what the plugins whose rooms span nodes get of the cluster: nothing without one.
+type pluginCluster struct {
+	view  cluster.View
+	relay *relay.Relay
+}
+
+func (s *Server) pluginCluster() pluginCluster { return pluginCluster{s.view, s.relay} }
+
+func (c pluginCluster) videoroom() []videoroom.Option {
+	if c.view == nil {
+		return nil
+	}
+	return []videoroom.Option{videoroom.WithCluster(c.view, c.relay)}
+}
+
+// clusterAdmin is the node with its relay, as the admin API and the metrics show them.
+type clusterAdmin struct {
+	*cluster.Node
+	relay *relay.Relay
+}
+
+// Relays is the relay's links and counters.
+func (a clusterAdmin) Relays() any { return a.relay.Stats() }
 
 // advertised returns the URLs the other nodes use for this one: cluster.advertise's, or derived
 // from the listeners' addresses (bound ones once listening) with the host name for a listener
@@ -128,6 +186,7 @@ func (s *Server) leaveCluster() {
 	if s.node == nil {
 		return
 	}
+	s.relay.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), clusterStopTimeout)
 	defer cancel()
 	if err := s.node.Stop(ctx); err != nil {

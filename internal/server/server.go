@@ -17,6 +17,7 @@ import (
 	"github.com/strata-rtc/strata/internal/certs"
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/redisengine"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/dashboard"
 	"github.com/strata-rtc/strata/internal/events"
@@ -60,12 +61,13 @@ type Server struct {
 	http    *httpapi.Handler
 	events  *events.Bus   // the event handlers; nil without any
 	whip    *whip.Handler // nil unless transports.http.whip.enabled
-	cluster clusterNode   // this node of a cluster, set before Start (nil: one node; clusterapi.go)
 	// node is this server in the cluster, engine its Redis; both nil unless cluster.enabled.
 	node   *cluster.Node
 	engine *redisengine.Engine
 	// view is node as the plugins and transports see it: a nil interface without a cluster.
 	view cluster.View
+	// relay carries media between this node and the others (nil unless cluster.enabled).
+	relay *relay.Relay
 
 	listeners  map[string]*listener
 	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
@@ -133,7 +135,7 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	}
 	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, lowprio: lp, events: bus, listeners: map[string]*listener{}}
 	load := &clusterLoad{peers: peers}
-	if s.node, s.engine, err = joinCluster(cfg, log, load); err != nil {
+	if s.node, s.engine, s.relay, err = joinCluster(cfg, log, load); err != nil {
 		peers.Close()
 		bus.Close(eventsCloseTimeout)
 		if lp != nil {
@@ -145,11 +147,11 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	sources := metrics.Sources{Peers: peers}
 	if s.node != nil {
 		s.view = s.node
-		s.cluster = s.node
-		gwOpts = append(gwOpts, gateway.WithClusterAdmin(s.node))
-		sources.Cluster = s.node
+		admin := clusterAdmin{s.node, s.relay}
+		gwOpts = append(gwOpts, gateway.WithClusterAdmin(admin))
+		sources.Cluster = admin
 	}
-	s.plugins = loadPlugins(cfg, log, peers, s.view)
+	s.plugins = loadPlugins(cfg, log, peers, s.pluginCluster())
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gwOpts...)
 	load.gw.Store(s.gw)
 	sources.Gateway, sources.Plugins = s.gw, s.plugins
@@ -157,16 +159,16 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 	return s, nil
 }
 
-// loadPlugins creates every plugin enabled in the configuration. view is the cluster (nil
-// without one), for the plugins whose rooms span nodes.
-func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, view cluster.View) []plugin.Plugin {
+// loadPlugins creates every plugin enabled in the configuration. cl is the cluster (empty without
+// one), for the plugins whose rooms span nodes.
+func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, cl pluginCluster) []plugin.Plugin {
 	var ps []plugin.Plugin
 	rec := record.SessionOptions{Playable: cfg.Recording.Playable, Formats: cfg.Recording.Containers}
 	if cfg.Plugins.EchoTest.Enabled {
 		ps = append(ps, echotest.New(cfg.Plugins.EchoTest, rec, log.With("plugin", "echotest")))
 	}
 	if cfg.Plugins.VideoRoom.Enabled {
-		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom")))
+		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom"), cl.videoroom()...))
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge")))

@@ -178,6 +178,16 @@ func (c *Cluster) addNamespace(n *Node) error {
 	return nil
 }
 
+// NodeIndex is the index of the node called id, -1 if none is.
+func (c *Cluster) NodeIndex(id string) int {
+	for i, n := range c.Nodes {
+		if n.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // RedisAddr is where the nodes find Redis.
 func (c *Cluster) RedisAddr() string { return fmt.Sprintf("%s:%d", c.HostIP, RedisPort) }
 
