@@ -1,10 +1,12 @@
 package videoroom_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/cluster/redistest"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 )
 
@@ -58,4 +60,52 @@ func TestClusterMedia(t *testing.T) {
 	if d := s2.waitFrame(mark, 5*time.Second, func(int) bool { return true }); d < 0 {
 		t.Fatal("node 2's feed stopped when node 1 died")
 	}
+}
+
+// TestClusterBadInput: what a node (or anyone with access to Redis) publishes on a room's topic
+// is checked: malformed events are dropped and logged, an event of an older owner epoch is
+// ignored (a stale owner cannot destroy the room), and a feed announced by a node that does not
+// have it fails its subscriber with a clear error. The nodes keep serving.
+func TestClusterBadInput(t *testing.T) {
+	rs := redistest.Start(t)
+	prefix := fmt.Sprintf("vr%d", time.Now().UnixNano())
+	n1 := startNode(t, rs.Addr(), prefix, "node1", true)
+	n2 := startNode(t, rs.Addr(), prefix, "node2", true)
+	const room = 1234
+	o1, _ := joinObserver(t, n1, room, "o1")
+	o2, _ := joinObserver(t, n2, room, "o2")
+	waitParticipants(t, 5*time.Second, room, map[uint64]bool{o1.id: false, o2.id: false}, n1, n2)
+	lease := roomOwner(t, 5*time.Second, room, n1, 0)
+
+	rogue := startRogue(t, rs.Addr(), prefix)
+	topic := rogue.Topic(fmt.Sprintf("videoroom/%d", room))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, ev := range []struct {
+		kind  string
+		epoch uint64
+		body  any
+	}{
+		{"member", lease.Epoch, map[string]any{"id": 0, "node": "x"}},
+		{"member", lease.Epoch, map[string]any{"id": 5, "node": "x", "streams": []map[string]any{{"mid": "0", "kind": "video", "codec": "nope"}}}},
+		{"state", lease.Epoch, []int{1, 2}},
+		{"notice", lease.Epoch, map[string]any{"action": "explode"}},
+		{"launch", lease.Epoch, map[string]any{}},
+		{"notice", lease.Epoch - 1, map[string]any{"action": "destroy"}}, // a stale owner's decision
+		// A feed of a node that is not in the cluster.
+		{"member", lease.Epoch, map[string]any{"id": 99, "node": "ghost", "active": true,
+			"streams": []map[string]any{{"mid": "0", "kind": "video", "codec": "vp8"}}}},
+	} {
+		if err := topic.Publish(ctx, ev.kind, ev.epoch, ev.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitParticipants(t, 5*time.Second, room, map[uint64]bool{o1.id: false, o2.id: false, 99: true}, n1, n2)
+	h := attach(t, n2.c)
+	_, _, err := request(t, h, map[string]any{"request": "join", "ptype": "subscriber", "room": room, "streams": []map[string]any{{"feed": 99}}}, nil)
+	wantCode(t, err, videoroom.ErrNoSuchFeed)
+	t.Logf("subscribing to a feed nobody has: %v", err)
+	// The room was not destroyed and the nodes go on deciding.
+	late, _ := joinObserver(t, n2, room, "late")
+	waitParticipants(t, 5*time.Second, room, map[uint64]bool{o1.id: false, o2.id: false, late.id: false, 99: true}, n1, n2)
 }
