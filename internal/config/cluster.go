@@ -29,6 +29,8 @@ type Cluster struct {
 	LeaseTTL  time.Duration `yaml:"lease_ttl"`
 	// MaxSessions is the node's limit on sessions (0: none): at it the node refuses create.
 	MaxSessions int `yaml:"max_sessions"`
+	// Relay is the media relay between nodes (clusterrelay.go).
+	Relay ClusterRelay `yaml:"relay"`
 }
 
 // ClusterRedis is where the cluster's Redis is.
@@ -107,5 +109,5 @@ func (c Cluster) validate() []error {
 	if c.LeaseTTL <= c.Heartbeat {
 		errs = append(errs, fmt.Errorf("cluster.lease_ttl: %v must exceed the heartbeat %v (an owner's lease would lapse)", c.LeaseTTL, c.Heartbeat))
 	}
-	return errs
+	return append(errs, c.Relay.validate()...)
 }

@@ -106,6 +106,8 @@ type vp8Source struct {
 	tl0        [3]uint8
 	keyPending [3]bool
 	asked      [3]atomic.Int64 // keyframe requests that reached the publisher, per layer
+	// deaf: the publisher counts keyframe requests but sends no keyframe for them.
+	deaf bool
 }
 
 func newVP8Source(layers int) *vp8Source {
@@ -116,7 +118,7 @@ func newVP8Source(layers int) *vp8Source {
 func (s *vp8Source) requester(layer int, _ uint32) {
 	s.asked[layer].Add(1)
 	s.mu.Lock()
-	s.keyPending[layer] = true
+	s.keyPending[layer] = s.keyPending[layer] || !s.deaf
 	s.mu.Unlock()
 }
 

@@ -18,6 +18,10 @@
 // for losses on the link) are answered from the origin Receiver's packet cache, and the edge's
 // keyframe requests go to the origin Receiver's RequestKeyframe, whose per-layer rate limit merges
 // those of every edge and local subscriber.
+//
+// On networks between nodes that are trusted, links can carry plain RTP instead (Config.Transport
+// "rtp", plain.go): one UDP socket per node, the same descriptors, SSRCs, NACKs and keyframe
+// requests, no ICE, DTLS or SRTP.
 package relay
 
 import (
@@ -74,6 +78,10 @@ type Config struct {
 	FailedTimeout time.Duration
 	// NACKInterval is how often the edge asks again for packets still missing (50 ms when 0).
 	NACKInterval time.Duration
+	// Transport is "srtp" (the default: DTLS-SRTP over ICE) or "rtp": plain RTP on one UDP
+	// socket (Address and the first free port of PortMin-PortMax), for networks between nodes
+	// that are trusted. Every node of a cluster must use the same.
+	Transport string
 	// Log gets the relay's and Pion's messages (nil: discarded).
 	Log *slog.Logger
 }
@@ -100,7 +108,9 @@ type Relay struct {
 	sig      Signaler
 	api      *webrtc.API
 	mux      io.Closer // the links' shared UDP socket (one configured port), or nil
-	log      *slog.Logger
+	// plain is the socket of plain RTP links (transport rtp), nil with DTLS-SRTP.
+	plain *plainSocket
+	log   *slog.Logger
 
 	mu       sync.Mutex
 	closed   bool
@@ -130,14 +140,30 @@ func New(cfg Config, signal Signaler) (*Relay, error) {
 	if cfg.NodeID == "" {
 		return nil, errors.New("relay: the node id is required")
 	}
-	api, mux, err := newAPI(cfg)
+	apiCfg := cfg
+	if cfg.Transport == "rtp" {
+		apiCfg.PortMin, apiCfg.PortMax = 0, 0 // the plain socket takes the ports (no ICE)
+	}
+	api, mux, err := newAPI(apiCfg)
 	if err != nil {
 		return nil, err
 	}
+	var plain *plainSocket
+	switch cfg.Transport {
+	case "", "srtp":
+	case "rtp":
+		if plain, err = listenPlain(cfg); err != nil {
+			return nil, err
+		}
+		mux = plain
+	default:
+		closeMux(mux)
+		return nil, fmt.Errorf("relay: transport %q is neither srtp nor rtp", cfg.Transport)
+	}
 	r := &Relay{
-		cfg: cfg, instance: newInstance(), sig: signal, api: api, mux: mux, log: cfg.Log.With("component", "relay"),
+		cfg: cfg, instance: newInstance(), sig: signal, api: api, mux: mux, plain: plain, log: cfg.Log.With("component", "relay"),
 		links: map[string]*link{}, exports: map[string]*export{}, imports: map[importKey]*sharedImport{},
-		nextSSRC: ssrcBase(cfg.NodeID), stop: make(chan struct{}), done: make(chan struct{}),
+		nextSSRC: ssrcBase(), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	signal.Handle(pathLink, r.handleLink)
 	signal.Handle(pathDial, r.handleDial)
@@ -205,7 +231,7 @@ func (r *Relay) Stats() Stats {
 	r.mu.Lock()
 	s := Stats{Exports: len(r.exports), Imports: len(r.imports)}
 	for peer, l := range r.links {
-		ls := LinkStats{Peer: peer, State: l.pc.ConnectionState().String()}
+		ls := LinkStats{Peer: peer, State: l.state()}
 		for _, e := range r.exports {
 			if e.outs[l] != nil {
 				ls.Exports++
@@ -268,16 +294,14 @@ func (r *Relay) linkDown(l *link, cause error) {
 	for _, fo := range outs {
 		fo.stop()
 	}
-	if err := l.pc.Close(); err != nil {
-		r.log.Debug("closing a link", "peer", l.peer, "err", err)
-	}
+	l.close()
 	if !errors.Is(cause, ErrClosed) {
 		r.log.Info("relay link down", "peer", l.peer, "cause", cause)
 	}
 }
 
 // allocSSRC returns an SSRC this node has not used for a stream it receives. The node with the
-// smaller id of a pair takes SSRCs with the top bit clear, the other with it set (ssrcBase), so
+// smaller id of a pair takes SSRCs with the top bit clear, the other with it set (ownsSSRC), so
 // the two directions of a link never collide.
 func (r *Relay) allocSSRC(peer string) uint32 {
 	r.mu.Lock()
@@ -295,7 +319,7 @@ func (r *Relay) allocSSRC(peer string) uint32 {
 
 // ssrcBase starts a node's SSRCs at a point that differs between restarts of the node, so that a
 // late packet of an earlier run is not taken for one of the new streams.
-func ssrcBase(string) uint32 { return uint32(time.Now().UnixNano()) & 0x7fff0000 }
+func ssrcBase() uint32 { return uint32(time.Now().UnixNano()) & 0x7fff0000 }
 
 // ownsSSRC reports whether ssrc is in the half of the SSRC space from picks on a link with to.
 func ownsSSRC(from, to string, ssrc uint32) bool {
@@ -324,5 +348,5 @@ func ConfigFrom(c config.ClusterRelay, nodeID string, log *slog.Logger) (Config,
 	if err != nil {
 		return Config{}, fmt.Errorf("cluster.relay.ports: %w", err)
 	}
-	return Config{NodeID: nodeID, Address: c.Address, PortMin: lo, PortMax: hi, Log: log}, nil
+	return Config{NodeID: nodeID, Address: c.Address, PortMin: lo, PortMax: hi, Transport: c.Transport, Log: log}, nil
 }
