@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/redisengine"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/peer"
@@ -28,6 +29,7 @@ const clusterStopTimeout = 2 * time.Second
 // which take the cluster's View, so it is filled in once built.
 type clusterLoad struct {
 	gw    atomic.Pointer[gateway.Gateway]
+	relay atomic.Pointer[relay.Relay]
 	peers *peer.Factory
 }
 
@@ -37,6 +39,9 @@ func (l *clusterLoad) load() cluster.Load {
 		ld.Sessions = gw.SessionCount()
 	}
 	ld.PeerConnections = int(l.peers.Totals().Live)
+	if r := l.relay.Load(); r != nil {
+		ld.Relays = len(r.Stats().Links)
+	}
 	return ld
 }
 
@@ -127,6 +132,10 @@ func (s *Server) startCluster() error {
 func (s *Server) leaveCluster() {
 	if s.node == nil {
 		return
+	}
+	if s.stopRelay != nil { // before the node: its links end while the others still hear of it
+		s.stopRelay()
+		s.stopRelay = nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterStopTimeout)
 	defer cancel()

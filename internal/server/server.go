@@ -17,6 +17,7 @@ import (
 	"github.com/strata-rtc/strata/internal/certs"
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/redisengine"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/dashboard"
 	"github.com/strata-rtc/strata/internal/events"
@@ -65,6 +66,9 @@ type Server struct {
 	engine *redisengine.Engine
 	// view is node as the plugins and transports see it: a nil interface without a cluster.
 	view cluster.View
+	// relay carries media between nodes (nil without a cluster); stopRelay closes it.
+	relay     *relay.Relay
+	stopRelay func()
 
 	listeners  map[string]*listener
 	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
@@ -146,8 +150,18 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		s.view = s.node
 		gwOpts = append(gwOpts, gateway.WithClusterAdmin(s.node))
 		sources.Cluster = s.node
+		if s.relay, s.stopRelay, err = startRelay(cfg, s.node, log); err != nil {
+			s.leaveCluster()
+			peers.Close()
+			bus.Close(eventsCloseTimeout)
+			if lp != nil {
+				lp.Close()
+			}
+			return nil, err
+		}
+		load.relay.Store(s.relay)
 	}
-	s.plugins = loadPlugins(cfg, log, peers, s.view)
+	s.plugins = loadPlugins(cfg, log, peers, s.view, s.videoroomCluster()...)
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gwOpts...)
 	load.gw.Store(s.gw)
 	sources.Gateway, sources.Plugins = s.gw, s.plugins
@@ -157,14 +171,14 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 
 // loadPlugins creates every plugin enabled in the configuration. view is the cluster (nil
 // without one), for the plugins whose rooms span nodes.
-func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, view cluster.View) []plugin.Plugin {
+func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, view cluster.View, vr ...videoroom.Option) []plugin.Plugin {
 	var ps []plugin.Plugin
 	rec := record.SessionOptions{Playable: cfg.Recording.Playable, Formats: cfg.Recording.Containers}
 	if cfg.Plugins.EchoTest.Enabled {
 		ps = append(ps, echotest.New(cfg.Plugins.EchoTest, rec, log.With("plugin", "echotest")))
 	}
 	if cfg.Plugins.VideoRoom.Enabled {
-		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom")))
+		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom"), vr...))
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge")))
