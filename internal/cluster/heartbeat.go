@@ -21,11 +21,12 @@ func (n *Node) loop() {
 	}
 }
 
-// beat writes the record, renews the slot, reads the membership and follows the leases. Each
-// request is bounded by the engine's own timeout and the whole beat by the heartbeat period, so
-// that a dead engine delays nothing beyond one period.
+// beat reads the membership, renews the slot, writes the record and follows the leases. Each
+// request is bounded by the engine's own (short) timeout; the beat as a whole by node_ttl, past
+// which it could not keep the record alive anyway. A beat that overruns its period only delays
+// the next one.
 func (n *Node) beat() {
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.NodeTTL)
 	defer cancel()
 	// The membership is read before this node's record is written: finding that record missing
 	// tells a restarted (or flushed) engine, which lost the others' records too (lostRecords).
@@ -102,8 +103,14 @@ func (n *Node) applyMembers(recs []NodeRecord) {
 	for _, r := range recs {
 		if r.ID != n.cfg.NodeID {
 			now[r.ID] = r
-		} else {
-			self = true
+			continue
+		}
+		self = true
+		if started := n.Self().Started; !r.Started.Equal(started) {
+			// Another process wrote a record under this node's id since this one's last write:
+			// two nodes configured with one node_id, which the others see as one node
+			// restarting again and again.
+			n.log.Error("cluster: another node runs with this node id", "its_start", r.Started, "this_start", started)
 		}
 	}
 	at := time.Now()

@@ -86,7 +86,7 @@ func (h *hub) sync(sub Subscription) {
 		}
 	}
 	h.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), h.n.cfg.Heartbeat)
+	ctx, cancel := context.WithTimeout(context.Background(), h.n.cfg.NodeTTL)
 	defer cancel()
 	_ = sub.Add(ctx, add...)
 	_ = sub.Remove(ctx, remove...)
@@ -129,7 +129,7 @@ func (h *hub) subscribe() Subscription {
 		}
 		h.mu.Unlock()
 		if len(channels) > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), h.n.cfg.Heartbeat)
+			ctx, cancel := context.WithTimeout(context.Background(), h.n.cfg.NodeTTL)
 			sub, err := h.n.eng.Subscribe(ctx, channels...)
 			cancel()
 			if err == nil {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"time"
 )
 
 // Status is the cluster as this node sees it, for the admin API.
@@ -33,7 +32,7 @@ func (n *Node) SetAddresses(api, ws, internal string) error {
 	n.self.API, n.self.WS, n.self.Internal = api, ws, internal
 	rec := n.self
 	n.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.NodeTTL)
 	defer cancel()
 	return n.eng.PutNode(ctx, rec, n.cfg.NodeTTL)
 }
