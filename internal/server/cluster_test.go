@@ -40,7 +40,8 @@ func TestClusterAdminAndMetrics(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Second)
 	for {
 		c = adminCluster(t, s1, "cluster")
-		if nodes, _ := c["nodes"].([]any); len(nodes) == 2 {
+		// n2 is in the cluster from New, with its bound addresses from Start: wait for those.
+		if nodes, _ := c["nodes"].([]any); len(nodes) == 2 && nodes[1].(map[string]any)["internal"] == "http://"+s2.Addr(Cluster) {
 			break
 		}
 		if time.Now().After(deadline) {
