@@ -77,9 +77,9 @@ type clusterNode struct {
 	cancel context.CancelFunc
 	stop   []func()
 
-	mu       sync.Mutex
-	rooms    map[uint64]*clusterRoom
-	draining bool
+	mu     sync.Mutex
+	rooms  map[uint64]*clusterRoom
+	closed bool // the plugin is destroyed: no room is followed any more
 }
 
 // clusterRoom follows one room: its owner, its topic, and what this node announces to the owner.
@@ -101,9 +101,9 @@ type clusterRoom struct {
 
 	// ownerMu serialises the owner's decisions with the events that publish them.
 	ownerMu sync.Mutex
+	own     cluster.Ownership
 
 	mu     sync.Mutex
-	own    cluster.Ownership
 	epoch  uint64 // the highest owner epoch seen: events of older ones are stale
 	holder string
 	// synced are, while this node owns the room, the nodes that re-announced their participants
@@ -130,6 +130,7 @@ func (c *clusterNode) close() {
 		f()
 	}
 	c.mu.Lock()
+	c.closed = true
 	rooms := make([]*clusterRoom, 0, len(c.rooms))
 	for _, cr := range c.rooms {
 		rooms = append(rooms, cr)
@@ -140,34 +141,33 @@ func (c *clusterNode) close() {
 	}
 }
 
-// follow starts following a room of this node's copy: its topic and its lease.
+// follow starts following a room of this node's copy: its topic and its lease (which this
+// node takes when nobody holds it, unless it drains).
 func (c *clusterNode) follow(r *room) *clusterRoom {
 	c.mu.Lock()
-	if cr := c.rooms[r.id]; cr != nil {
-		c.mu.Unlock()
+	cr, closed := c.rooms[r.id], c.closed
+	c.mu.Unlock()
+	if cr != nil || closed {
 		return cr
 	}
-	cr := &clusterRoom{c: c, r: r, out: make(chan ownerRequest, 1024), changed: make(chan struct{}, 1), done: make(chan struct{})}
+	cr = &clusterRoom{c: c, r: r, out: make(chan ownerRequest, 1024), changed: make(chan struct{}, 1), done: make(chan struct{}),
+		topic: c.view.Topic(roomTopic(r.id)), own: c.view.Owner(roomTopic(r.id), true)}
+	c.mu.Lock()
+	if other := c.rooms[r.id]; other != nil || c.closed { // followed meanwhile, or destroyed
+		c.mu.Unlock()
+		_ = cr.own.Release(c.ctx)
+		return other
+	}
 	c.rooms[r.id] = cr
-	draining := c.draining
 	c.mu.Unlock()
 	r.cl.Store(cr)
-	cr.topic = c.view.Topic(roomTopic(r.id))
 	cr.unsub = cr.topic.Subscribe(cr.onEvent, func(string) { cr.requestSync() })
-	cr.watchOwner(c.view.Owner(roomTopic(r.id), !draining))
+	cr.own.OnChange(cr.onOwner) // called at once with the holder already known
 	go cr.send()
 	// Events published before the subscription took effect are lost without a gap (the topic
 	// knows no sender yet): once it has, the room is taken again from its owner.
 	time.AfterFunc(subscribeSettle, cr.requestSync)
 	return cr
-}
-
-// watchOwner follows a lease (again, after a drain released it).
-func (cr *clusterRoom) watchOwner(own cluster.Ownership) {
-	cr.mu.Lock()
-	cr.own = own
-	cr.mu.Unlock()
-	own.OnChange(cr.onOwner) // called at once with the holder already known
 }
 
 func (c *clusterNode) unfollow(cr *clusterRoom) {
@@ -182,7 +182,7 @@ func (c *clusterNode) unfollow(cr *clusterRoom) {
 	cr.unsub()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := cr.ownership().Release(ctx); err != nil {
+	if err := cr.own.Release(ctx); err != nil {
 		c.log.Debug("releasing a room's lease", "room", cr.r.id, "err", err)
 	}
 }
@@ -193,16 +193,10 @@ func (c *clusterNode) roomOf(id uint64) *clusterRoom {
 	return c.rooms[id]
 }
 
-func (cr *clusterRoom) ownership() cluster.Ownership {
-	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	return cr.own
-}
-
 // owned reports whether this node acts as the room's owner now (a node cut off from the engine
 // does not), and at which epoch.
 func (cr *clusterRoom) owned() (uint64, bool) {
-	l, mine := cr.ownership().Current()
+	l, mine := cr.own.Current()
 	return l.Epoch, mine && cr.c.view.Connected()
 }
 
@@ -235,7 +229,7 @@ func (cr *clusterRoom) ask(ctx context.Context, req ownerRequest) (ownerAnswer, 
 	ctx, cancel := context.WithTimeout(ctx, ownerWait)
 	defer cancel()
 	for {
-		l, _ := cr.ownership().Current()
+		l, _ := cr.own.Current()
 		if _, mine := cr.owned(); mine {
 			if ans := cr.c.serve(ctx, cr.c.self, req); !ans.NotOwner {
 				return ans, nil

@@ -208,9 +208,12 @@ func (c *clusterNode) create(b body) (map[string]any, *requestError) {
 		return nil, err
 	}
 	cr := c.follow(r)
+	if cr == nil {
+		return nil, errorf(ErrUnknown, "The plugin is shutting down")
+	}
 	deadline := time.Now().Add(ownerWait)
 	for {
-		l, mine := cr.ownership().Current()
+		l, mine := cr.own.Current()
 		if mine {
 			break
 		}
