@@ -175,10 +175,7 @@ func runClusterStep(ctx context.Context, c config, step *clusterStep, log io.Wri
 	}
 	cl, err := clusterrig.Start(ctx, clusterrig.Options{Nodes: step.nodes, Bin: c.Strata, Dir: dir, Extra: extra})
 	if err != nil {
-		if cl != nil {
-			cl.Close()
-		}
-		return err
+		return err // Start has removed what it had set up
 	}
 	defer cl.Close()
 	wait, cancel := context.WithTimeout(ctx, 15*time.Second)
