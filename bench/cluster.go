@@ -93,6 +93,9 @@ type clusterStep struct {
 	links   linkRates
 	linksOK bool
 	pubMbps float64
+	// relay is the relays' own counters over the whole run (relayErr why they are missing).
+	relay    relayCounters
+	relayErr error
 }
 
 // clusterPlan is step's load: the fan-out's publisher and subscribers (top layer asked for),
@@ -225,6 +228,9 @@ func runClusterStep(ctx context.Context, c config, step *clusterStep, log io.Wri
 	// Readings are a second apart; half a second of slack takes the ones at the window's edges.
 	step.links, step.linksOK = window(all, from.Add(-500*time.Millisecond), end.Add(500*time.Millisecond))
 	step.pubMbps = sentMbps(res, res.Seconds-res.Totals.SteadySeconds)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	step.relay, step.relayErr = readRelays(rctx, cl)
+	cancel()
 	if err := report.Write(dir, res); err != nil {
 		return err
 	}

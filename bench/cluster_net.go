@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os/exec"
 	"strconv"
@@ -214,4 +215,40 @@ func window(readings []linkReading, from, to time.Time) (linkRates, bool) {
 		return linkRates{}, false
 	}
 	return ratesBetween(readings[first], readings[last]), true
+}
+
+// relayCounters are the relays' own counters summed over the nodes (the admin API's cluster verb:
+// internal/cluster/relay's Stats), read after a step: packets sent on the links, and how many were
+// asked for again and sent again from the origin's cache.
+type relayCounters struct {
+	PacketsSent   uint64 `json:"packets_sent"`
+	NACKsReceived uint64 `json:"nacks_received"`
+	Retransmitted uint64 `json:"retransmitted"`
+	// KeyframeRequestsReceived came from edges to the origin, before it merged them.
+	KeyframeRequestsReceived uint64 `json:"keyframe_requests_received"`
+}
+
+// readRelays sums every node's relay counters.
+func readRelays(ctx context.Context, cl *clusterrig.Cluster) (relayCounters, error) {
+	var sum relayCounters
+	for _, n := range cl.Nodes {
+		var r struct {
+			Janus   string `json:"janus"`
+			Cluster struct {
+				Relay *relayCounters `json:"relay"`
+			} `json:"cluster"`
+		}
+		if err := n.AdminRequest(ctx, map[string]any{"janus": "cluster"}, &r); err != nil {
+			return sum, fmt.Errorf("%s: %w", n.ID, err)
+		}
+		if r.Janus != "success" || r.Cluster.Relay == nil {
+			return sum, fmt.Errorf("%s: no relay in the cluster verb's answer (%q)", n.ID, r.Janus)
+		}
+		c := r.Cluster.Relay
+		sum.PacketsSent += c.PacketsSent
+		sum.NACKsReceived += c.NACKsReceived
+		sum.Retransmitted += c.Retransmitted
+		sum.KeyframeRequestsReceived += c.KeyframeRequestsReceived
+	}
+	return sum, nil
 }

@@ -226,7 +226,14 @@ func writeCluster(b *strings.Builder, c config, o *outcome) {
 		if s.limited {
 			label = " (limited step)"
 		}
-		fmt.Fprintf(b, "- between nodes, %d nodes%s, Mbit/s: %s (publisher sent %.2f).\n", s.nodes, label, strings.Join(pairs, ", "), s.pubMbps)
+		fmt.Fprintf(b, "- between nodes, %d nodes%s, Mbit/s: %s (publisher sent %.2f)", s.nodes, label, strings.Join(pairs, ", "), s.pubMbps)
+		if s.relayErr != nil {
+			fmt.Fprintf(b, "; the relays' counters could not be read: %v.\n", s.relayErr)
+			continue
+		}
+		r := s.relay
+		fmt.Fprintf(b, "; the relays' own counters over the run: %d packets sent, %d asked again (NACK), %d retransmitted, %d keyframe requests from edges.\n",
+			r.PacketsSent, r.NACKsReceived, r.Retransmitted, r.KeyframeRequestsReceived)
 	}
 	writeClusterLimited(b, c, o)
 	for _, n := range o.notes {

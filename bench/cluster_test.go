@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -161,9 +162,10 @@ func TestClusterVerdict(t *testing.T) {
 	lim := clusterRun(3, 4, []float64{1200, 1200, 400}, 380)
 	steps := []*clusterStep{
 		{nodes: 1, res: clusterRun(1, 4, top, 0), linksOK: true, links: twoNodeLinks(0, 1), pubMbps: 1.9},
-		{nodes: 2, res: clusterRun(2, 4, top, 0), linksOK: true, links: twoNodeLinks(2.0, 2), pubMbps: 1.9},
+		{nodes: 2, res: clusterRun(2, 4, top, 0), linksOK: true, links: twoNodeLinks(2.0, 2), pubMbps: 1.9,
+			relay: relayCounters{PacketsSent: 4200, NACKsReceived: 5, Retransmitted: 4, KeyframeRequestsReceived: 2}},
 		{nodes: 3, res: frozen, linksOK: true, links: twoNodeLinks(2.1, 3), pubMbps: 1.9},
-		{nodes: 3, limited: true, res: lim, linksOK: true, links: twoNodeLinks(2.0, 3), pubMbps: 1.9},
+		{nodes: 3, limited: true, res: lim, linksOK: true, links: twoNodeLinks(2.0, 3), pubMbps: 1.9, relayErr: errors.New("node2: refused")},
 	}
 	o := &outcome{name: clusterScenario, cluster: steps, runs: map[string][]*report.Result{}}
 	c := config{targets: []string{"strata"}, cluster: clusterScale{PerNode: 4, MaxNodes: 3, LimitKbps: 600}, scale: scales["small"]}
@@ -211,7 +213,8 @@ func TestClusterVerdict(t *testing.T) {
 	var b strings.Builder
 	writeCluster(&b, c, o)
 	for _, want := range []string{"| 3 + limited | 13 | true |", "| 2 | 8 | true |", "1: f×4; 2: f×4; 3: h×4", "1→2 2.10, 1→3 2.10, 2→1 0.00",
-		"received layer h (380 kbit/s of video, mean over its life; loss 10.00 %)", "Subscribers on the other nodes on another layer than without it: 4."} {
+		"received layer h (380 kbit/s of video, mean over its life; loss 10.00 %)",
+		"4200 packets sent, 5 asked again (NACK), 4 retransmitted, 2 keyframe requests from edges", "could not be read: node2: refused", "Subscribers on the other nodes on another layer than without it: 4."} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("cluster table lacks %q:\n%s", want, b.String())
 		}
