@@ -35,13 +35,16 @@ type NodeSample struct {
 }
 
 // deriveNodes fills Nodes' figures (their Server, PID and Sampled are set by the run) from the
-// samples, over the same steady window as the totals.
+// samples, over the same steady window as the totals: a node's steady CPU runs from its first to
+// its last reading inside the window (a reading it missed does not lose it the window).
 func (r *Result) deriveNodes(steadyFrom float64) {
-	a, b, steady := r.steady(steadyFrom)
+	a, _, steady := r.steady(steadyFrom)
 	for i := range r.Nodes {
 		n := &r.Nodes[i]
 		var sum, count int64
-		for j, x := range r.Samples {
+		var first, last *Sample
+		for j := range r.Samples {
+			x := &r.Samples[j]
 			if i >= len(x.Nodes) || !x.Nodes[i].OK {
 				continue
 			}
@@ -55,14 +58,18 @@ func (r *Result) deriveNodes(steadyFrom float64) {
 			if steady && x.T >= a.T {
 				sum += s.RSSBytes
 				count++
+				if first == nil {
+					first = x
+				}
+				last = x
 			}
 		}
 		if count > 0 {
 			n.SteadyRSSBytes = sum / count
 		}
-		if steady && i < len(a.Nodes) && i < len(b.Nodes) && a.Nodes[i].OK && b.Nodes[i].OK && b.T > a.T {
-			n.SteadyCPUSeconds = b.Nodes[i].CPUSec - a.Nodes[i].CPUSec
-			n.SteadyCPUPct = 100 * n.SteadyCPUSeconds / (b.T - a.T)
+		if first != nil && last.T > first.T {
+			n.SteadyCPUSeconds = last.Nodes[i].CPUSec - first.Nodes[i].CPUSec
+			n.SteadyCPUPct = 100 * n.SteadyCPUSeconds / (last.T - first.T)
 		}
 	}
 }

@@ -191,3 +191,35 @@ func TestAudioBridgeRunReport(t *testing.T) {
 		}
 	}
 }
+
+// TestNodesOverTheSteadyWindow gives the synthetic run two nodes: the first burns 0.3 s of CPU a
+// second, the second 0.2 s (their sum is the server's 0.5); the second misses the reading at 10 s.
+func TestNodesOverTheSteadyWindow(t *testing.T) {
+	r := synthetic()
+	r.Nodes = []Node{{Server: "a", Sampled: true}, {Server: "b", Sampled: true}}
+	for i := range r.Samples {
+		s := &r.Samples[i]
+		busy := float64(max(i-3, 0))
+		s.Nodes = []NodeSample{
+			{OK: true, CPUSec: 0.3 * busy, RSSBytes: 60 << 20, NetOutBytes: uint64(i) * 1000},
+			{OK: i != 10, CPUSec: 0.2 * busy, RSSBytes: (40 << 20) + int64(i)<<20},
+		}
+	}
+	r.Finalize(10)
+	a, b := r.Nodes[0], r.Nodes[1]
+	// b missed the window's first reading; its window starts at its next one.
+	if math.Abs(a.SteadyCPUSeconds-3) > 1e-9 || math.Abs(a.SteadyCPUPct-30) > 1e-9 || math.Abs(b.SteadyCPUSeconds-1.8) > 1e-9 || math.Abs(b.SteadyCPUPct-20) > 1e-9 {
+		t.Errorf("steady CPU: a %.2f s (%.1f %%), b %.1f %%", a.SteadyCPUSeconds, a.SteadyCPUPct, b.SteadyCPUPct)
+	}
+	if a.CPUSeconds != 0.3*17 || a.NetOutBytes != 20_000 || a.BaselineRSSBytes != 60<<20 || a.PeakRSSBytes != 60<<20 {
+		t.Errorf("node a: %+v", a)
+	}
+	// b's samples at 11…20 s (the one at 10 s is missing): mean RSS 40 MB + 15.5 MB.
+	if b.PeakRSSBytes != 60<<20 || b.SteadyRSSBytes != (40<<20)+(31<<20)/2 || b.BaselineRSSBytes != 40<<20 {
+		t.Errorf("node b: %+v", b)
+	}
+	var md strings.Builder
+	if err := WriteMarkdown(&md, r); err != nil || !strings.Contains(md.String(), "| a | 0 | 2 | 5.10 (3.00) | 30.0 | 60.0 / 60.0 / 60.0 | 0.0 / 0.0 |") {
+		t.Errorf("nodes table (%v):\n%s", err, md.String())
+	}
+}
