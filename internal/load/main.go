@@ -38,7 +38,8 @@ const (
 
 const usage = `usage: strata load [flags]
 
-Drives a Janus-API server's videoroom with synthetic WebRTC publishers and subscribers, its
+Drives a Janus-API server's videoroom (or a cluster's: --servers spreads the subscribers over its
+nodes, the publishers on the first) with synthetic WebRTC publishers and subscribers, its
 audio bridge with participants who talk in turns, its streaming plugin with viewers of an rtp
 mountpoint the generator feeds plain RTP, or its SIP plugin with callers of an echo service on the
 SIP side (each checks the audio coming back is its own), and measures the server (CPU, memory, threads,
@@ -49,6 +50,7 @@ frame; for audio, late frames and inter-arrival times, and whether the mix carri
   strata load --server http://127.0.0.1:8088/janus --room 1234 --audiobridge 20 --step 5 --step-hold 10s --out load-out
   strata load --server http://127.0.0.1:8088/janus --create-room --room 4001 --streaming 16 --duration 20s --out load-out
   strata load --server http://127.0.0.1:8088/janus --sip 10 --sip-uri sip:echo@10.0.0.1:5060 --out load-out
+  strata load --servers http://10.0.0.11:8088/janus,http://10.0.0.12:8088/janus --server-pids 411,412 --create-room --subscribers 32 --out load-out
   strata load --plan plan.yaml --out load-out
 
 Outputs in --out: summary.json, timeseries.csv, streams.csv, cpu/memory/bandwidth .png and .svg,
