@@ -47,6 +47,9 @@ func startCluster(t *testing.T, n int, extra string) *clusterrig.Cluster {
 		t.Fatalf("starting a cluster of %d nodes: %v", n, err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			logClusterStatus(t, c)
+		}
 		c.Close()
 		if t.Failed() {
 			for _, node := range c.Nodes {
@@ -322,5 +325,23 @@ func postJSON(t *testing.T, url, body string, out any) {
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatalf("POST %s: HTTP %d, reply not JSON: %v", url, resp.StatusCode, err)
+	}
+}
+
+// logClusterStatus logs every live node's view of the cluster (admin API `cluster`).
+func logClusterStatus(t *testing.T, c *clusterrig.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, args := range [][]string{{"keys", "*"}, {"smembers", "strata:nodes"}} {
+		out, err := exec.Command("redis-cli", append([]string{"-h", c.HostIP, "-p", fmt.Sprint(clusterrig.RedisPort)}, args...)...).CombinedOutput()
+		t.Logf("redis %v: %s %v", args, strings.Join(strings.Fields(string(out)), " "), err)
+	}
+	for _, n := range c.Nodes {
+		if !n.Alive() {
+			continue
+		}
+		var reply json.RawMessage
+		err := adminRequest(ctx, n, map[string]any{"janus": "cluster"}, &reply)
+		t.Logf("%s's view of the cluster: %s %v", n.ID, reply, err)
 	}
 }

@@ -70,6 +70,10 @@ func TestCluster(t *testing.T) {
 		var attached struct {
 			Janus string
 			Data  struct{ ID uint64 } `json:"data"`
+			Error struct {
+				Code   int
+				Reason string
+			}
 		}
 		postJSON(t, fmt.Sprintf("%s/%d", c.Nodes[1].API(), sid), `{"janus":"attach","plugin":"janus.plugin.videoroom","transaction":"a"}`, &attached)
 		if attached.Janus != "success" || attached.Data.ID == 0 {
