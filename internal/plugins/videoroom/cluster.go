@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/cluster"
@@ -53,6 +54,8 @@ var (
 	ownerWait = 5 * time.Second
 	// ownerRetry is the pause between two attempts to reach a room's owner.
 	ownerRetry = 50 * time.Millisecond
+	// subscribeSettle is how long a new subscription to a room's topic may take to be in effect.
+	subscribeSettle = time.Second
 )
 
 const roomsTopic = "videoroom"
@@ -74,9 +77,9 @@ type clusterNode struct {
 	cancel context.CancelFunc
 	stop   []func()
 
-	mu       sync.Mutex
-	rooms    map[uint64]*clusterRoom
-	draining bool
+	mu     sync.Mutex
+	rooms  map[uint64]*clusterRoom
+	closed bool // the plugin is destroyed: no room is followed any more
 }
 
 // clusterRoom follows one room: its owner, its topic, and what this node announces to the owner.
@@ -86,15 +89,21 @@ type clusterRoom struct {
 	topic cluster.Topic
 	unsub func()
 	out   chan ownerRequest // announcements, sent to the owner in order
+	// syncQueued: a re-announcement waits in out; overflow: out was full, an announcement was
+	// lost, and the room is re-announced once out is empty.
+	syncQueued, overflow atomic.Bool
+	// admitMu keeps a re-announcement from overtaking an admission: the list of this node's
+	// participants it sends is taken either before the owner admits one or after it is here.
+	admitMu sync.Mutex
 	// changed is signalled when the owner changes (a waiting request tries again).
 	changed chan struct{}
 	done    chan struct{}
 
 	// ownerMu serialises the owner's decisions with the events that publish them.
 	ownerMu sync.Mutex
+	own     cluster.Ownership
 
 	mu     sync.Mutex
-	own    cluster.Ownership
 	epoch  uint64 // the highest owner epoch seen: events of older ones are stale
 	holder string
 	// synced are, while this node owns the room, the nodes that re-announced their participants
@@ -121,6 +130,7 @@ func (c *clusterNode) close() {
 		f()
 	}
 	c.mu.Lock()
+	c.closed = true
 	rooms := make([]*clusterRoom, 0, len(c.rooms))
 	for _, cr := range c.rooms {
 		rooms = append(rooms, cr)
@@ -131,31 +141,33 @@ func (c *clusterNode) close() {
 	}
 }
 
-// follow starts following a room of this node's copy: its topic and its lease.
+// follow starts following a room of this node's copy: its topic and its lease (which this
+// node takes when nobody holds it, unless it drains).
 func (c *clusterNode) follow(r *room) *clusterRoom {
 	c.mu.Lock()
-	if cr := c.rooms[r.id]; cr != nil {
-		c.mu.Unlock()
+	cr, closed := c.rooms[r.id], c.closed
+	c.mu.Unlock()
+	if cr != nil || closed {
 		return cr
 	}
-	cr := &clusterRoom{c: c, r: r, out: make(chan ownerRequest, 1024), changed: make(chan struct{}, 1), done: make(chan struct{})}
+	cr = &clusterRoom{c: c, r: r, out: make(chan ownerRequest, 1024), changed: make(chan struct{}, 1), done: make(chan struct{}),
+		topic: c.view.Topic(roomTopic(r.id)), own: c.view.Owner(roomTopic(r.id), true)}
+	c.mu.Lock()
+	if other := c.rooms[r.id]; other != nil || c.closed { // followed meanwhile, or destroyed
+		c.mu.Unlock()
+		_ = cr.own.Release(c.ctx)
+		return other
+	}
 	c.rooms[r.id] = cr
-	draining := c.draining
 	c.mu.Unlock()
 	r.cl.Store(cr)
-	cr.topic = c.view.Topic(roomTopic(r.id))
-	cr.unsub = cr.topic.Subscribe(cr.onEvent, func(string) { go cr.resync() })
-	cr.watchOwner(c.view.Owner(roomTopic(r.id), !draining))
+	cr.unsub = cr.topic.Subscribe(cr.onEvent, func(string) { cr.requestSync() })
+	cr.own.OnChange(cr.onOwner) // called at once with the holder already known
 	go cr.send()
+	// Events published before the subscription took effect are lost without a gap (the topic
+	// knows no sender yet): once it has, the room is taken again from its owner.
+	time.AfterFunc(subscribeSettle, cr.requestSync)
 	return cr
-}
-
-// watchOwner follows a lease (again, after a drain released it).
-func (cr *clusterRoom) watchOwner(own cluster.Ownership) {
-	cr.mu.Lock()
-	cr.own = own
-	cr.mu.Unlock()
-	own.OnChange(cr.onOwner) // called at once with the holder already known
 }
 
 func (c *clusterNode) unfollow(cr *clusterRoom) {
@@ -170,7 +182,7 @@ func (c *clusterNode) unfollow(cr *clusterRoom) {
 	cr.unsub()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := cr.ownership().Release(ctx); err != nil {
+	if err := cr.own.Release(ctx); err != nil {
 		c.log.Debug("releasing a room's lease", "room", cr.r.id, "err", err)
 	}
 }
@@ -181,16 +193,10 @@ func (c *clusterNode) roomOf(id uint64) *clusterRoom {
 	return c.rooms[id]
 }
 
-func (cr *clusterRoom) ownership() cluster.Ownership {
-	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	return cr.own
-}
-
 // owned reports whether this node acts as the room's owner now (a node cut off from the engine
 // does not), and at which epoch.
 func (cr *clusterRoom) owned() (uint64, bool) {
-	l, mine := cr.ownership().Current()
+	l, mine := cr.own.Current()
 	return l.Epoch, mine && cr.c.view.Connected()
 }
 
@@ -213,7 +219,7 @@ func (cr *clusterRoom) onOwner(l cluster.Lease, mine bool) {
 	}
 	if fresh && l.Holder != "" {
 		cr.c.log.Debug("room owner", "room", cr.r.id, "holder", l.Holder, "epoch", l.Epoch, "mine", mine)
-		go cr.resync()
+		cr.requestSync()
 	}
 }
 
@@ -223,7 +229,7 @@ func (cr *clusterRoom) ask(ctx context.Context, req ownerRequest) (ownerAnswer, 
 	ctx, cancel := context.WithTimeout(ctx, ownerWait)
 	defer cancel()
 	for {
-		l, _ := cr.ownership().Current()
+		l, _ := cr.own.Current()
 		if _, mine := cr.owned(); mine {
 			if ans := cr.c.serve(ctx, cr.c.self, req); !ans.NotOwner {
 				return ans, nil
@@ -258,12 +264,23 @@ func (cr *clusterRoom) askFor(ctx context.Context, req ownerRequest) (ownerAnswe
 
 // enqueue sends an announcement to the owner after those before it, without waiting (it is
 // called on media goroutines too). A full queue drops it and re-announces everything instead.
-func (cr *clusterRoom) enqueue(req ownerRequest) {
+func (cr *clusterRoom) enqueue(req ownerRequest) bool {
 	select {
 	case cr.out <- req:
+		return true
 	default:
-		cr.c.log.Warn("videoroom cluster queue full: re-announcing the room", "room", cr.r.id)
-		go cr.resync()
+		if !cr.overflow.Swap(true) {
+			cr.c.log.Warn("videoroom cluster queue full: re-announcing the room", "room", cr.r.id)
+		}
+		return false
+	}
+}
+
+// requestSync re-announces this node's participants to the owner, after the announcements
+// queued before (an owner change, a gap in the room's events); one waits at a time.
+func (cr *clusterRoom) requestSync() {
+	if !cr.syncQueued.Swap(true) && !cr.enqueue(ownerRequest{Op: opSync}) {
+		cr.syncQueued.Store(false)
 	}
 }
 
@@ -276,28 +293,32 @@ func (cr *clusterRoom) send() {
 		case <-cr.c.ctx.Done():
 			return
 		case req := <-cr.out:
-			if _, err := cr.ask(cr.c.ctx, req); err != nil {
+			if req.Op == opSync {
+				cr.syncQueued.Store(false)
+				cr.resync()
+			} else if _, err := cr.ask(cr.c.ctx, req); err != nil {
 				cr.c.log.Warn("videoroom cluster announcement lost", "room", cr.r.id, "op", req.Op, "err", err)
+			}
+			if len(cr.out) == 0 && cr.overflow.Swap(false) {
+				cr.resync()
 			}
 		}
 	}
 }
 
-// resync re-announces this node's participants to the owner and takes the room as the owner
-// answers it (an owner change, a gap in the room's events, a lost announcement).
+// resync re-announces this node's participants to the owner, which publishes the whole room
+// on its topic (not in its answer, which could arrive after later events). It runs on send's
+// goroutine, after what was announced before.
 func (cr *clusterRoom) resync() {
+	cr.admitMu.Lock()
+	defer cr.admitMu.Unlock()
 	o := cr.r.options().wire()
 	members := []wireMember{}
 	for _, pub := range cr.r.members() {
 		members = append(members, cr.c.wireOf(pub))
 	}
-	ans, err := cr.ask(cr.c.ctx, ownerRequest{Op: opSync, Room: cr.r.id, Members: members, Options: &o})
-	if err != nil {
+	if _, err := cr.ask(cr.c.ctx, ownerRequest{Op: opSync, Room: cr.r.id, Members: members, Options: &o}); err != nil {
 		cr.c.log.Warn("videoroom cluster re-announce", "room", cr.r.id, "err", err)
-		return
-	}
-	if _, mine := cr.owned(); !mine && ans.State != nil {
-		cr.c.applyState(cr, *ans.State)
 	}
 }
 

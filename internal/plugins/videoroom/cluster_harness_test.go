@@ -288,3 +288,25 @@ func roomOwner(t testing.TB, within time.Duration, room uint64, n *testNode, not
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// startRogue joins the test's cluster as a bare node with no plugin: what it publishes on the
+// rooms' topics is remote input to the others.
+func startRogue(t testing.TB, redisAddr, prefix string) *cluster.Node {
+	t.Helper()
+	eng, err := redisengine.New(redisengine.Options{Address: redisAddr, Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := cluster.New(cluster.Config{NodeID: "rogue", Secret: "test-secret", Heartbeat: testHeartbeat,
+		NodeTTL: testNodeTTL, LeaseTTL: testNodeTTL}, eng, cluster.WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = n.Stop(ctx)
+		_ = eng.Close()
+	})
+	return n
+}

@@ -1,17 +1,24 @@
 package videoroom_test
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/pion/webrtc/v4"
+
+	"github.com/strata-rtc/strata/internal/cluster/redistest"
+	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 )
 
 // TestClusterMedia: publishers on nodes 1 and 2, subscribers on node 3 with the same join
 // requests as for a local feed: each feed is relayed once to node 3 (two subscribers of one feed
-// share its import), every simulcast layer crosses (the subscriber reaches the top one), and when
-// a publisher's node dies its subscribers on node 3 lose the feed within 5 s.
+// share its import), every simulcast layer crosses (the subscriber reaches the top one), one
+// PeerConnection takes feeds of two nodes, a switch moves an m-line to another node's feed, and
+// when a publisher's node dies its subscribers on node 3 lose the feed within 5 s.
 func TestClusterMedia(t *testing.T) {
 	nodes := startClusterWith(t, 3, true)
 	const room = 1234
@@ -35,6 +42,14 @@ func TestClusterMedia(t *testing.T) {
 		t.Fatalf("node 1 exports %d feeds: %+v", st.Exports, st)
 	}
 
+	// One PeerConnection on node 3 with both remote feeds, and a switch of one of its m-lines.
+	both := subscribeFeeds(t, nodes[2].c, room, p1.id, p2.id)
+	both.waitTracks(t, 2, 15*time.Second)
+	sw, _ := mustRequest(t, s1.h, map[string]any{"request": "switch", "streams": []map[string]any{{"sub_mid": "0", "feed": p2.id, "mid": "0"}}}, nil)
+	if sw["switched"] != "ok" || sw["changes"] != float64(1) {
+		t.Fatalf("switch to another node's feed: %v", sw)
+	}
+
 	// rtp_forward of another node's feed is refused clearly.
 	_, _, err := request(t, attach(t, nodes[2].c), map[string]any{"request": "rtp_forward", "room": room, "publisher_id": p1.id,
 		"host": "127.0.0.1", "streams": []map[string]any{{"mid": "0", "port": 5000}}}, nil)
@@ -44,7 +59,7 @@ func TestClusterMedia(t *testing.T) {
 	// node 2's keeps flowing.
 	nodes[0].crash()
 	died := time.Now()
-	for _, s := range []*testSubscriber{s1, s1b} {
+	for _, s := range []*testSubscriber{s1b} { // s1 was switched to node 2's feed
 		s.waitEvent(func(ev map[string]any) bool {
 			streams, _ := ev["streams"].([]any)
 			return ev["videoroom"] == "updated" && len(streams) == 0
@@ -55,7 +70,126 @@ func TestClusterMedia(t *testing.T) {
 	}
 	t.Logf("node 1's feed removed from node 3's subscribers %v after its death", time.Since(died))
 	mark := time.Now()
-	if d := s2.waitFrame(mark, 5*time.Second, func(int) bool { return true }); d < 0 {
-		t.Fatal("node 2's feed stopped when node 1 died")
+	for _, s := range []*testSubscriber{s2, s1} {
+		if d := s.waitFrame(mark, 5*time.Second, func(int) bool { return true }); d < 0 {
+			t.Fatal("node 2's feed stopped when node 1 died")
+		}
+	}
+}
+
+// TestClusterBadInput: what a node (or anyone with access to Redis) publishes on a room's topic
+// is checked: malformed events are dropped and logged, an event of an older owner epoch is
+// ignored (a stale owner cannot destroy the room), and a feed announced by a node that does not
+// have it fails its subscriber with a clear error. The nodes keep serving.
+func TestClusterBadInput(t *testing.T) {
+	rs := redistest.Start(t)
+	prefix := fmt.Sprintf("vr%d", time.Now().UnixNano())
+	n1 := startNode(t, rs.Addr(), prefix, "node1", true)
+	n2 := startNode(t, rs.Addr(), prefix, "node2", true)
+	const room = 1234
+	o1, _ := joinObserver(t, n1, room, "o1")
+	o2, _ := joinObserver(t, n2, room, "o2")
+	waitParticipants(t, 5*time.Second, room, map[uint64]bool{o1.id: false, o2.id: false}, n1, n2)
+	lease := roomOwner(t, 5*time.Second, room, n1, 0)
+
+	rogue := startRogue(t, rs.Addr(), prefix)
+	topic := rogue.Topic(fmt.Sprintf("videoroom/%d", room))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, ev := range []struct {
+		kind  string
+		epoch uint64
+		body  any
+	}{
+		{"member", lease.Epoch, map[string]any{"id": 0, "node": "x"}},
+		{"member", lease.Epoch, map[string]any{"id": 5, "node": "x", "streams": []map[string]any{{"mid": "0", "kind": "video", "codec": "nope"}}}},
+		{"state", lease.Epoch, []int{1, 2}},
+		{"notice", lease.Epoch, map[string]any{"action": "explode"}},
+		{"launch", lease.Epoch, map[string]any{}},
+		{"notice", lease.Epoch - 1, map[string]any{"action": "destroy"}}, // a stale owner's decision
+		// A feed of a node that is not in the cluster.
+		{"member", lease.Epoch, map[string]any{"id": 99, "node": "ghost", "active": true,
+			"streams": []map[string]any{{"mid": "0", "kind": "video", "codec": "vp8"}}}},
+	} {
+		if err := topic.Publish(ctx, ev.kind, ev.epoch, ev.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitParticipants(t, 5*time.Second, room, map[uint64]bool{o1.id: false, o2.id: false, 99: true}, n1, n2)
+	h := attach(t, n2.c)
+	_, _, err := request(t, h, map[string]any{"request": "join", "ptype": "subscriber", "room": room, "streams": []map[string]any{{"feed": 99}}}, nil)
+	wantCode(t, err, videoroom.ErrNoSuchFeed)
+	t.Logf("subscribing to a feed nobody has: %v", err)
+	// The room was not destroyed and the nodes go on deciding.
+	late, _ := joinObserver(t, n2, room, "late")
+	waitParticipants(t, 5*time.Second, room, map[uint64]bool{o1.id: false, o2.id: false, late.id: false, 99: true}, n1, n2)
+}
+
+// multiSubscriber is a subscriber to several feeds on one PeerConnection that counts packets per
+// track.
+type multiSubscriber struct {
+	mu      sync.Mutex
+	packets map[string]int
+}
+
+func subscribeFeeds(t *testing.T, c *janusclient.Client, room uint64, feeds ...uint64) *multiSubscriber {
+	t.Helper()
+	h := attach(t, c)
+	var streams []map[string]any
+	for _, f := range feeds {
+		streams = append(streams, map[string]any{"feed": f})
+	}
+	data, offer := mustRequest(t, h, map[string]any{"request": "join", "ptype": "subscriber", "room": room, "streams": streams}, nil)
+	if data["videoroom"] != "attached" || offer == nil {
+		t.Fatalf("subscribe: %v", data)
+	}
+	pc, err := clientAPI(t, nil).NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	m := &multiSubscriber{packets: map[string]int{}}
+	pc.OnTrack(func(tr *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		for {
+			if _, _, err := tr.ReadRTP(); err != nil {
+				return
+			}
+			m.mu.Lock()
+			m.packets[tr.ID()]++
+			m.mu.Unlock()
+		}
+	})
+	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	answer, err := pc.CreateAnswer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRequest(t, h, map[string]any{"request": "start"}, completeLocal(t, pc, answer))
+	return m
+}
+
+// waitTracks waits until n tracks brought at least 50 packets each.
+func (m *multiSubscriber) waitTracks(t *testing.T, n int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		m.mu.Lock()
+		full := 0
+		for _, c := range m.packets {
+			if c >= 50 {
+				full++
+			}
+		}
+		got := fmt.Sprint(m.packets)
+		m.mu.Unlock()
+		if full >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("packets per track %s, want %d tracks", got, n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -201,6 +201,33 @@ func TestClusterRoomAdmin(t *testing.T) {
 	_, _, err = request(t, third, map[string]any{"request": "configure"}, offerOnly(t))
 	wantCode(t, err, videoroom.ErrPublishersFull)
 
+	// Moderation of node 2's publisher sent to node 1: everyone hears of it, node 2 mutes it.
+	mustRequest(t, attach(t, nodes[0].c), map[string]any{"request": "moderate", "room": 77, "secret": "s", "id": p2.id, "mid": "0", "mute": true}, nil)
+	waitEventOf(t, o1, func(ev map[string]any) bool { return ev["moderation"] == "muted" && ev["id"] == float64(p2.id) })
+	waitEventOf(t, o2, func(ev map[string]any) bool { return ev["moderation"] == "muted" && ev["id"] == float64(p2.id) })
+	_, _, err = request(t, attach(t, nodes[1].c), map[string]any{"request": "moderate", "room": 77, "secret": "s", "id": p2.id, "mid": "7", "mute": true}, nil)
+	wantCode(t, err, videoroom.ErrNoSuchFeed)
+
+	// edit through node 2: node 1's list shows it.
+	mustRequest(t, attach(t, nodes[1].c), map[string]any{"request": "edit", "room": 77, "secret": "s", "new_description": "edited on node 2"}, nil)
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		l, _ := mustRequest(t, attach(t, nodes[0].c), map[string]any{"request": "list"}, nil)
+		found := false
+		for _, r := range l["list"].([]any) {
+			if m := r.(map[string]any); m["room"] == float64(77) && m["description"] == "edited on node 2" {
+				found = true
+			}
+		}
+		if found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 1's list after an edit on node 2: %v", l)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
 	// A kick sent to node 1 of node 2's participant.
 	mustRequest(t, attach(t, nodes[0].c), map[string]any{"request": "kick", "room": 77, "secret": "s", "id": o2.id}, nil)
 	o1.waitSummary(5*time.Second, fmt.Sprintf("kicked:%d", o2.id), fmt.Sprintf("leaving:%d", o2.id))

@@ -75,7 +75,7 @@ func (cr *clusterRoom) onEvent(env cluster.Envelope) {
 		c.log.Debug("stale room event", "room", cr.r.id, "epoch", env.Epoch, "current", cr.epoch)
 		return
 	}
-	cr.epoch, cr.holder = env.Epoch, env.From
+	cr.epoch = env.Epoch
 	cr.mu.Unlock()
 	v, err := decodeRoomEvent(env.Kind, env.Body)
 	if err != nil {

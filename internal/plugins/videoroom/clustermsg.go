@@ -23,7 +23,7 @@ const (
 	opUpdate  = "update"  // a participant changed (published, unpublished, display, streams)
 	opLeave   = "leave"   // a participant left
 	opEvent   = "event"   // a Janus event for every other node's participants
-	opSync    = "sync"    // a node re-announces its participants; the answer is the whole room
+	opSync    = "sync"    // a node re-announces its participants; the owner publishes the whole room
 	opAdmin   = "admin"   // a room-level request (edit, destroy, kick, moderate, ...) run by the owner
 	opRooms   = "rooms"   // the rooms a node knows (any node answers: a node that starts learns them)
 )
@@ -121,7 +121,6 @@ type ownerAnswer struct {
 	Reason   string          `json:"error,omitempty"`
 	ID       uint64          `json:"id,omitempty"`    // join: the participant's id
 	Data     json.RawMessage `json:"data,omitempty"`  // admin: the request's answer
-	State    *wireState      `json:"state,omitempty"` // sync: the room
 	Rooms    []wireRoom      `json:"rooms,omitempty"` // rooms
 }
 

@@ -88,9 +88,8 @@ func (c *clusterNode) serve(ctx context.Context, from string, req ownerRequest) 
 		}
 		cr.synced[from] = true
 		cr.mu.Unlock()
-		st := c.stateOf(cr)
-		cr.publish(ctx, epoch, evState, st)
-		return ownerAnswer{State: &st}
+		cr.publish(ctx, epoch, evState, c.stateOf(cr))
+		return ownerAnswer{}
 	case opAdmin:
 		b, rerr := parseBody(req.Body)
 		if rerr != nil {
@@ -209,9 +208,12 @@ func (c *clusterNode) create(b body) (map[string]any, *requestError) {
 		return nil, err
 	}
 	cr := c.follow(r)
+	if cr == nil {
+		return nil, errorf(ErrUnknown, "The plugin is shutting down")
+	}
 	deadline := time.Now().Add(ownerWait)
 	for {
-		l, mine := cr.ownership().Current()
+		l, mine := cr.own.Current()
 		if mine {
 			break
 		}
@@ -303,6 +305,8 @@ func (p *Plugin) admit(ctx context.Context, r *room, pub *publisher, id uint64, 
 			}
 			m := p.cl.wireOf(pub)
 			m.ID = id
+			cr.admitMu.Lock()
+			defer cr.admitMu.Unlock()
 			ans, err := cr.askFor(ctx, ownerRequest{Op: opJoin, Room: r.id, Member: &m})
 			if err != nil {
 				return err

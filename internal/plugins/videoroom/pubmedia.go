@@ -351,6 +351,9 @@ func (pub *publisher) audioLevel(st *pubStream, avg float64) {
 		name = "talking"
 	}
 	ev := map[string]any{short: name, "room": pub.room.id, "id": pub.id, "mid": st.mid, "audio-level-dBov-avg": float32(avg)}
+	if c := pub.s.p.cl; c != nil {
+		c.announce(pub) // listparticipants' talking on the other nodes
+	}
 	pub.room.notify(ev, nil)
 }
 
