@@ -177,7 +177,10 @@ func (o *observer) waitPublished(want []uint64, within time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			o.t.Fatalf("%s: publishers seen %v, want %v within %v", o.node, got, want, within)
+			o.mu.Lock()
+			evs, _ := json.Marshal(o.events)
+			o.mu.Unlock()
+			o.t.Fatalf("%s: publishers seen %v, want %v within %v; the observer's events: %s", o.node, got, want, within, evs)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -343,5 +346,26 @@ func logClusterStatus(t *testing.T, c *clusterrig.Cluster) {
 		var reply json.RawMessage
 		err := adminRequest(ctx, n, map[string]any{"janus": "cluster"}, &reply)
 		t.Logf("%s's view of the cluster: %s %v", n.ID, reply, err)
+	}
+}
+
+// requireAudioPackets waits until the PeerConnection pcExpr received n audio packets.
+func requireAudioPackets(t *testing.T, b *browser, pcExpr, what string, n int) {
+	t.Helper()
+	js := fmt.Sprintf(`(async () => {
+		let n = 0;
+		(await %s.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'audio') n = s.packetsReceived; });
+		return n;
+	})()`, pcExpr)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := eval[int](b, js)
+		if err == nil && got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d audio packets received within 10 s, want %d (%v)", what, got, n, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
