@@ -63,6 +63,10 @@ func (v *viewer) switchTo(tx string, r *Switch) *Error {
 	if !target.rtpLive() {
 		return errorf(ErrCantSwitch, "Can't switch: target is not a live RTP mountpoint")
 	}
+	if err := v.s.p.cl.hold(v.s.q.Context(), target); err != nil {
+		return err
+	}
+	defer target.unhold()
 	v.mu.Lock()
 	old := v.mp
 	streams := append([]*viewStream(nil), v.streams...)
