@@ -25,7 +25,11 @@ type Catalog struct {
 	mu     sync.Mutex
 	local  map[string]json.RawMessage            // this node's items
 	remote map[string]map[string]json.RawMessage // node → id → item
-	closed bool
+	// applied counts, per node, the announcements applied: a list read while one was applied
+	// may be older than it, and is read again.
+	applied map[string]uint64
+	closed  bool
+	resync  time.Duration
 
 	// applyMu keeps the callbacks in the order their causes were applied.
 	applyMu sync.Mutex
@@ -65,14 +69,27 @@ const maxCatalogID = 256
 // catalogFetchTimeout bounds one request for another node's list.
 var catalogFetchTimeout = 5 * time.Second
 
+// DefaultCatalogResync is how often a catalog reads every other node's list again by default.
+const DefaultCatalogResync = 10 * time.Second
+
+// catalogSettle is when a catalog reads the lists a second time after Start: a subscription is
+// established asynchronously, so an announcement made between the first reading and the
+// subscription would otherwise wait for the periodic one.
+const catalogSettle = 500 * time.Millisecond
+
 // NewCatalog makes the catalog name on view (its topic is "catalog/<name>", its handler
-// "/catalog/<name>"); Start begins following the other nodes.
-func NewCatalog(view View, name string, events CatalogEvents, log *slog.Logger) *Catalog {
+// "/catalog/<name>"); Start begins following the other nodes. Besides the announcements, every
+// other node's list is read again every resync (DefaultCatalogResync when 0), which repairs what
+// a lost announcement left wrong even when no gap showed it.
+func NewCatalog(view View, name string, events CatalogEvents, resync time.Duration, log *slog.Logger) *Catalog {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Catalog{view: view, name: name, events: events, log: log.With("catalog", name),
-		local: map[string]json.RawMessage{}, remote: map[string]map[string]json.RawMessage{}}
+	if resync <= 0 {
+		resync = DefaultCatalogResync
+	}
+	c := &Catalog{view: view, name: name, events: events, log: log.With("catalog", name), resync: resync,
+		local: map[string]json.RawMessage{}, remote: map[string]map[string]json.RawMessage{}, applied: map[string]uint64{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c
 }
@@ -89,10 +106,29 @@ func (c *Catalog) Start() {
 	c.stop = append(c.stop,
 		c.topic().Subscribe(c.onEvent, func(from string) { go c.fetch(from) }),
 		c.view.Watch(c.onNode))
+	c.fetchAll()
+	go c.resyncLoop()
+}
+
+// fetchAll reads every other live node's list.
+func (c *Catalog) fetchAll() {
 	for _, n := range c.view.Nodes() {
 		if !c.isSelf(n.ID) {
 			go c.fetch(n.ID)
 		}
+	}
+}
+
+func (c *Catalog) resyncLoop() {
+	wait := min(catalogSettle, c.resync)
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		c.fetchAll()
+		wait = c.resync
 	}
 }
 
@@ -176,6 +212,9 @@ func (c *Catalog) onEvent(env Envelope) {
 	}
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
+	c.mu.Lock()
+	c.applied[env.From]++
+	c.mu.Unlock()
 	if env.Kind == catalogKindPut {
 		c.put(env.From, id, item)
 	} else {
@@ -211,11 +250,17 @@ func (c *Catalog) remove(node, id string) {
 	}
 }
 
-// replace makes node's list the one it answered: items it no longer has are deleted.
-func (c *Catalog) replace(node string, items map[string]json.RawMessage) {
+// replace makes node's list the one it answered (when no announcement of node was applied since
+// the list was asked for, applied then): items it no longer has are deleted. False: the list may
+// be older than what was applied.
+func (c *Catalog) replace(node string, applied uint64, items map[string]json.RawMessage) bool {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	c.mu.Lock()
+	if c.applied[node] != applied {
+		c.mu.Unlock()
+		return false
+	}
 	var gone []string
 	for id := range c.remote[node] {
 		if _, ok := items[id]; !ok {
@@ -233,23 +278,33 @@ func (c *Catalog) replace(node string, items map[string]json.RawMessage) {
 		}
 		c.put(node, id, it)
 	}
+	return true
 }
 
 // fetch reads node's whole list (at start, when it appears, after a gap in its announcements).
+// A list read while the node's announcements kept being applied is read again, a few times.
 func (c *Catalog) fetch(node string) {
-	ctx, cancel := context.WithTimeout(c.ctx, catalogFetchTimeout)
-	defer cancel()
-	var l catalogList
-	if err := c.view.Call(ctx, node, c.path(), struct{}{}, &l); err != nil {
-		if c.ctx.Err() == nil {
-			c.log.Info("cluster: reading a node's catalog", "node", node, "err", err)
+	for range 3 {
+		c.mu.Lock()
+		applied := c.applied[node]
+		c.mu.Unlock()
+		ctx, cancel := context.WithTimeout(c.ctx, catalogFetchTimeout)
+		var l catalogList
+		err := c.view.Call(ctx, node, c.path(), struct{}{}, &l)
+		cancel()
+		if err != nil {
+			if c.ctx.Err() == nil {
+				c.log.Info("cluster: reading a node's catalog", "node", node, "err", err)
+			}
+			return
 		}
-		return
+		if _, live := c.view.Node(node); !live {
+			return // gone meanwhile: its items went with it
+		}
+		if c.replace(node, applied, l.Items) {
+			return
+		}
 	}
-	if _, live := c.view.Node(node); !live {
-		return // gone meanwhile: its items went with it
-	}
-	c.replace(node, l.Items)
 }
 
 // onNode follows the membership: a node that appears is asked for its list, a node gone takes its
@@ -269,6 +324,7 @@ func (c *Catalog) nodeGone(node string) {
 	c.mu.Lock()
 	items := c.remote[node]
 	delete(c.remote, node)
+	delete(c.applied, node)
 	c.mu.Unlock()
 	for id := range items {
 		c.events.Delete(node, id)

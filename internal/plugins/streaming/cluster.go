@@ -69,7 +69,7 @@ type clusterNode struct {
 
 func (c *clusterNode) start() {
 	c.self = c.view.Self().ID
-	c.cat = cluster.NewCatalog(c.view, catalogName, cluster.CatalogEvents{Put: c.onPut, Delete: c.onDelete}, c.log)
+	c.cat = cluster.NewCatalog(c.view, catalogName, cluster.CatalogEvents{Put: c.onPut, Delete: c.onDelete}, 0, c.log)
 	c.view.Handle(requestPath, c.handleRequest)
 	c.cat.Start()
 	for _, mp := range c.p.mountpointList(false) {
@@ -138,10 +138,13 @@ func (c *clusterNode) onPut(node, key string, raw json.RawMessage) {
 	old := p.remote[w.ID]
 	if old != nil && old.home == node && sameMedia(old.wireOf(), w) {
 		p.mu.Unlock()
+		wasEnabled := old.isEnabled()
 		old.setWire(w)
-		for _, s := range old.viewerList() {
-			if v := s.viewer(); v != nil {
-				v.applyPause() // follows enable and disable
+		if w.Enabled != wasEnabled {
+			for _, s := range old.viewerList() {
+				if v := s.viewer(); v != nil {
+					v.applyPause() // follows enable and disable
+				}
 			}
 		}
 		return
