@@ -99,7 +99,14 @@ func startClusterNode(t testing.TB, redisAddr, id string) *clusterNode {
 	cfg := config.Default()
 	cfg.Media.ICE.Loopback = true
 	cfg.Media.ICE.Interfaces = []string{"lo"}
-	cfg.Plugins.Streaming.Mountpoints = nil
+	// The sample file mountpoints every node has (live id 2, ondemand id 3) stay local on each.
+	var files []config.StreamingMountpoint
+	for _, m := range cfg.Plugins.Streaming.Mountpoints {
+		if m.Type == "live" || m.Type == "ondemand" {
+			files = append(files, m)
+		}
+	}
+	cfg.Plugins.Streaming.Mountpoints = files
 	cfg.Plugins.Streaming.Host = "127.0.0.1"
 	ccOpts, err := bwe.PeerOptions(cfg.Media, nil)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/janusclient"
 )
 
 // TestClusterMountpoint: an rtp mountpoint created on node 1 is listed on node 2 (with its home's
@@ -25,6 +27,13 @@ func TestClusterMountpoint(t *testing.T) {
 	}
 	if e := listed(t, admin1)[mp.id]; e["node"] != "node1" {
 		t.Errorf("node 1 lists its own mountpoint as %v", e)
+	}
+	// The configuration's file mountpoints are each node's own: listed once, not announced.
+	for _, admin := range []*janusclient.Handle{admin1, admin2} {
+		l := listed(t, admin)
+		if len(l) != 3 || l[2] == nil || l[3] == nil || l[2]["node"] != nil || l[3]["node"] != nil {
+			t.Errorf("a node lists %v", l)
+		}
 	}
 	info, _ := request(t, admin2, map[string]any{"request": "info", "id": mp.id}, nil)
 	if in := info["info"].(map[string]any); in["node"] != "node1" || in["viewers"] != float64(0) {
@@ -60,7 +69,7 @@ func TestClusterMountpoint(t *testing.T) {
 	}
 	request(t, admin1, map[string]any{"request": "edit", "id": mp.id, "new_description": "renamed"}, nil)
 	waitFor(t, "node 2 to see the edit", 5*time.Second, func() bool { return listed(t, admin2)[mp.id]["description"] == "renamed" })
-	if l := listed(t, admin2); len(l) != 1 {
+	if l := listed(t, admin2); len(l) != 3 {
 		t.Errorf("node 2 lists %v after the malformed announcements", l)
 	}
 	if s := n2.node.Stats(); s.Malformed == 0 {
@@ -79,7 +88,7 @@ func TestClusterMountpoint(t *testing.T) {
 	}
 	v1.waitEvent(5*time.Second, stopped)
 	v2.waitEvent(5*time.Second, stopped)
-	waitFor(t, "node 2 to drop node 1's mountpoint", 5*time.Second-time.Since(crashed), func() bool { return len(listed(t, admin2)) == 0 })
+	waitFor(t, "node 2 to drop node 1's mountpoint", 5*time.Second-time.Since(crashed), func() bool { return listed(t, admin2)[mp.id] == nil })
 	t.Logf("viewers told and the list updated %v after the crash", time.Since(crashed).Round(time.Millisecond))
 	waitFor(t, "node 2 to release its import", 5*time.Second, func() bool { return n2.relay.Stats().Imports == 0 })
 }

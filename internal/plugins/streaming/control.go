@@ -78,7 +78,9 @@ func (v *viewer) switchTo(tx string, r *Switch) *Error {
 	if !target.addViewer(v.s) {
 		return NoSuchMountpoint(r.ID)
 	}
-	old.removeViewer(v.s)
+	// The old mountpoint loses the viewer once its streams left the old receivers: another
+	// node's mountpoint stops being imported with its last viewer here.
+	defer old.removeViewer(v.s)
 	v.mu.Lock()
 	v.mp = target
 	v.mu.Unlock()

@@ -81,7 +81,7 @@ func (p *Plugin) createFromConfig(m config.StreamingMountpoint) *Error {
 	mp, rerr := p.create(c, true)
 	if rerr == nil {
 		// Files every node has stay local; a mountpoint fed here (ports, RTSP) is announced.
-		mp.announced = mp.rtpLive()
+		mp.announced = p.cl != nil && mp.rtpLive() && len(mp.relayedStreams()) > 0
 	}
 	return rerr
 }

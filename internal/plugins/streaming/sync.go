@@ -129,8 +129,9 @@ func (p *Plugin) createRequest(r *Create) (any, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.cl != nil && mp.live() {
-		mp.announced = true // an ondemand source is opened per viewer: nothing to relay
+	// An ondemand source is opened per viewer, and data streams stay here: nothing to relay.
+	if p.cl != nil && mp.live() && len(mp.relayedStreams()) > 0 {
+		mp.announced = true
 		p.cl.announce(mp, true)
 	}
 	p.log.Info("streaming mountpoint created", "id", mp.id, "type", mp.kind)
