@@ -54,6 +54,10 @@ const (
 // importTimeout bounds the import of a mountpoint's streams from its home.
 var importTimeout = 10 * time.Second
 
+// announceTimeout bounds an announcement (it runs within the request that caused it). One that
+// fails is not lost for good: the other nodes read every node's list again periodically.
+const announceTimeout = 2 * time.Second
+
 // feedName names a mountpoint's streams in the relay.
 func feedName(id uint64) string { return "streaming/" + strconv.FormatUint(id, 10) }
 
@@ -99,7 +103,7 @@ func (c *clusterNode) announce(mp *mountpoint, export bool) {
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
 	defer cancel()
 	if err := c.cat.Put(ctx, strconv.FormatUint(mp.id, 10), mp.wire()); err != nil {
 		c.log.Warn("announcing a mountpoint", "id", mp.id, "err", err)
@@ -111,7 +115,7 @@ func (c *clusterNode) withdraw(mp *mountpoint) {
 	if c.relay != nil {
 		c.relay.Unexport(feedName(mp.id))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
 	defer cancel()
 	if err := c.cat.Delete(ctx, strconv.FormatUint(mp.id, 10)); err != nil {
 		c.log.Warn("withdrawing a mountpoint", "id", mp.id, "err", err)
