@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/logagg"
 )
 
 // Catalog is a list of items that spans the cluster, each item held by one node (its home) —
@@ -21,6 +23,9 @@ type Catalog struct {
 	name   string
 	events CatalogEvents
 	log    *slog.Logger
+	// badInput writes a malformed announcement's line once per window per sender: any node (or
+	// anyone with access to Redis) can publish on the topic.
+	badInput *logagg.Aggregator[string, string]
 
 	mu     sync.Mutex
 	local  map[string]json.RawMessage            // this node's items
@@ -41,8 +46,9 @@ type Catalog struct {
 // CatalogEvents are a catalog's callbacks for the other nodes' items. They run one at a time, on
 // the catalog's goroutines; they may block briefly (not on the catalog).
 type CatalogEvents struct {
-	// Put: node holds the item id (new, or changed).
-	Put func(node, id string, item json.RawMessage)
+	// Put: node holds the item id (new, or changed). An item the user cannot take (malformed) is
+	// an error: it is logged and forgotten.
+	Put func(node, id string, item json.RawMessage) error
 	// Delete: node no longer holds id (deleted, or the node is gone).
 	Delete func(node, id string)
 }
@@ -91,7 +97,17 @@ func NewCatalog(view View, name string, events CatalogEvents, resync time.Durati
 	c := &Catalog{view: view, name: name, events: events, log: log.With("catalog", name), resync: resync,
 		local: map[string]json.RawMessage{}, remote: map[string]map[string]json.RawMessage{}, applied: map[string]uint64{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.badInput = logagg.New(logagg.DefaultWindow, nil, "(other nodes)", func(from, firstErr string, count int, window time.Duration) {
+		c.log.Warn(logagg.Repeated("cluster: malformed catalog announcements dropped", count, window), "from", from, "first_error", firstErr)
+	})
 	return c
+}
+
+// malformed logs a dropped announcement or item (rate-limited per sender).
+func (c *Catalog) malformed(from string, err error) {
+	if c.badInput.Observe(from, err.Error()) {
+		c.log.Warn("cluster: malformed catalog announcement dropped", "from", from, "error", err)
+	}
 }
 
 func (c *Catalog) topic() Topic         { return c.view.Topic("catalog/" + c.name) }
@@ -141,6 +157,7 @@ func (c *Catalog) Close() {
 	for _, f := range c.stop {
 		f()
 	}
+	c.badInput.Drain()
 }
 
 // Put announces this node's item id (new or changed).
@@ -207,7 +224,7 @@ func checkCatalogID(id string) error {
 func (c *Catalog) onEvent(env Envelope) {
 	id, item, err := DecodeCatalogEvent(env.Kind, env.Body)
 	if err != nil {
-		c.log.Warn("cluster: malformed catalog announcement dropped", "from", env.From, "error", err)
+		c.malformed(env.From, err)
 		return
 	}
 	c.applyMu.Lock()
@@ -234,15 +251,27 @@ func (c *Catalog) put(node, id string, item json.RawMessage) {
 		items = map[string]json.RawMessage{}
 		c.remote[node] = items
 	}
+	prev, had := items[id]
 	items[id] = item
 	c.mu.Unlock()
-	c.events.Put(node, id, item)
+	if err := c.events.Put(node, id, item); err != nil {
+		// The user kept what it had: so does the catalog.
+		c.malformed(node, err)
+		c.mu.Lock()
+		if m := c.remote[node]; m != nil && had {
+			m[id] = prev
+		} else if m != nil {
+			delete(m, id)
+		}
+		c.mu.Unlock()
+	}
 }
 
 // remove forgets node's item and tells the user (applyMu held).
 func (c *Catalog) remove(node, id string) {
 	c.mu.Lock()
 	_, had := c.remote[node][id]
+	had = had && !c.closed
 	delete(c.remote[node], id)
 	c.mu.Unlock()
 	if had {
@@ -272,8 +301,8 @@ func (c *Catalog) replace(node string, applied uint64, items map[string]json.Raw
 		c.remove(node, id)
 	}
 	for id, it := range items {
-		if checkCatalogID(id) != nil || len(it) == 0 {
-			c.log.Warn("cluster: malformed catalog item dropped", "from", node)
+		if err := checkCatalogID(id); err != nil || len(it) == 0 {
+			c.malformed(node, fmt.Errorf("listed item %.32q: empty id or item", id))
 			continue
 		}
 		c.put(node, id, it)

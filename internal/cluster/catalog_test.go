@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -21,10 +22,14 @@ func newCatalogView() *catalogView { return &catalogView{items: map[string]strin
 
 func (v *catalogView) events() cluster.CatalogEvents {
 	return cluster.CatalogEvents{
-		Put: func(node, id string, item json.RawMessage) {
+		Put: func(node, id string, item json.RawMessage) error {
+			if string(item) == `"unusable"` {
+				return errors.New("an item the user cannot take")
+			}
 			v.mu.Lock()
 			v.items[node+"/"+id] = string(item)
 			v.mu.Unlock()
+			return nil
 		},
 		Delete: func(node, id string) {
 			v.mu.Lock()
@@ -76,12 +81,19 @@ func TestCatalog(t *testing.T) {
 	if err := c2.Put(ctx, "z", "theirs"); err != nil {
 		t.Fatal(err)
 	}
+	if err := c1.Put(ctx, "b", "unusable"); err != nil { // refused by n2's user: n2 keeps b as it was
+		t.Fatal(err)
+	}
 	waitFor(t, 2*time.Second, "the puts", func() bool {
 		a, _ := v2.get("n1/a")
 		_, b := v2.get("n1/b")
 		_, z := v1.get("n2/z")
 		return a == `{"v":3}` && b && z
 	})
+	if err := c1.Put(ctx, "b", map[string]int{"v": 4}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "b usable again", func() bool { b, _ := v2.get("n1/b"); return b == `{"v":4}` })
 	if err := c1.Delete(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}

@@ -123,21 +123,20 @@ func (c *clusterNode) withdraw(mp *mountpoint) {
 }
 
 // onPut takes another node's announcement of one of its mountpoints.
-func (c *clusterNode) onPut(node, key string, raw json.RawMessage) {
+func (c *clusterNode) onPut(node, key string, raw json.RawMessage) error {
 	w, err := decodeWireMountpoint(raw)
 	if err == nil && strconv.FormatUint(w.ID, 10) != key {
 		err = fmt.Errorf("mountpoint %d announced as %.32q", w.ID, key)
 	}
 	if err != nil {
-		c.log.Warn("malformed streaming announcement dropped", "from", node, "err", err)
-		return
+		return err
 	}
 	p := c.p
 	p.mu.Lock()
 	if _, local := p.mps[w.ID]; local {
 		p.mu.Unlock()
-		c.log.Warn("another node announces a mountpoint id this node has", "id", w.ID, "node", node)
-		return
+		c.log.Debug("another node announces a mountpoint id this node has (this node's wins here)", "id", w.ID, "node", node)
+		return nil
 	}
 	old := p.remote[w.ID]
 	if old != nil && old.home == node && sameMedia(old.wireOf(), w) {
@@ -151,13 +150,14 @@ func (c *clusterNode) onPut(node, key string, raw json.RawMessage) {
 				}
 			}
 		}
-		return
+		return nil
 	}
 	p.remote[w.ID] = p.remoteMountpoint(node, w)
 	p.mu.Unlock()
 	if old != nil {
 		old.close()
 	}
+	return nil
 }
 
 // onDelete: a node's mountpoint was destroyed, or the node is gone. Its viewers here are told it
