@@ -130,8 +130,14 @@ func TestClusterSwitch(t *testing.T) {
 	v.waitPackets("a", n+25, 10*time.Second)
 	waitFor(t, "node 2 to stop importing the mountpoint nobody watches", 5*time.Second, func() bool { return n2.relay.Stats().Imports == 0 })
 
-	// Destroyed on node 1 through node 2 (its home answers): gone from both lists.
+	// Destroyed on node 1 through node 2 (its home answers): gone from both lists, and a viewer
+	// on node 2 is told as a local mountpoint's viewers are.
+	watcher := watch(t, n2.c, remote.id, nil)
 	request(t, admin2, map[string]any{"request": "destroy", "id": remote.id}, nil)
+	watcher.waitEvent(5*time.Second, func(e map[string]any) bool {
+		r, _ := e["result"].(map[string]any)
+		return r != nil && r["status"] == "stopped"
+	})
 	waitFor(t, "the destroyed mountpoint to leave node 2's list", 5*time.Second, func() bool { return listed(t, admin2)[remote.id] == nil })
 	if listed(t, admin1)[remote.id] != nil {
 		t.Error("node 1 still lists the mountpoint destroyed through node 2")
