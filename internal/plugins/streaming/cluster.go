@@ -49,6 +49,8 @@ const (
 	catalogName = "streaming"
 	// requestPath serves the requests another node forwards to a mountpoint's home.
 	requestPath = "/streaming/request"
+	// kickAllPath: a mountpoint's home asks the other nodes to hang up its viewers there.
+	kickAllPath = "/streaming/kick_all"
 )
 
 // importTimeout bounds the import of a mountpoint's streams from its home.
@@ -75,6 +77,7 @@ func (c *clusterNode) start() {
 	c.self = c.view.Self().ID
 	c.cat = cluster.NewCatalog(c.view, catalogName, cluster.CatalogEvents{Put: c.onPut, Delete: c.onDelete}, 0, c.log)
 	c.view.Handle(requestPath, c.handleRequest)
+	c.view.Handle(kickAllPath, c.handleKickAll)
 	c.cat.Start()
 	for _, mp := range c.p.mountpointList(false) {
 		if mp.announced {
@@ -342,4 +345,42 @@ func (c *clusterNode) remoteInfo(mp *mountpoint, raw json.RawMessage) (any, *Err
 		info["node"] = mp.home
 	}
 	return data, nil
+}
+
+// kickAllRequest names the mountpoint whose viewers on the node it is sent to are hung up.
+type kickAllRequest struct {
+	ID uint64 `json:"id"`
+}
+
+// kickAllElsewhere asks every other node to hang up its viewers of this node's mountpoint id
+// (kick_all, whose answer does not wait for them).
+func (c *clusterNode) kickAllElsewhere(id uint64) {
+	for _, n := range c.view.Nodes() {
+		if n.ID == c.self {
+			continue
+		}
+		go func(node string) {
+			ctx, cancel := context.WithTimeout(context.Background(), announceTimeout)
+			defer cancel()
+			if err := c.view.Call(ctx, node, kickAllPath, kickAllRequest{ID: id}, nil); err != nil {
+				c.log.Info("kick_all on another node", "node", node, "id", id, "err", err)
+			}
+		}(n.ID)
+	}
+}
+
+// handleKickAll hangs up this node's viewers of the calling node's mountpoint.
+func (c *clusterNode) handleKickAll(_ context.Context, from string, raw json.RawMessage) (any, error) {
+	var req kickAllRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, fmt.Errorf("streaming: malformed kick_all from %s: %w", from, err)
+	}
+	mp := c.p.mountpoint(req.ID)
+	if mp == nil || mp.home != from {
+		return struct{}{}, nil // no viewer of it here
+	}
+	for _, s := range mp.viewerList() {
+		s.endViewing(mp, "kicked_all")
+	}
+	return struct{}{}, nil
 }

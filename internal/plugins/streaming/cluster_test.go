@@ -132,6 +132,14 @@ func TestClusterSwitch(t *testing.T) {
 
 	// Destroyed on node 1 through node 2 (its home answers): gone from both lists, and a viewer
 	// on node 2 is told as a local mountpoint's viewers are.
+	// kick_all on node 1 hangs up the viewers of its mountpoint on node 2 too.
+	kicked := watch(t, n2.c, remote.id, nil)
+	request(t, admin1, map[string]any{"request": "kick_all", "id": remote.id}, nil)
+	kicked.waitEvent(5*time.Second, func(e map[string]any) bool {
+		r, _ := e["result"].(map[string]any)
+		return r != nil && r["status"] == "kicked_all"
+	})
+
 	watcher := watch(t, n2.c, remote.id, nil)
 	request(t, admin2, map[string]any{"request": "destroy", "id": remote.id}, nil)
 	watcher.waitEvent(5*time.Second, func(e map[string]any) bool {

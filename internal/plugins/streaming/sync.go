@@ -268,5 +268,8 @@ func (p *Plugin) kickAll(r *KickAll) (any, *Error) {
 	for _, s := range mp.viewerList() {
 		s.endViewing(mp, "kicked_all")
 	}
+	if mp.announced {
+		p.cl.kickAllElsewhere(mp.id) // its viewers on the other nodes
+	}
 	return map[string]any{Short: "kicked_all"}, nil
 }
