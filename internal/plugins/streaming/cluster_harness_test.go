@@ -198,6 +198,19 @@ func waitFor(t testing.TB, what string, within time.Duration, cond func() bool) 
 // feedOpus sends an Opus RTP packet (payload type 111) to 127.0.0.1:port every 20 ms until stop
 // is called or the test ends.
 func feedOpus(t testing.TB, port int) (stop func()) {
+	return feedRTP(t, port, 111, 960, []byte{0xfc}) // an Opus TOC byte (20 ms frame)
+}
+
+// feedVP8 sends a one-packet VP8 keyframe (payload type 100) every 20 ms: every frame can start a
+// viewer, so no keyframe request needs answering.
+func feedVP8(t testing.TB, port int) (stop func()) {
+	return feedRTP(t, port, 100, 1800, []byte{0x10, 0x00, 0x00, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00})
+}
+
+// feedRTP sends an RTP packet (payload type pt, marker set, the timestamp advancing by tsStep,
+// payload then padding to 40 bytes) to 127.0.0.1:port every 20 ms until stop is called or the
+// test ends.
+func feedRTP(t testing.TB, port int, pt byte, tsStep uint32, payload []byte) (stop func()) {
 	t.Helper()
 	conn, err := net.Dial("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
@@ -209,8 +222,9 @@ func feedOpus(t testing.TB, port int) (stop func()) {
 	go func() {
 		defer close(finished)
 		pkt := make([]byte, 12+40)
-		pkt[0], pkt[1] = 0x80, 111
+		pkt[0], pkt[1] = 0x80, 0x80|pt
 		binary.BigEndian.PutUint32(pkt[8:], uint32(port)) // an SSRC of its own per source
+		copy(pkt[12:], payload)
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for i := uint32(0); ; i++ {
@@ -220,8 +234,7 @@ func feedOpus(t testing.TB, port int) (stop func()) {
 			case <-tick.C:
 			}
 			binary.BigEndian.PutUint16(pkt[2:], uint16(i))
-			binary.BigEndian.PutUint32(pkt[4:], i*960)
-			pkt[12] = 0xfc // an Opus TOC byte (20 ms frame)
+			binary.BigEndian.PutUint32(pkt[4:], i*tsStep)
 			_, _ = conn.Write(pkt)
 		}
 	}()
@@ -236,5 +249,8 @@ func feedOpus(t testing.TB, port int) (stop func()) {
 	return stop
 }
 
-// opusStream is an rtp mountpoint's Opus stream (strata picks the port).
-var opusStream = map[string]any{"type": "audio", "mid": "a", "port": 0, "pt": 111, "codec": "opus"}
+// opusStream and vp8Stream are an rtp mountpoint's streams (strata picks the ports).
+var (
+	opusStream = map[string]any{"type": "audio", "mid": "a", "port": 0, "pt": 111, "codec": "opus"}
+	vp8Stream  = map[string]any{"type": "video", "mid": "v", "port": 0, "pt": 100, "codec": "vp8"}
+)

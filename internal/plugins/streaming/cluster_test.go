@@ -9,7 +9,7 @@ import (
 )
 
 // TestClusterMountpoint: an rtp mountpoint created on node 1 is listed on node 2 (with its home's
-// id), two viewers on node 2 receive its media through one relayed import, malformed
+// id), two viewers on node 2 receive its audio and video through one relayed import, malformed
 // announcements on the catalog's topic are dropped, an edit on node 1 shows on node 2, and when
 // node 1 crashes its mountpoint leaves node 2's list and its viewers there are told it stopped
 // within 5 s.
@@ -18,8 +18,9 @@ func TestClusterMountpoint(t *testing.T) {
 	n1, n2 := nodes[0], nodes[1]
 	admin1, admin2 := attach(t, n1.c), attach(t, n2.c)
 
-	mp := createRTP(t, admin1, opusStream)
+	mp := createRTP(t, admin1, opusStream, vp8Stream)
 	feedOpus(t, mp.port(t, "a", "port"))
+	feedVP8(t, mp.port(t, "v", "port"))
 	waitFor(t, "node 2 to list the mountpoint", 5*time.Second, func() bool { return listed(t, admin2)[mp.id] != nil })
 	entry := listed(t, admin2)[mp.id]
 	if entry["node"] != "node1" || entry["description"] != t.Name() || entry["type"] != "live" {
@@ -41,8 +42,10 @@ func TestClusterMountpoint(t *testing.T) {
 	}
 
 	v1, v2 := watch(t, n2.c, mp.id, nil), watch(t, n2.c, mp.id, nil)
-	v1.waitPackets("a", 25, 10*time.Second)
-	v2.waitPackets("a", 25, 10*time.Second)
+	for _, v := range []*viewer{v1, v2} {
+		v.waitPackets("a", 25, 10*time.Second)
+		v.waitPackets("v", 25, 10*time.Second)
+	}
 	if s := n2.relay.Stats(); s.Imports != 1 {
 		t.Errorf("node 2 imports %d feeds for two viewers, want 1", s.Imports)
 	}
