@@ -9,13 +9,13 @@ import (
 )
 
 // TestClusterMountpoint: an rtp mountpoint created on node 1 is listed on node 2 (with its home's
-// id), two viewers on node 2 receive its audio and video through one relayed import, malformed
-// announcements on the catalog's topic are dropped, an edit on node 1 shows on node 2, and when
-// node 1 crashes its mountpoint leaves node 2's list and its viewers there are told it stopped
-// within 5 s.
+// id); two viewers on node 2 and one on node 3 receive its audio and video (node 2 imports it
+// once, node 1 sends it once per link); malformed announcements on the catalog's topic are
+// dropped; an edit on node 1 shows on node 2; and when node 1 crashes, its mountpoint leaves
+// node 2's list and its viewers elsewhere are told it stopped within 5 s.
 func TestClusterMountpoint(t *testing.T) {
-	nodes := startCluster(t, "node1", "node2")
-	n1, n2 := nodes[0], nodes[1]
+	nodes := startCluster(t, "node1", "node2", "node3")
+	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
 	admin1, admin2 := attach(t, n1.c), attach(t, n2.c)
 
 	mp := createRTP(t, admin1, opusStream, vp8Stream)
@@ -41,15 +41,16 @@ func TestClusterMountpoint(t *testing.T) {
 		t.Errorf("node 2's info: %v", info)
 	}
 
-	v1, v2 := watch(t, n2.c, mp.id, nil), watch(t, n2.c, mp.id, nil)
-	for _, v := range []*viewer{v1, v2} {
+	v1, v2, v3 := watch(t, n2.c, mp.id, nil), watch(t, n2.c, mp.id, nil), watch(t, n3.c, mp.id, nil)
+	for _, v := range []*viewer{v1, v2, v3} {
 		v.waitPackets("a", 25, 10*time.Second)
 		v.waitPackets("v", 25, 10*time.Second)
 	}
 	if s := n2.relay.Stats(); s.Imports != 1 {
 		t.Errorf("node 2 imports %d feeds for two viewers, want 1", s.Imports)
 	}
-	if s := n1.relay.Stats(); s.Exports != 1 || len(s.Links) != 1 || s.Links[0].Exports != 1 {
+	// One export, sent once on each of the two links.
+	if s := n1.relay.Stats(); s.Exports != 1 || len(s.Links) != 2 || s.Links[0].Exports != 1 || s.Links[1].Exports != 1 {
 		t.Errorf("node 1's relay: %+v", s)
 	}
 
@@ -89,8 +90,9 @@ func TestClusterMountpoint(t *testing.T) {
 		r, _ := e["result"].(map[string]any)
 		return r != nil && r["status"] == "stopped"
 	}
-	v1.waitEvent(5*time.Second, stopped)
-	v2.waitEvent(5*time.Second, stopped)
+	for _, v := range []*viewer{v1, v2, v3} {
+		v.waitEvent(5*time.Second-time.Since(crashed), stopped)
+	}
 	waitFor(t, "node 2 to drop node 1's mountpoint", 5*time.Second-time.Since(crashed), func() bool { return listed(t, admin2)[mp.id] == nil })
 	t.Logf("viewers told and the list updated %v after the crash", time.Since(crashed).Round(time.Millisecond))
 	waitFor(t, "node 2 to release its import", 5*time.Second, func() bool { return n2.relay.Stats().Imports == 0 })
