@@ -23,13 +23,7 @@ import (
 // that change a remote mountpoint, and info, are answered by its home.
 
 // Relay carries a mountpoint's streams between nodes; *relay.Relay is one.
-type Relay interface {
-	Export(feed string, streams []relay.Stream) error
-	Unexport(feed string)
-	Import(ctx context.Context, node, feed string) (*relay.Import, error)
-}
-
-var _ Relay = (*relay.Relay)(nil)
+type Relay = relay.Feeds
 
 // Option adjusts the plugin built by New.
 type Option func(*Plugin)
@@ -38,6 +32,9 @@ type Option func(*Plugin)
 // (without it, another node's mountpoints are listed but cannot be watched here). A nil view is
 // one node, as without the option.
 func WithCluster(view cluster.View, r Relay) Option {
+	if rr, ok := r.(*relay.Relay); ok && rr == nil {
+		r = nil // a server without a relay passed its nil *relay.Relay
+	}
 	return func(p *Plugin) {
 		if view != nil {
 			p.cl = &clusterNode{p: p, view: view, relay: r, log: p.log.With("component", "cluster")}
