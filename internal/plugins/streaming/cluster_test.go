@@ -82,6 +82,18 @@ func TestClusterMountpoint(t *testing.T) {
 	before := v1.count("a")
 	v1.waitPackets("a", before+10, 5*time.Second)
 
+	// disable on node 1 pauses the viewers on node 2 too; enable resumes them.
+	request(t, admin1, map[string]any{"request": "disable", "id": mp.id}, nil)
+	waitFor(t, "node 2 to see the mountpoint disabled", 5*time.Second, func() bool { return listed(t, admin2)[mp.id]["enabled"] == false })
+	time.Sleep(100 * time.Millisecond) // what was on its way when the announcement arrived
+	paused := v1.count("a")
+	time.Sleep(400 * time.Millisecond) // 20 packets' worth
+	if got := v1.count("a"); got > paused+2 {
+		t.Errorf("a viewer on node 2 got %d packets while the mountpoint was disabled", got-paused)
+	}
+	request(t, admin1, map[string]any{"request": "enable", "id": mp.id}, nil)
+	v1.waitPackets("a", v1.count("a")+10, 5*time.Second)
+
 	// Node 1 crashes: its record lapses (not deleted), its mountpoint leaves node 2's list, and
 	// node 2's viewers are told as when a mountpoint is destroyed.
 	crashed := time.Now()
