@@ -103,8 +103,14 @@ func (n *Node) applyMembers(recs []NodeRecord) {
 	for _, r := range recs {
 		if r.ID != n.cfg.NodeID {
 			now[r.ID] = r
-		} else {
-			self = true
+			continue
+		}
+		self = true
+		if started := n.Self().Started; !r.Started.Equal(started) {
+			// Another process wrote a record under this node's id since this one's last write:
+			// two nodes configured with one node_id, which the others see as one node
+			// restarting again and again.
+			n.log.Error("cluster: another node runs with this node id", "its_start", r.Started, "this_start", started)
 		}
 	}
 	at := time.Now()

@@ -1,7 +1,11 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,4 +178,43 @@ func TestRedisRestartKeepsMembers(t *testing.T) {
 	if r, ok := n2.Node("n1"); !ok || r.Slot != n1.Self().Slot {
 		t.Fatalf("n2 lost n1: %+v %v", r, ok)
 	}
+}
+
+// Two processes configured with one node id: the node says so (and keeps running).
+func TestDuplicateNodeID(t *testing.T) {
+	srv := redistest.Start(t)
+	var logs syncBuffer
+	eng := rawPublisher(t, srv.Addr())
+	n, err := cluster.New(cluster.Config{NodeID: "n1", Secret: secret, Heartbeat: heartbeat, NodeTTL: nodeTTL,
+		LeaseTTL: leaseTTL}, eng, cluster.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop(context.Background())
+	other := n.Self()
+	other.Started = other.Started.Add(time.Hour)
+	if err := eng.PutNode(context.Background(), other, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "the duplicate reported", func() bool {
+		return strings.Contains(logs.String(), "another node runs with this node id")
+	})
+}
+
+// syncBuffer is a bytes.Buffer for a logger written from the node's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -163,7 +163,7 @@ func New(cfg Config, signal Signaler) (*Relay, error) {
 	r := &Relay{
 		cfg: cfg, instance: newInstance(), sig: signal, api: api, mux: mux, plain: plain, log: cfg.Log.With("component", "relay"),
 		links: map[string]*link{}, exports: map[string]*export{}, imports: map[importKey]*sharedImport{},
-		nextSSRC: ssrcBase(cfg.NodeID), stop: make(chan struct{}), done: make(chan struct{}),
+		nextSSRC: ssrcBase(), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	signal.Handle(pathLink, r.handleLink)
 	signal.Handle(pathDial, r.handleDial)
@@ -301,7 +301,7 @@ func (r *Relay) linkDown(l *link, cause error) {
 }
 
 // allocSSRC returns an SSRC this node has not used for a stream it receives. The node with the
-// smaller id of a pair takes SSRCs with the top bit clear, the other with it set (ssrcBase), so
+// smaller id of a pair takes SSRCs with the top bit clear, the other with it set (ownsSSRC), so
 // the two directions of a link never collide.
 func (r *Relay) allocSSRC(peer string) uint32 {
 	r.mu.Lock()
@@ -319,7 +319,7 @@ func (r *Relay) allocSSRC(peer string) uint32 {
 
 // ssrcBase starts a node's SSRCs at a point that differs between restarts of the node, so that a
 // late packet of an earlier run is not taken for one of the new streams.
-func ssrcBase(string) uint32 { return uint32(time.Now().UnixNano()) & 0x7fff0000 }
+func ssrcBase() uint32 { return uint32(time.Now().UnixNano()) & 0x7fff0000 }
 
 // ownsSSRC reports whether ssrc is in the half of the SSRC space from picks on a link with to.
 func ownsSSRC(from, to string, ssrc uint32) bool {

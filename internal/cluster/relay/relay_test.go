@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -193,6 +194,47 @@ func TestLinkLossRecoveredFromOriginCache(t *testing.T) {
 			t.Fatalf("origin %+v edge %+v", a, b)
 		}
 	})
+}
+
+// 5 % of the packets lost at random on the link, retransmissions included: the edge's NACKs (up to
+// three per packet) recover nearly all of them.
+func TestRandomLinkLossRecovered(t *testing.T) {
+	rs := newRelays(t, "a", "b")
+	var mu sync.Mutex
+	rnd := rand.New(rand.NewPCG(1, 2))
+	drop := func(uint32, uint16) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return rnd.Float64() < 0.05
+	}
+	rs[1].dropIncoming.Store(&drop)
+	originFeed(t, rs[0], "feed", 1)
+	imp := importFeed(t, rs[1], "a", "feed")
+	sink := newLayerSink()
+	imp.Receivers()["v"].AddSink(sink)
+	// Of the first 300 packets sent after the import (the source starts at 100 before it), at
+	// most 1 % stays missing.
+	eventually(t, "the losses recovered", wait, func() bool {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		if len(sink.seqs[0]) < 320 {
+			return false
+		}
+		lo := uint16(0xffff)
+		for seq := range sink.seqs[0] {
+			lo = min(lo, seq)
+		}
+		missing := 0
+		for seq := lo; seq != lo+300; seq++ {
+			if !sink.seqs[0][seq] {
+				missing++
+			}
+		}
+		return missing <= 3
+	})
+	if st := rs[1].Stats(); st.NACKsSent == 0 {
+		t.Fatalf("no NACK: edge %+v", st)
+	}
 }
 
 func TestKeyframeRequestsOfTwoEdgesMergeAtOrigin(t *testing.T) {
