@@ -174,10 +174,8 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, cl p
 		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge")))
 	}
 	if cfg.Plugins.Streaming.Enabled {
-		// Every node lists the cluster's mountpoints; watching another node's needs the media
-		// relay (streaming.WithCluster's second argument), which the server does not build yet.
 		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming"),
-			streaming.WithCluster(view, nil)))
+			cl.streaming()...))
 	}
 	if cfg.Plugins.VideoCall.Enabled {
 		ps = append(ps, videocall.New(cfg.Plugins.VideoCall, cfg.Plugins.VideoRoom.Allocation, rec, log.With("plugin", "videocall")))
