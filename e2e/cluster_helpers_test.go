@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/clusterrig"
 	"github.com/strata-rtc/strata/internal/janusclient"
@@ -368,4 +371,28 @@ func requireAudioPackets(t *testing.T, b *browser, pcExpr, what string, n int) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// relayPackets reads strata_cluster_relay_packets_total{direction} from node's /metrics.
+func relayPackets(t *testing.T, node *clusterrig.Node, direction string) float64 {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(node.Admin(), "/admin") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("%s /metrics: %v", node.ID, err)
+	}
+	for _, m := range fams["strata_cluster_relay_packets_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "direction" && l.GetValue() == direction {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("%s /metrics has no strata_cluster_relay_packets_total{direction=%q}", node.ID, direction)
+	return 0
 }

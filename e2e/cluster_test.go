@@ -53,6 +53,13 @@ func TestCluster(t *testing.T) {
 	}
 	defer sub.Close(ctx)
 	requireMedia(t, envs[2], sub, 4, 15*time.Second)
+	// The media crossed the relay: node1 sent, node3 received, and the admin API says so.
+	if sent := relayPackets(t, c.Nodes[0], "sent"); sent == 0 {
+		t.Error("node1's strata_cluster_relay_packets_total{direction=sent} is 0 with its feed watched on node3")
+	}
+	if got := relayPackets(t, c.Nodes[2], "received"); got == 0 {
+		t.Error("node3's strata_cluster_relay_packets_total{direction=received} is 0 while it relays two feeds")
+	}
 	for _, n := range c.Nodes {
 		got, err := listParticipants(ctx, n)
 		if err != nil || !sameSet(got, feeds) {

@@ -149,7 +149,7 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		s.view = s.node
 		admin := clusterAdmin{s.node, s.relay}
 		gwOpts = append(gwOpts, gateway.WithClusterAdmin(admin))
-		sources.Cluster = admin
+		sources.Cluster, sources.Relay = admin, s.relay
 	}
 	s.plugins = loadPlugins(cfg, log, peers, s.pluginCluster())
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gwOpts...)
