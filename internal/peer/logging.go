@@ -31,6 +31,10 @@ type pionKey struct {
 // pionOverflow collects lines beyond the aggregator's bound on distinct lines.
 var pionOverflow = pionKey{scope: "pion", level: slog.LevelWarn, format: "further repeated Pion log lines held back"}
 
+// PionLogs routes Pion's logs into log as every PeerConnection of a Factory does (for the Pion
+// objects built outside one: the cluster relay's links).
+func PionLogs(log *slog.Logger) logging.LoggerFactory { return newLoggerFactory(log) }
+
 func newLoggerFactory(log *slog.Logger) logging.LoggerFactory {
 	return newAggregatingFactory(log, logagg.DefaultWindow, nil)
 }

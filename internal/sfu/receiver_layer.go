@@ -156,3 +156,8 @@ func (r *Receiver) cached(layer int, seq uint16, dst []byte) int {
 	n, _ := r.layers[layer].cache.Get(seq, dst)
 	return n
 }
+
+// Cached copies the cached packet seq of a layer into dst and returns its length (0: not in the
+// cache). The cluster relay answers another node's NACKs with it, as a DownTrack answers its
+// subscriber's.
+func (r *Receiver) Cached(layer int, seq uint16, dst []byte) int { return r.cached(layer, seq, dst) }
