@@ -237,6 +237,11 @@ func (p *Plugin) participantAdmin(a *ParticipantAdmin) (any, *Error) {
 	case "kick":
 		kicked := m.id
 		r.broadcast(RoomEvent{Audiobridge: "event", Room: r.id, Kicked: &kicked}, nil)
+		if m.guest != nil {
+			r.leave(m, leaveNotice)
+			r.cl.Load().drop(m.guest.node, m.id, nil, true)
+			return Tag{Audiobridge: "success"}, nil
+		}
 		m.s.leaveRoom(m)
 		m.s.h.ClosePeer("kicked from the audiobridge")
 		return Tag{Audiobridge: "success"}, nil
@@ -270,6 +275,11 @@ func (p *Plugin) roomAdmin(a *RoomAdmin) (any, *Error) {
 		r.mu.Unlock()
 		for _, m := range members {
 			id := m.id
+			if m.guest != nil {
+				r.cl.Load().drop(m.guest.node, id, RoomEvent{Audiobridge: "event", Room: r.id, KickedAll: &id}, true)
+				r.leave(m, leaveSilently)
+				continue
+			}
 			m.s.push("", RoomEvent{Audiobridge: "event", Room: r.id, KickedAll: &id}, nil)
 			m.s.forgetMember(m)
 			r.leave(m, leaveSilently)

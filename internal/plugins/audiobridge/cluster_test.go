@@ -1,0 +1,140 @@
+package audiobridge_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/bwe"
+	"github.com/strata-rtc/strata/internal/cluster/clustertest"
+	"github.com/strata-rtc/strata/internal/cluster/redistest"
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/gateway"
+	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/janusclient/janustest"
+	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
+	"github.com/strata-rtc/strata/internal/record"
+	"github.com/strata-rtc/strata/internal/transport/wsapi"
+)
+
+// clusterNode is a strata node of a test cluster: a clustertest node (engine, Node, relay) with
+// an audiobridge plugin on it and a Janus API (WebSocket) in front.
+type clusterNode struct {
+	*clustertest.Node
+	c *janusclient.Client
+}
+
+func startClusterNode(t testing.TB, redisAddr, id string) *clusterNode {
+	t.Helper()
+	log := janustest.Logger().With("node", id)
+	cn := clustertest.Start(t, redisAddr, "ab", id, log)
+	cfg := config.Default()
+	cfg.Media.ICE.Loopback = true
+	cfg.Media.ICE.Interfaces = []string{"lo"}
+	ccOpts, err := bwe.PeerOptions(cfg.Media, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers, err := peer.NewFactory(cfg.Media, log, ccOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab := audiobridge.New(cfg.Plugins.AudioBridge, record.SessionOptions{}, log, audiobridge.WithCluster(cn.Node, cn.Relay))
+	gw := gateway.New(cfg, peers, []plugin.Plugin{ab}, log, nil)
+	ws := wsapi.New(gw, cfg)
+	api := httptest.NewServer(ws)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := janusclient.Dial(ctx, "ws://"+api.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Close()
+		gw.Close()
+		ws.Close()
+		api.Close()
+		peers.Close()
+	})
+	return &clusterNode{Node: cn, c: c}
+}
+
+// listed is a room's participants as node n's listparticipants answers, sorted by id.
+func listed(t testing.TB, n *clusterNode, room uint64) string {
+	t.Helper()
+	data, _ := mustRequest(t, attach(t, n.c), map[string]any{"request": "listparticipants", "room": room}, nil)
+	var ids []uint64
+	for _, p := range data["participants"].([]any) {
+		ids = append(ids, uint64(p.(map[string]any)["id"].(float64)))
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return fmt.Sprint(ids)
+}
+
+func sortedIDs(ids ...uint64) string {
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return fmt.Sprint(ids)
+}
+
+// TestRoomSpansNodes: room 1234 is mixed on node 1 (its first participant's node, which takes
+// its lease); a participant on node 2 joins through node 2. Each hears the other's tone and not
+// its own, both nodes list the same participants, node 1's participant hears of node 2's joining
+// and, once node 2 crashed (its record lapses, nothing deleted), of its leaving within 5 s.
+func TestRoomSpansNodes(t *testing.T) {
+	redis := redistest.Start(t)
+	n1 := startClusterNode(t, redis.Addr(), "node-1")
+	n2 := startClusterNode(t, redis.Addr(), "node-2")
+	const room = 1234
+
+	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
+	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
+	waitEvent(t, a.h, 5*time.Second, func(d map[string]any) bool {
+		ps, _ := d["participants"].([]any)
+		return d["audiobridge"] == "joined" && len(ps) == 1 && ps[0].(map[string]any)["id"] == float64(b.id)
+	})
+
+	want := sortedIDs(a.id, b.id)
+	for _, n := range []*clusterNode{n1, n2} {
+		if got := listed(t, n, room); got != want {
+			t.Errorf("%s lists %s, want %s", n.ID, got, want)
+		}
+	}
+
+	// The mixes: a's from node 1's mixer directly, b's relayed back to node 2.
+	deadline := time.Now().Add(8 * time.Second)
+	for {
+		ga, gb := heardTones(a, 600*time.Millisecond), heardTones(b, 600*time.Millisecond)
+		ok := ga[2] >= 0.08 && ga[0] <= 0.01 && gb[0] >= 0.08 && gb[2] <= 0.01
+		if ok {
+			t.Logf("node 1's participant hears %.3f, node 2's %.3f", ga, gb)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 1's participant (%v Hz) hears %.3f, node 2's (%v Hz) hears %.3f", tones[0], ga, tones[2], gb)
+		}
+	}
+
+	// Node 2's participant mutes itself: node 1 mixes it out and tells its participant.
+	mustRequest(t, b.h, map[string]any{"request": "configure", "muted": true}, nil)
+	waitEvent(t, a.h, 5*time.Second, func(d map[string]any) bool {
+		ps, _ := d["participants"].([]any)
+		return len(ps) == 1 && ps[0].(map[string]any)["id"] == float64(b.id) && ps[0].(map[string]any)["muted"] == true
+	})
+	time.Sleep(300 * time.Millisecond)
+	if got := heardTones(a, 600*time.Millisecond); got[2] > 0.01 {
+		t.Errorf("node 1's participant still hears the muted %v Hz tone at %.3f", tones[2], got[2])
+	}
+
+	crashed := time.Now()
+	n2.Crash()
+	waitEvent(t, a.h, 5*time.Second, func(d map[string]any) bool { return d["leaving"] == float64(b.id) })
+	t.Logf("node 2's participant left the room %v after node 2 crashed", time.Since(crashed).Round(time.Millisecond))
+	if got := listed(t, n1, room); got != sortedIDs(a.id) {
+		t.Errorf("after node 2 crashed node 1 lists %s, want %s", got, sortedIDs(a.id))
+	}
+}

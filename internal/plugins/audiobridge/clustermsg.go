@@ -1,0 +1,160 @@
+package audiobridge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// The owner protocol's messages. They come from other nodes (or anyone who can reach the cluster
+// listener or publish in Redis): remote input, decoded strictly and checked before use.
+
+// Operations a seat's node asks of a room's owner.
+const (
+	opJoin      = "join"      // admit a participant: the owner's answer is the join's reply
+	opConfigure = "configure" // a participant's settings and display
+	opSetup     = "setup"     // its PeerConnection is up (or down)
+	opMedia     = "media"     // its audio is exported: import it, export its mix
+	opLeave     = "leave"     // it left
+	opRequest   = "request"   // a synchronous request about the room (listparticipants, kick...)
+	opSync      = "sync"      // every seat of the node in the room (a new owner, lost events)
+)
+
+// Kinds of the owner's events on the room's topic.
+const (
+	kindEvent = "event" // a Janus event for the room's participants
+	kindDrop  = "drop"  // a participant was taken out of the room by the owner (kick)
+)
+
+// maxSeats bounds a sync's seats (and so a room's participants from one node).
+const maxSeats = 4096
+
+type ownerRequest struct {
+	Op   string `json:"op"`
+	Room uint64 `json:"room"`
+	ID   uint64 `json:"id,omitempty"`
+	// Join is a join's request (opJoin; the seats of opSync have theirs).
+	Join      *Join      `json:"join,omitempty"`
+	Configure *Configure `json:"configure,omitempty"`
+	Setup     bool       `json:"setup,omitempty"`
+	// Body is a synchronous request as the participant sent it (opRequest).
+	Body  json.RawMessage `json:"body,omitempty"`
+	Seats []wireSeat      `json:"seats,omitempty"`
+}
+
+// wireSeat is a participant of the asking node, re-announced to a (new) owner.
+type wireSeat struct {
+	Join        Join        `json:"join"` // with the participant's id, display and settings now
+	Participant Participant `json:"participant"`
+	Admin       bool        `json:"admin,omitempty"`
+	Setup       bool        `json:"setup,omitempty"`
+	// Media: its audio is exported (the owner imports it and exports the mix).
+	Media bool `json:"media,omitempty"`
+}
+
+type ownerAnswer struct {
+	// NotOwner: the node does not mix the room (any more): ask its owner again.
+	NotOwner bool `json:"not_owner,omitempty"`
+	// Code and Reason are a Janus error for the participant.
+	Code   int    `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Node is the owner that answered (where the mixes are exported).
+	Node string `json:"node,omitempty"`
+	// Data is the reply for the participant (join's "joined", a synchronous request's answer).
+	Data json.RawMessage `json:"data,omitempty"`
+	// Participant and Admin are what join resolved.
+	Participant *Participant `json:"participant,omitempty"`
+	Admin       bool         `json:"admin,omitempty"`
+}
+
+func failed(err *Error) ownerAnswer { return ownerAnswer{Code: err.Code, Reason: err.Reason} }
+
+// roomEvent is a Janus event of the room for every participant but Except (0: none).
+type roomEvent struct {
+	Room   uint64          `json:"room"`
+	Except uint64          `json:"except,omitempty"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// dropEvent takes participant ID of node Node out of the room: Data is pushed to it first (when
+// any) and Close hangs its PeerConnection up.
+type dropEvent struct {
+	Room  uint64          `json:"room"`
+	Node  string          `json:"node"`
+	ID    uint64          `json:"id"`
+	Data  json.RawMessage `json:"data,omitempty"`
+	Close bool            `json:"close,omitempty"`
+}
+
+var errNoRoom = errors.New("no room")
+
+// decodeOwnerRequest reads and checks an owner protocol request.
+func decodeOwnerRequest(raw []byte) (ownerRequest, error) {
+	var req ownerRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return req, fmt.Errorf("audiobridge owner request: %w", err)
+	}
+	if req.Room == 0 {
+		return req, fmt.Errorf("audiobridge owner request %q: %w", req.Op, errNoRoom)
+	}
+	switch req.Op {
+	case opJoin:
+		if req.Join == nil {
+			return req, fmt.Errorf("audiobridge owner request join: no join")
+		}
+	case opConfigure:
+		if req.Configure == nil || req.ID == 0 {
+			return req, fmt.Errorf("audiobridge owner request configure: no participant or settings")
+		}
+	case opSetup, opMedia, opLeave:
+		if req.ID == 0 {
+			return req, fmt.Errorf("audiobridge owner request %s: no participant", req.Op)
+		}
+	case opRequest:
+		var body map[string]json.RawMessage
+		if json.Unmarshal(req.Body, &body) != nil {
+			return req, fmt.Errorf("audiobridge owner request: the forwarded request is not an object")
+		}
+	case opSync:
+		if len(req.Seats) > maxSeats {
+			return req, fmt.Errorf("audiobridge owner request sync: %d seats exceed %d", len(req.Seats), maxSeats)
+		}
+		for _, s := range req.Seats {
+			if s.Join.ID == 0 {
+				return req, fmt.Errorf("audiobridge owner request sync: a seat without an id")
+			}
+		}
+	default:
+		return req, fmt.Errorf("audiobridge owner request: unknown op %q", req.Op)
+	}
+	return req, nil
+}
+
+func decodeRoomEvent(raw []byte) (roomEvent, error) {
+	var ev roomEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return ev, fmt.Errorf("audiobridge room event: %w", err)
+	}
+	var data map[string]json.RawMessage
+	if ev.Room == 0 || json.Unmarshal(ev.Data, &data) != nil {
+		return ev, fmt.Errorf("audiobridge room event: no room or no event object")
+	}
+	return ev, nil
+}
+
+func decodeDropEvent(raw []byte) (dropEvent, error) {
+	var ev dropEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return ev, fmt.Errorf("audiobridge drop event: %w", err)
+	}
+	if ev.Room == 0 || ev.ID == 0 || ev.Node == "" {
+		return ev, fmt.Errorf("audiobridge drop event: no room, participant or node")
+	}
+	if len(ev.Data) > 0 {
+		var data map[string]json.RawMessage
+		if json.Unmarshal(ev.Data, &data) != nil {
+			return ev, fmt.Errorf("audiobridge drop event: the event is not an object")
+		}
+	}
+	return ev, nil
+}
