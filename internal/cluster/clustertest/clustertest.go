@@ -108,9 +108,10 @@ func (n *Node) Close() {
 }
 
 // Crash cuts the node off as a kill -9 would, seen from the others: it answers no node and
-// reaches none, and its record and leases, no longer refreshed, lapse after NodeTTL. Its media
-// relay is left as it is (no goodbye on the links).
+// reaches none, its record and leases, no longer refreshed, lapse after NodeTTL, and its media
+// relay stops sending.
 func (n *Node) Crash() {
 	n.dead.Store(true)
 	_ = n.Eng.Close()
+	n.Relay.Close()
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-rtc/strata/internal/bwe"
+	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/clustertest"
 	"github.com/strata-rtc/strata/internal/cluster/redistest"
 	"github.com/strata-rtc/strata/internal/config"
@@ -137,4 +138,66 @@ func TestRoomSpansNodes(t *testing.T) {
 	if got := listed(t, n1, room); got != sortedIDs(a.id) {
 		t.Errorf("after node 2 crashed node 1 lists %s, want %s", got, sortedIDs(a.id))
 	}
+}
+
+// TestOwnerFailover: room 1234 is mixed on node 1, with one participant on each of three nodes.
+// Node 1 crashes: node 2 or 3 takes the room's lease at the next epoch, its participant becomes
+// a member of its mixer and the other node's re-joins it, and the two hear each other again.
+func TestOwnerFailover(t *testing.T) {
+	redis := redistest.Start(t)
+	n1 := startClusterNode(t, redis.Addr(), "node-1")
+	n2 := startClusterNode(t, redis.Addr(), "node-2")
+	n3 := startClusterNode(t, redis.Addr(), "node-3")
+	const room = 1234
+
+	joinTalker(t, n1.c, room, tones[0], 1, nil)
+	b := joinTalker(t, n2.c, room, tones[1], 1, nil)
+	c := joinTalker(t, n3.c, room, tones[2], 1, nil)
+	hearEachOther := func(within time.Duration, what string) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			gb, gc := heardTones(b, 400*time.Millisecond), heardTones(c, 400*time.Millisecond)
+			if gb[2] >= 0.08 && gb[1] <= 0.01 && gc[1] >= 0.08 && gc[2] <= 0.01 {
+				t.Logf("%s: node 2's participant hears %.3f, node 3's %.3f", what, gb, gc)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: node 2's participant hears %.3f, node 3's %.3f", what, gb, gc)
+			}
+		}
+	}
+	hearEachOther(8*time.Second, "mixed on node 1")
+	before := roomLease(t, n2, room)
+	if before.Holder != "node-1" {
+		t.Fatalf("room lease %+v: want node-1's", before)
+	}
+
+	crashed := time.Now()
+	n1.Crash()
+	hearEachOther(10*time.Second, "after node 1 crashed")
+	after := roomLease(t, n2, room)
+	t.Logf("the room moved to %s at epoch %d (was %d) and its audio resumed %v after the crash", after.Holder, after.Epoch,
+		before.Epoch, time.Since(crashed).Round(time.Millisecond))
+	if after.Holder == "node-1" || after.Epoch <= before.Epoch {
+		t.Errorf("room lease %+v after node 1 crashed (before: %+v)", after, before)
+	}
+	want := sortedIDs(b.id, c.id)
+	for _, n := range []*clusterNode{n2, n3} {
+		if got := listed(t, n, room); got != want {
+			t.Errorf("%s lists %s, want %s", n.ID, got, want)
+		}
+	}
+}
+
+// roomLease is the lease on a room as the engine holds it.
+func roomLease(t testing.TB, n *clusterNode, room uint64) cluster.Lease {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	l, _, err := n.Eng.Holder(ctx, fmt.Sprintf("audiobridge/%d", room))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // The owner protocol's messages. They come from other nodes (or anyone who can reach the cluster
@@ -102,9 +103,15 @@ func decodeOwnerRequest(raw []byte) (ownerRequest, error) {
 		if req.Join == nil {
 			return req, fmt.Errorf("audiobridge owner request join: no join")
 		}
+		if err := req.Join.Settings.check(); err != nil {
+			return req, fmt.Errorf("audiobridge owner request join: %w", err)
+		}
 	case opConfigure:
 		if req.Configure == nil || req.ID == 0 {
 			return req, fmt.Errorf("audiobridge owner request configure: no participant or settings")
+		}
+		if err := req.Configure.Settings.check(); err != nil {
+			return req, fmt.Errorf("audiobridge owner request configure: %w", err)
 		}
 	case opSetup, opMedia, opLeave:
 		if req.ID == 0 {
@@ -122,6 +129,9 @@ func decodeOwnerRequest(raw []byte) (ownerRequest, error) {
 		for _, s := range req.Seats {
 			if s.Join.ID == 0 {
 				return req, fmt.Errorf("audiobridge owner request sync: a seat without an id")
+			}
+			if err := s.Participant.check(); err != nil {
+				return req, fmt.Errorf("audiobridge owner request sync: seat %d: %w", s.Join.ID, err)
 			}
 		}
 	default:
@@ -157,4 +167,36 @@ func decodeDropEvent(raw []byte) (dropEvent, error) {
 		}
 	}
 	return ev, nil
+}
+
+// check refuses what a participant's request could not carry: the parser admits only positive
+// numbers (the value checks of join and configure come later, as in Janus).
+func (s Settings) check() error {
+	for name, v := range map[string]*int{"prebuffer": s.Prebuffer, "bitrate": s.Bitrate, "quality": s.Quality,
+		"expected_loss": s.ExpectedLoss, "volume": s.Volume, "spatial_position": s.SpatialPosition,
+		"audio_level_average": s.AudioLevelAverage, "audio_active_packets": s.AudioActivePackets} {
+		if v != nil && *v < 0 {
+			return fmt.Errorf("negative %s", name)
+		}
+	}
+	return nil
+}
+
+// check refuses resolved settings that join could not have resolved.
+func (p Participant) check() error {
+	switch {
+	case !slices.Contains(Codecs, p.Codec):
+		return fmt.Errorf("unknown codec %q", p.Codec)
+	case p.Prebuffer < 0 || p.Prebuffer > MaxPrebuffering:
+		return fmt.Errorf("prebuffer %d outside 0-%d", p.Prebuffer, MaxPrebuffering)
+	case p.Bitrate != 0 && (p.Bitrate < MinOpusBitrate || p.Bitrate > MaxOpusBitrate):
+		return fmt.Errorf("bitrate %d outside %d-%d", p.Bitrate, MinOpusBitrate, MaxOpusBitrate)
+	case p.Quality < 1 || p.Quality > 10:
+		return fmt.Errorf("quality %d outside 1-10", p.Quality)
+	case p.ExpectedLoss < 0 || p.ExpectedLoss > MaxExpectedLoss:
+		return fmt.Errorf("expected loss %d outside 0-%d", p.ExpectedLoss, MaxExpectedLoss)
+	case p.Volume < 0 || p.SpatialPosition < 0 || p.SpatialPosition > 100 || p.AudioLevelAverage < 0 || p.AudioActivePackets < 0:
+		return fmt.Errorf("volume, position or talk detection out of range")
+	}
+	return nil
 }

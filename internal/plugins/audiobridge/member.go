@@ -44,7 +44,7 @@ type member struct {
 	display  *string
 	settings Participant
 	sink     *audio.Sink
-	sinkRecv *sfu.Receiver // the receiver sink is on
+	sinkRecv *sfu.Receiver       // the receiver sink is on
 	levels   bool                // the audio level extension is in use: "talking" is reported
 	record   bool                // the participant asked for its .mjr recording (join's or configure's record)
 	filename string              // the recording's base name ("" for Janus's default)
