@@ -82,6 +82,10 @@ type Subscription interface {
 	// Reconnected receives a value after the subscription was re-established: what was published
 	// in between is lost, and the subscriber resynchronises.
 	Reconnected() <-chan struct{}
+	// Add and Remove change the channels listened on: one subscription (one connection) serves
+	// every topic a node follows.
+	Add(ctx context.Context, channels ...string) error
+	Remove(ctx context.Context, channels ...string) error
 	Close() error
 }
 

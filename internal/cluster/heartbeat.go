@@ -21,22 +21,31 @@ func (n *Node) loop() {
 	}
 }
 
-// beat writes the record, renews the slot, reads the membership and follows the leases. Each
-// request is bounded by the engine's own timeout and the whole beat by the heartbeat period, so
-// that a dead engine delays nothing beyond one period.
+// beat reads the membership, renews the slot, writes the record and follows the leases. Each
+// request is bounded by the engine's own (short) timeout; the beat as a whole by node_ttl, past
+// which it could not keep the record alive anyway. A beat that overruns its period only delays
+// the next one.
 func (n *Node) beat() {
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.NodeTTL)
 	defer cancel()
+	// The membership is read before this node's record is written: finding that record missing
+	// tells a restarted (or flushed) engine, which lost the others' records too (lostRecords).
+	recs, rerr := n.eng.Nodes(ctx)
 	err := n.writeSelf(ctx)
 	if err == nil {
-		n.readMembers(ctx)
+		err = rerr
+	}
+	if err == nil {
+		n.applyMembers(recs)
 	}
 	if err == nil {
 		n.lastOK.Store(time.Now().UnixNano())
 	}
 	n.noteConnection(err)
+	// Each lease request is bounded by the engine's timeout; the leases get their own time rather
+	// than what the beat left, so that many rooms do not starve the last ones.
 	for _, o := range n.ownerList() {
-		o.tick(ctx, err == nil)
+		o.tick(context.Background(), err == nil)
 	}
 }
 
@@ -76,25 +85,45 @@ func (n *Node) ownerList() []*ownership {
 	return n.ownersLocked()
 }
 
-// readMembers reads the live records and tells the watchers what changed. A node whose record
-// lapsed or was deleted is gone; one that came back with another start time restarted (it lost
-// what it held), so it is gone and up again.
+// readMembers reads the live records and tells the watchers what changed.
 func (n *Node) readMembers(ctx context.Context) {
-	recs, err := n.eng.Nodes(ctx)
-	if err != nil {
-		return
+	if recs, err := n.eng.Nodes(ctx); err == nil {
+		n.applyMembers(recs)
 	}
+}
+
+// applyMembers tells the watchers what changed. A node whose record lapsed or was deleted is
+// gone; one that came back with another start time restarted (it lost what it held), so it is
+// gone and up again. When this node's own record was missing too, the engine lost the records
+// (a restart): the nodes missing then are not gone unless still missing one node_ttl later,
+// which leaves them the time to write their records again.
+func (n *Node) applyMembers(recs []NodeRecord) {
 	now := make(map[string]NodeRecord, len(recs))
+	self := false
 	for _, r := range recs {
 		if r.ID != n.cfg.NodeID {
 			now[r.ID] = r
+			continue
+		}
+		self = true
+		if started := n.Self().Started; !r.Started.Equal(started) {
+			// Another process wrote a record under this node's id since this one's last write:
+			// two nodes configured with one node_id, which the others see as one node
+			// restarting again and again.
+			n.log.Error("cluster: another node runs with this node id", "its_start", r.Started, "this_start", started)
 		}
 	}
+	at := time.Now()
 	var events []NodeEvent
 	n.mu.Lock()
+	if !self {
+		n.lostRecords = at.Add(n.cfg.NodeTTL)
+	}
 	for id, old := range n.members {
 		r, ok := now[id]
 		switch {
+		case !ok && at.Before(n.lostRecords):
+			now[id] = old // not lapsed: lost with the engine's records; it writes its record again
 		case !ok:
 			events = append(events, NodeEvent{Kind: NodeGone, Node: old})
 		case !r.Started.Equal(old.Started):

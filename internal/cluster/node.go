@@ -70,16 +70,18 @@ type Node struct {
 	// with access to Redis) can publish on the channels.
 	badInput *logagg.Aggregator[string, string]
 
-	mu       sync.Mutex
-	self     NodeRecord
-	members  map[string]NodeRecord // the other live nodes, as last read
-	watchers map[int]func(NodeEvent)
-	nextID   int
-	owners   map[*ownership]struct{}
-	handlers map[string]HandlerFunc
-	seqs     map[string]*topicSeq // this node's sequence numbers, per topic
-	draining bool
-	stopped  bool
+	mu      sync.Mutex
+	self    NodeRecord
+	members map[string]NodeRecord // the other live nodes, as last read
+	// lostRecords: until then, a node missing from the records is not gone (applyMembers).
+	lostRecords time.Time
+	watchers    map[int]func(NodeEvent)
+	nextID      int
+	owners      map[*ownership]struct{}
+	handlers    map[string]HandlerFunc
+	seqs        map[string]*topicSeq // this node's sequence numbers, per topic
+	draining    bool
+	stopped     bool
 
 	// lastOK is when (unix nanoseconds) a heartbeat last reached the engine entirely.
 	lastOK    atomic.Int64
@@ -89,7 +91,8 @@ type Node struct {
 
 	stop     chan struct{}
 	loopDone chan struct{}
-	subs     sync.WaitGroup // topic subscribers
+	hub      *hub           // the one subscription to the engine, for every topic
+	subs     sync.WaitGroup // the hub's and the topic subscribers' goroutines
 }
 
 var (
@@ -115,6 +118,7 @@ func New(cfg Config, eng Engine, opts ...Option) (*Node, error) {
 		stop:     make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
+	n.hub = newHub(n)
 	for _, o := range opts {
 		o(n)
 	}

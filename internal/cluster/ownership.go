@@ -45,7 +45,7 @@ func (n *Node) Owner(name string, acquire bool) Ownership {
 	n.mu.Unlock()
 	// The first look is now, not at the next heartbeat: a room being created wants its owner.
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.NodeTTL)
 		defer cancel()
 		o.mu.Lock()
 		o.seenFree = true

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -16,7 +17,9 @@ type ClusterRelay struct {
 	// Ports are the links' UDP ports: "port" (every link on one socket) or "min-max" (a port per
 	// link: as many as the node has peers). Empty: any port the system gives.
 	Ports string `yaml:"ports"`
-	// Transport is "srtp" (DTLS-SRTP). Plain RTP for trusted networks is not implemented yet.
+	// Transport is "srtp" (DTLS-SRTP over ICE) or "rtp": plain RTP on one UDP socket (the address
+	// and the first free port), only for networks between nodes that are trusted. Every node of a
+	// cluster uses the same.
 	Transport string `yaml:"transport"`
 }
 
@@ -43,9 +46,11 @@ func (r ClusterRelay) validate() []error {
 	switch r.Transport {
 	case "srtp":
 	case "rtp":
-		errs = append(errs, fmt.Errorf("cluster.relay.transport: plain RTP between nodes is not implemented; use srtp"))
+		if r.Address == "" {
+			errs = append(errs, errors.New("cluster.relay.address: required with transport rtp (the plain socket's address)"))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("cluster.relay.transport: %q is not srtp", r.Transport))
+		errs = append(errs, fmt.Errorf("cluster.relay.transport: %q is neither srtp nor rtp", r.Transport))
 	}
 	return errs
 }

@@ -30,6 +30,7 @@ type Config struct {
 	Recording  Recording  `yaml:"recording"`
 	Plugins    Plugins    `yaml:"plugins"`
 	Events     Events     `yaml:"events"`
+	Cluster    Cluster    `yaml:"cluster"`
 }
 
 // General holds gateway-wide options (sessions, authentication, logging).
@@ -467,6 +468,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Recording.validate()...)
 	errs = append(errs, c.Events.validate()...)
 	errs = append(errs, c.LowPrio.validate()...)
+	errs = append(errs, c.Cluster.validate()...)
 	errs = append(errs, c.Media.CongestionControl.validate(c.Media.TWCC)...)
 	errs = append(errs, c.Plugins.VideoRoom.validate()...)
 	if err := c.validateMarksSocket(); err != nil {

@@ -96,6 +96,8 @@ func (g *Gateway) adminRootVerb(ctx context.Context, r adminReq) janus.Message {
 		return g.queryEventHandler(r)
 	case "custom_event":
 		return g.customEvent(r)
+	case "cluster", "drain":
+		return g.clusterVerb(ctx, r)
 	}
 	return r.fail(janus.WrongPath(r.Verb))
 }

@@ -41,6 +41,8 @@ type Gateway struct {
 	dropped atomic.Uint64
 	// events receives the event handlers' events (nil: none).
 	events *events.Bus
+	// cluster serves the admin API's cluster verbs; nil on a server without a cluster.
+	cluster ClusterAdmin
 
 	mu         sync.RWMutex
 	limits     limits // its per-address counts are guarded by mu

@@ -23,6 +23,7 @@ var AdminVerbs = VerbSet{
 	"handle_info": true, "destroy_session": true, "detach_handle": true, "hangup_webrtc": true,
 	"set_session_timeout": true, "set_log_level": true, "accept_new_sessions": true,
 	"message_plugin": true, "query_eventhandler": true, "custom_event": true,
+	"cluster": true, "drain": true,
 }
 
 // Request is one decoded request. Members that were absent are zero; members that were present have

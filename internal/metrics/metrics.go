@@ -39,6 +39,8 @@ type Sources struct {
 	Gateway Gateway
 	Peers   Peers
 	Plugins []plugin.Plugin
+	// Cluster is the cluster node; nil on a server without a cluster.
+	Cluster Cluster
 }
 
 // Metrics is one server's registry.
@@ -97,6 +99,9 @@ func (m *Metrics) Register(src Sources) {
 	}
 	if src.Peers != nil {
 		cs = append(cs, peerCollector{src.Peers})
+	}
+	if src.Cluster != nil {
+		cs = append(cs, clusterCollector{src.Cluster})
 	}
 	if pc := newPluginCollector(src.Plugins); pc != nil {
 		cs = append(cs, pc)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/certs"
+	"github.com/strata-rtc/strata/internal/cluster"
+	"github.com/strata-rtc/strata/internal/cluster/redisengine"
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/dashboard"
 	"github.com/strata-rtc/strata/internal/events"
@@ -58,6 +60,11 @@ type Server struct {
 	http    *httpapi.Handler
 	events  *events.Bus   // the event handlers; nil without any
 	whip    *whip.Handler // nil unless transports.http.whip.enabled
+	// node is this server in the cluster, engine its Redis; both nil unless cluster.enabled.
+	node   *cluster.Node
+	engine *redisengine.Engine
+	// view is node as the plugins and transports see it: a nil interface without a cluster.
+	view cluster.View
 
 	listeners  map[string]*listener
 	selfSigned *certs.Source   // the one generated certificate, shared by every self_signed listener
@@ -124,14 +131,33 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, logs: logs, level: level, peers: peers, lowprio: lp, events: bus, listeners: map[string]*listener{}}
-	s.plugins = loadPlugins(cfg, log, peers)
-	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gateway.WithEvents(bus))
-	s.metrics = m.register(metrics.Sources{Gateway: s.gw, Peers: peers, Plugins: s.plugins})
+	load := &clusterLoad{peers: peers}
+	if s.node, s.engine, err = joinCluster(cfg, log, load); err != nil {
+		peers.Close()
+		bus.Close(eventsCloseTimeout)
+		if lp != nil {
+			lp.Close()
+		}
+		return nil, err
+	}
+	gwOpts := []gateway.Option{gateway.WithEvents(bus)}
+	sources := metrics.Sources{Peers: peers}
+	if s.node != nil {
+		s.view = s.node
+		gwOpts = append(gwOpts, gateway.WithClusterAdmin(s.node))
+		sources.Cluster = s.node
+	}
+	s.plugins = loadPlugins(cfg, log, peers, s.view)
+	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gwOpts...)
+	load.gw.Store(s.gw)
+	sources.Gateway, sources.Plugins = s.gw, s.plugins
+	s.metrics = m.register(sources)
 	return s, nil
 }
 
-// loadPlugins creates every plugin enabled in the configuration.
-func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory) []plugin.Plugin {
+// loadPlugins creates every plugin enabled in the configuration. view is the cluster (nil
+// without one), for the plugins whose rooms span nodes.
+func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, view cluster.View) []plugin.Plugin {
 	var ps []plugin.Plugin
 	rec := record.SessionOptions{Playable: cfg.Recording.Playable, Formats: cfg.Recording.Containers}
 	if cfg.Plugins.EchoTest.Enabled {
@@ -242,7 +268,7 @@ func (s *Server) start() error {
 			return err
 		}
 	}
-	return nil
+	return s.startCluster()
 }
 
 // clientConfig tells the demo pages where the Janus API is, with the ports actually bound: the
@@ -286,6 +312,9 @@ func (s *Server) Gateway() *gateway.Gateway { return s.gw }
 
 // Close destroys every session and plugin, stops the listeners and releases the media stack.
 func (s *Server) Close() {
+	// The cluster first: the other nodes stop sending this one requests and take its rooms over
+	// while its sessions end.
+	s.leaveCluster()
 	// The gateway goes first: destroying the sessions releases held long-polls and WebSockets, so the
 	// listeners can then shut down without waiting for them.
 	s.gw.Close()

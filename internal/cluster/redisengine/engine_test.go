@@ -275,3 +275,58 @@ func TestSubscribeReconnected(t *testing.T) {
 		t.Fatalf("after reconnect got %+v", m)
 	}
 }
+
+func TestSubscriptionAddRemove(t *testing.T) {
+	srv := redistest.Start(t)
+	e := newEngine(t, srv.Addr())
+	ctx := context.Background()
+	sub, err := e.Subscribe(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := sub.Add(ctx, "b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Remove(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Remove(ctx); err != nil { // nothing: not "every channel"
+		t.Fatal(err)
+	}
+	// Adding a channel again after removing it is no reconnection either.
+	if err := sub.Remove(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Add(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []string{"a", "b", "c"} {
+		if err := e.Publish(ctx, ch, []byte(ch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for len(got) < 2 {
+		select {
+		case m := <-sub.Messages():
+			got = append(got, m.Channel)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("got %v", got)
+		}
+	}
+	if got[0] != "b" || got[1] != "c" {
+		t.Fatalf("got %v, want b and c (a was removed)", got)
+	}
+	select {
+	case <-sub.Reconnected():
+		t.Fatal("Reconnected without a reconnection")
+	case m := <-sub.Messages():
+		t.Fatalf("unexpected %+v", m)
+	case <-time.After(100 * time.Millisecond):
+	}
+	n, err := e.client.PubSubNumSub(ctx, "test:a", "test:b").Result()
+	if err != nil || n["test:a"] != 0 || n["test:b"] != 1 {
+		t.Fatalf("numsub: %v %v", n, err)
+	}
+}

@@ -2,6 +2,7 @@ package redisengine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,9 @@ func (e *Engine) Publish(ctx context.Context, channel string, payload []byte) er
 // a lost connection; the subscription notices it by the server confirming a channel a second time
 // and reports it on Reconnected.
 func (e *Engine) Subscribe(ctx context.Context, channels ...string) (cluster.Subscription, error) {
+	if len(channels) == 0 {
+		return nil, errors.New("redisengine: subscribe to no channel")
+	}
 	full := make([]string, len(channels))
 	for i, c := range channels {
 		full[i] = e.prefix + c
@@ -66,6 +70,7 @@ func (e *Engine) Subscribe(ctx context.Context, channels ...string) (cluster.Sub
 	}
 	s := &subscription{
 		ps:          ps,
+		timeout:     e.timeout,
 		prefix:      e.prefix,
 		msgs:        make(chan cluster.Message, 256),
 		reconnected: make(chan struct{}, 1),
@@ -81,6 +86,7 @@ func (e *Engine) Subscribe(ctx context.Context, channels ...string) (cluster.Sub
 
 type subscription struct {
 	ps          *redis.PubSub
+	timeout     time.Duration
 	prefix      string
 	msgs        chan cluster.Message
 	reconnected chan struct{}
@@ -90,6 +96,35 @@ type subscription struct {
 
 func (s *subscription) Messages() <-chan cluster.Message { return s.msgs }
 func (s *subscription) Reconnected() <-chan struct{}     { return s.reconnected }
+
+// Add listens on more channels. go-redis keeps them even when Redis cannot be reached, and
+// subscribes to them with the others when it reconnects.
+func (s *subscription) Add(ctx context.Context, channels ...string) error {
+	if len(channels) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return wrap("subscribe", s.ps.Subscribe(ctx, s.full(channels)...))
+}
+
+// Remove stops listening on channels.
+func (s *subscription) Remove(ctx context.Context, channels ...string) error {
+	if len(channels) == 0 {
+		return nil // go-redis would unsubscribe from every channel
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return wrap("unsubscribe", s.ps.Unsubscribe(ctx, s.full(channels)...))
+}
+
+func (s *subscription) full(channels []string) []string {
+	full := make([]string, len(channels))
+	for i, c := range channels {
+		full[i] = s.prefix + c
+	}
+	return full
+}
 
 func (s *subscription) Close() error {
 	var err error
@@ -116,6 +151,10 @@ func (s *subscription) run(in <-chan any) {
 		}
 		switch m := m.(type) {
 		case *redis.Subscription:
+			if m.Kind == "unsubscribe" {
+				delete(confirmed, m.Channel)
+				continue
+			}
 			if m.Kind != "subscribe" {
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -102,9 +103,10 @@ func (s *Server) start() error {
 		"--bind", host, "--port", port, "--dir", s.dir,
 		"--save", "", "--appendonly", "no", "--protected-mode", "no",
 		"--daemonize", "no", "--logfile", filepath.Join(s.dir, "redis.log"))
-	// Its own process group, so that a test's Ctrl-C does not leave it behind half-stopped.
+	// Its own process group, so that a test's Ctrl-C does not leave it behind half-stopped; killed
+	// with the test process if that dies without its cleanups (a test timeout).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := spawn(cmd); err != nil {
 		return fmt.Errorf("redistest: start %s: %w", Binary, err)
 	}
 	exit := make(chan struct{})
@@ -139,4 +141,32 @@ func freePort(t testing.TB, host string) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Pdeathsig follows the thread that forks, not the process: a thread that ends (one locked to a
+// network namespace whose goroutine returned, say) would kill the server with it. The servers are
+// forked from one thread that never ends: a goroutine locked to it for the life of the process.
+var (
+	spawnOnce sync.Once
+	spawns    chan spawnReq
+)
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func spawn(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawns = make(chan spawnReq)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+			for r := range spawns {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	r := spawnReq{cmd: cmd, done: make(chan error, 1)}
+	spawns <- r
+	return <-r.done
 }

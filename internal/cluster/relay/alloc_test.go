@@ -17,13 +17,15 @@ func TestPacketPathAllocatesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sets up a link")
 	}
-	for _, audio := range []bool{false, true} {
-		send := linkedPair(t, audio)
-		for range 50 {
-			send()
-		}
-		if n := testing.AllocsPerRun(500, send); n != 0 {
-			t.Fatalf("%v allocations per packet through the relay (audio %v)", n, audio)
+	for _, tr := range []string{"srtp", "rtp"} {
+		for _, audio := range []bool{false, true} {
+			send := linkedPair(t, tr, audio)
+			for range 50 {
+				send()
+			}
+			if n := testing.AllocsPerRun(500, send); n != 0 {
+				t.Fatalf("%v allocations per packet through the relay (%s, audio %v)", n, tr, audio)
+			}
 		}
 	}
 }

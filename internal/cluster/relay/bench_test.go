@@ -25,8 +25,8 @@ func (signalSink) Resync() {}
 // linkedPair exports a one-layer VP8 feed (or an Opus one whose packets carry the audio level) on
 // a and imports it on b; send writes one packet at the origin and waits until the edge's Receiver
 // delivered it.
-func linkedPair(tb testing.TB, audio bool) (send func()) {
-	rs := newRelays(tb, "a", "b")
+func linkedPair(tb testing.TB, transport string, audio bool) (send func()) {
+	rs := newRelaysWith(tb, withTransport(transport), "a", "b")
 	var origin *sfu.Receiver
 	stream := Stream{}
 	pkt := vp8Packet(0, 0, 0, 0, 0, true, true, true, 1000, 1000)
@@ -74,13 +74,17 @@ func linkedPair(tb testing.TB, audio bool) (send func()) {
 }
 
 func BenchmarkRelayPacket(b *testing.B) {
-	send := linkedPair(b, false)
-	for range 50 {
-		send()
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		send()
+	for _, tr := range []string{"srtp", "rtp"} {
+		b.Run(tr, func(b *testing.B) {
+			send := linkedPair(b, tr, false)
+			for range 50 {
+				send()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				send()
+			}
+		})
 	}
 }

@@ -92,3 +92,39 @@ func TestConfigFrom(t *testing.T) {
 		t.Fatal("bad ports taken")
 	}
 }
+
+// FuzzSubscribeRequest: an edge's subscribe request is either refused or names one SSRC of the
+// edge's half per layer, none twice.
+func FuzzSubscribeRequest(f *testing.F) {
+	f.Add([]byte(`{"feed":"f1","generation":3,"ssrcs":[[2147483649],[2147483650,2147483651,2147483652]]}`))
+	f.Add([]byte(`{"ssrcs":[[1],[2,3,4]]}`))
+	f.Add([]byte(`{"ssrcs":[[0]]}`))
+	desc, err := DecodeDescriptor([]byte(goodDescriptor))
+	if err != nil {
+		f.Fatal(err)
+	}
+	r := &Relay{cfg: Config{NodeID: "a"}, exports: map[string]*export{}}
+	l := &link{peer: "b"}
+	e := &export{desc: desc, outs: map[*link]*feedOut{}}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var req subscribeRequest
+		if decode(pathSubscribe, b, &req) != nil {
+			return
+		}
+		if r.checkSSRCs(l, e, req.SSRCs) != nil {
+			return
+		}
+		seen := map[uint32]bool{}
+		for i, list := range req.SSRCs {
+			if len(list) != desc.Streams[i].Layers {
+				t.Fatalf("stream %d: %d SSRCs taken for %d layers", i, len(list), desc.Streams[i].Layers)
+			}
+			for _, s := range list {
+				if seen[s] || !ownsSSRC("b", "a", s) {
+					t.Fatalf("SSRC %d taken", s)
+				}
+				seen[s] = true
+			}
+		}
+	})
+}

@@ -72,8 +72,11 @@ type sharedImport struct {
 
 	streams []*streamIn
 
-	ready chan struct{} // closed once started (err set) — under Relay.mu below
+	// ready is closed when start has returned, with its error in err; the streams do not change
+	// after that.
+	ready chan struct{}
 	err   error
+
 	// Under Relay.mu.
 	handles map[*Import]bool
 	ended   bool
@@ -135,25 +138,27 @@ func (r *Relay) Import(ctx context.Context, originNode, feedID string) (*Import,
 // start sets the import up; on error the caller ends it.
 func (si *sharedImport) start(ctx context.Context) error {
 	r := si.relay
-	l, err := r.ensureLink(ctx, si.key.origin)
-	if err != nil {
-		return err
+	var answer struct {
+		Instance   string          `json:"instance"`
+		Descriptor json.RawMessage `json:"descriptor"`
 	}
-	r.mu.Lock()
-	si.link = l
-	r.mu.Unlock()
-	var raw json.RawMessage
-	if err := r.sig.Call(ctx, si.key.origin, pathDescribe, feedRequest{Feed: si.key.feed}, &raw); err != nil {
+	if err := r.sig.Call(ctx, si.key.origin, pathDescribe, feedRequest{Feed: si.key.feed}, &answer); err != nil {
 		return fmt.Errorf("relay: describing %q on %s: %w", si.key.feed, si.key.origin, err)
 	}
-	desc, err := DecodeDescriptor(raw)
+	desc, err := DecodeDescriptor(answer.Descriptor)
 	if err != nil {
 		return err
 	}
 	if desc.Feed != si.key.feed {
 		return fmt.Errorf("%w: asked for %q, described %q", ErrBadDescriptor, si.key.feed, desc.Feed)
 	}
-	si.desc = desc
+	l, err := r.freshLink(ctx, si.key.origin, answer.Instance)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	si.link, si.desc = l, desc // handleGone compares generations under r.mu
+	r.mu.Unlock()
 	req := subscribeRequest{Feed: desc.Feed, Generation: desc.Generation}
 	for _, sd := range desc.Streams {
 		s := &streamIn{desc: sd}
@@ -165,18 +170,21 @@ func (si *sharedImport) start(ctx context.Context) error {
 		var ssrcs []uint32
 		for range sd.Layers {
 			li := &layerIn{ssrc: r.allocSSRC(si.key.origin)}
+			ssrcs = append(ssrcs, li.ssrc)
+			s.layers = append(s.layers, li)
+			if l.plain != nil {
+				continue // registered with the link below, once the Receiver exists
+			}
 			rr, err := r.api.NewRTPReceiver(kind, l.dtls)
 			if err != nil {
 				return fmt.Errorf("relay: receiving %q: %w", desc.Feed, err)
 			}
 			li.rtp = rr
-			s.layers = append(s.layers, li)
 			if err := rr.Receive(webrtc.RTPReceiveParameters{Encodings: []webrtc.RTPDecodingParameters{
 				{RTPCodingParameters: webrtc.RTPCodingParameters{SSRC: webrtc.SSRC(li.ssrc)}},
 			}}); err != nil {
 				return fmt.Errorf("relay: receiving %q: %w", desc.Feed, err)
 			}
-			ssrcs = append(ssrcs, li.ssrc)
 		}
 		req.SSRCs = append(req.SSRCs, ssrcs)
 		s.recv = sfu.NewReceiver(sfu.ReceiverConfig{
@@ -185,7 +193,11 @@ func (si *sharedImport) start(ctx context.Context) error {
 		}, si.keyframeRequester(s))
 		for layer, li := range s.layers {
 			s.recv.SetLayerSSRC(layer, li.ssrc)
-			go si.read(s, layer, li)
+			if l.plain != nil {
+				l.plain.addIn(li.ssrc, plainIn{si: si, s: s, layer: layer, li: li})
+			} else {
+				go si.read(s, layer, li)
+			}
 		}
 	}
 	if err := r.sig.Call(ctx, si.key.origin, pathSubscribe, req, nil); err != nil {
@@ -194,9 +206,25 @@ func (si *sharedImport) start(ctx context.Context) error {
 	return nil
 }
 
-// read takes one layer's packets from the link into the Receiver (nothing allocated per packet).
+// freshLink returns the link with origin, replacing one with an earlier run of it (the origin
+// restarted before the link's failure showed): its instance is not the one that described the feed.
+func (r *Relay) freshLink(ctx context.Context, origin, instance string) (*link, error) {
+	l, err := r.ensureLink(ctx, origin)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	stale := l.peerInstance != "" && instance != "" && l.peerInstance != instance
+	r.mu.Unlock()
+	if !stale {
+		return l, nil
+	}
+	r.linkDown(l, fmt.Errorf("relay: %s restarted", origin))
+	return r.ensureLink(ctx, origin)
+}
+
+// read takes one layer's packets from the link's ORTC receiver (nothing allocated per packet).
 func (si *sharedImport) read(s *streamIn, layer int, li *layerIn) {
-	r := si.relay
 	buf := make([]byte, 1500)
 	track := li.rtp.Track()
 	for {
@@ -207,15 +235,19 @@ func (si *sharedImport) read(s *streamIn, layer int, li *layerIn) {
 		if err != nil || n < 12 {
 			continue // a payload type the link does not know: Pion has read the packet
 		}
-		seq := uint16(buf[2])<<8 | uint16(buf[3])
-		if drop := r.dropIncoming.Load(); drop != nil && (*drop)(li.ssrc, seq) {
-			continue
-		}
-		now := sfu.Now()
-		r.c.packetsReceived.Add(1)
-		li.losses.received(seq, now)
-		s.recv.WriteRTP(layer, buf[:n], now)
+		si.deliver(s, layer, li, buf[:n], sfu.Now())
 	}
+}
+
+// deliver hands one packet of a layer to its Receiver, noting losses for the NACKs.
+func (si *sharedImport) deliver(s *streamIn, layer int, li *layerIn, pkt []byte, now time.Duration) {
+	seq := uint16(pkt[2])<<8 | uint16(pkt[3])
+	if drop := si.relay.dropIncoming.Load(); drop != nil && (*drop)(li.ssrc, seq) {
+		return
+	}
+	si.relay.c.packetsReceived.Add(1)
+	li.losses.received(seq, now)
+	s.recv.WriteRTP(layer, pkt, now)
 }
 
 // keyframeRequester sends the edge's keyframe requests to the origin as PLI on the link.
@@ -225,7 +257,7 @@ func (si *sharedImport) keyframeRequester(s *streamIn) sfu.KeyframeRequester {
 			return
 		}
 		pli := &rtcp.PictureLossIndication{MediaSSRC: s.layers[layer].ssrc}
-		if err := si.link.pc.WriteRTCP([]rtcp.Packet{pli}); err == nil {
+		if err := si.link.writeRTCP([]rtcp.Packet{pli}); err == nil {
 			si.relay.c.keyframesAsked.Add(1)
 		}
 	}
@@ -283,6 +315,9 @@ func (si *sharedImport) end(notify bool) bool {
 			if li.rtp != nil {
 				_ = li.rtp.Stop()
 			}
+			if si.link != nil && si.link.plain != nil {
+				si.link.plain.remove(li.ssrc)
+			}
 		}
 		if s.recv != nil {
 			s.recv.Close()
@@ -304,8 +339,9 @@ func (r *Relay) handleGone(_ context.Context, from string, body json.RawMessage)
 	}
 	r.mu.Lock()
 	si := r.imports[importKey{from, req.Feed}]
+	match := si != nil && (req.Generation == 0 || si.desc.Generation == req.Generation)
 	r.mu.Unlock()
-	if si != nil && (req.Generation == 0 || si.desc.Generation == req.Generation) {
+	if match {
 		go si.end(true) // waits for a start under way, which may be waiting for this answer
 	}
 	return struct{}{}, nil
@@ -317,6 +353,7 @@ func (r *Relay) nackLoop() {
 	t := time.NewTicker(r.cfg.NACKInterval)
 	defer t.Stop()
 	var seqs []uint16
+	var imports []*sharedImport
 	for {
 		select {
 		case <-r.stop:
@@ -324,7 +361,8 @@ func (r *Relay) nackLoop() {
 		case <-t.C:
 		}
 		now := sfu.Now()
-		for _, si := range r.importsSnapshot() {
+		imports = r.importsSnapshot(imports[:0])
+		for _, si := range imports {
 			for _, s := range si.streams {
 				for _, li := range s.layers {
 					seqs = li.losses.due(now, r.cfg.NACKInterval, seqs[:0])
@@ -332,7 +370,7 @@ func (r *Relay) nackLoop() {
 						continue
 					}
 					nack := &rtcp.TransportLayerNack{MediaSSRC: li.ssrc, Nacks: rtcp.NackPairsFromSequenceNumbers(seqs)}
-					if err := si.link.pc.WriteRTCP([]rtcp.Packet{nack}); err == nil {
+					if err := si.link.writeRTCP([]rtcp.Packet{nack}); err == nil {
 						r.c.nacksSent.Add(uint64(len(seqs)))
 					}
 				}
@@ -341,11 +379,10 @@ func (r *Relay) nackLoop() {
 	}
 }
 
-// importsSnapshot returns the imports whose streams are set up.
-func (r *Relay) importsSnapshot() []*sharedImport {
+// importsSnapshot appends the imports whose streams are set up to out.
+func (r *Relay) importsSnapshot(out []*sharedImport) []*sharedImport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]*sharedImport, 0, len(r.imports))
 	for _, si := range r.imports {
 		select {
 		case <-si.ready:

@@ -74,16 +74,23 @@ func newRelaysWith(t testing.TB, adjust func(*Config), nodes ...string) []*Relay
 	n := &testNet{handlers: map[string]map[string]handler{}}
 	var out []*Relay
 	for _, id := range nodes {
-		cfg := Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: time.Second, ConnectTimeout: 5 * time.Second, NACKInterval: 10 * time.Millisecond}
-		adjust(&cfg)
-		r, err := New(cfg, testSignal{n, id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(r.Close)
-		out = append(out, r)
+		out = append(out, n.join(t, id, adjust))
 	}
 	return out
+}
+
+// join starts a Relay for node id on the net (a node joining, or restarting under its id: its
+// handlers replace the earlier run's).
+func (n *testNet) join(t testing.TB, id string, adjust func(*Config)) *Relay {
+	t.Helper()
+	cfg := Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: time.Second, ConnectTimeout: 5 * time.Second, NACKInterval: 10 * time.Millisecond}
+	adjust(&cfg)
+	r, err := New(cfg, testSignal{n, id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
 }
 
 // vp8Source makes VP8 packets of up to three simulcast layers, two packets per frame, temporal
@@ -99,6 +106,8 @@ type vp8Source struct {
 	tl0        [3]uint8
 	keyPending [3]bool
 	asked      [3]atomic.Int64 // keyframe requests that reached the publisher, per layer
+	// deaf: the publisher counts keyframe requests but sends no keyframe for them.
+	deaf bool
 }
 
 func newVP8Source(layers int) *vp8Source {
@@ -109,7 +118,7 @@ func newVP8Source(layers int) *vp8Source {
 func (s *vp8Source) requester(layer int, _ uint32) {
 	s.asked[layer].Add(1)
 	s.mu.Lock()
-	s.keyPending[layer] = true
+	s.keyPending[layer] = s.keyPending[layer] || !s.deaf
 	s.mu.Unlock()
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/pion/dtls/v3"
 	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
@@ -23,23 +24,39 @@ import (
 // data channel's, negotiated once; streams use its DTLS transport through ORTC senders and
 // receivers.
 type link struct {
-	peer string
-	pc   *webrtc.PeerConnection
-	dtls *webrtc.DTLSTransport // set once connected
+	peer  string
+	pc    *webrtc.PeerConnection
+	dtls  *webrtc.DTLSTransport // set once connected
+	plain *plainLink            // instead of pc, on a plain RTP link (plain.go)
 
 	once  sync.Once
 	ready chan struct{} // closed when connected or down
 	err   error         // why it is down (set before ready closes)
 	down  atomic.Bool   // taken down (Relay.linkDown)
+	// peerInstance identifies the peer's run (Relay.instance): a node that restarted under the
+	// same id asks for a link with a new one, and the old link is stale.
+	peerInstance string
 }
 
-// sdpMessage is the body of a link request and its answer.
+// sdpMessage is the body of a link request and its answer: the description and the sender's
+// instance.
 type sdpMessage struct {
-	SDP string `json:"sdp"`
+	SDP      string `json:"sdp,omitempty"`
+	Instance string `json:"instance"`
+	// Plain is the sender's plain RTP socket ("ip:port") on a plain link, instead of SDP.
+	Plain string `json:"plain,omitempty"`
+}
+
+// dialRequest asks the node with the smaller id for a link.
+type dialRequest struct {
+	Instance string `json:"instance"`
 }
 
 // newLink creates this node's side of a link with peer. The caller registers it in r.links.
 func (r *Relay) newLink(peer string) (*link, error) {
+	if r.plain != nil {
+		return &link{peer: peer, ready: make(chan struct{})}, nil
+	}
 	pc, err := r.api.NewPeerConnection(webrtc.Configuration{BundlePolicy: webrtc.BundlePolicyMaxBundle})
 	if err != nil {
 		return nil, fmt.Errorf("relay: link to %s: %w", peer, err)
@@ -62,7 +79,7 @@ func (r *Relay) newLink(peer string) (*link, error) {
 // finish marks the link connected (nil) or down; the first call counts.
 func (l *link) finish(err error) {
 	l.once.Do(func() {
-		if err == nil && l.dtls == nil {
+		if err == nil && l.dtls == nil && l.plain == nil {
 			err = fmt.Errorf("relay: link to %s has no DTLS transport", l.peer)
 		}
 		l.err = err
@@ -100,7 +117,7 @@ func (r *Relay) ensureLink(ctx context.Context, peer string) (*link, error) {
 	}
 	if r.cfg.NodeID > peer {
 		r.mu.Unlock()
-		if err := r.sig.Call(ctx, peer, pathDial, struct{}{}, nil); err != nil {
+		if err := r.sig.Call(ctx, peer, pathDial, dialRequest{Instance: r.instance}, nil); err != nil {
 			return nil, fmt.Errorf("relay: asking %s for a link: %w", peer, err)
 		}
 		r.mu.Lock()
@@ -127,6 +144,9 @@ func (r *Relay) ensureLink(ctx context.Context, peer string) (*link, error) {
 
 // offer negotiates l as the offerer.
 func (r *Relay) offer(ctx context.Context, l *link) error {
+	if r.plain != nil {
+		return r.offerPlain(ctx, l)
+	}
 	if _, err := l.pc.CreateDataChannel("relay", nil); err != nil {
 		return fmt.Errorf("relay: link to %s: %w", l.peer, err)
 	}
@@ -139,8 +159,14 @@ func (r *Relay) offer(ctx context.Context, l *link) error {
 		return fmt.Errorf("relay: link to %s: %w", l.peer, err)
 	}
 	var answer sdpMessage
-	if err := r.sig.Call(ctx, l.peer, pathLink, sdpMessage{SDP: local}, &answer); err != nil {
+	if err := r.sig.Call(ctx, l.peer, pathLink, sdpMessage{SDP: local, Instance: r.instance}, &answer); err != nil {
 		return fmt.Errorf("relay: link to %s: %w", l.peer, err)
+	}
+	r.mu.Lock()
+	l.peerInstance = answer.Instance
+	r.mu.Unlock()
+	if answer.Plain != "" {
+		return fmt.Errorf("relay: %s links with plain RTP, this node with DTLS-SRTP", l.peer)
 	}
 	if err := l.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer.SDP}); err != nil {
 		return fmt.Errorf("relay: link to %s: bad answer: %w", l.peer, err)
@@ -173,14 +199,18 @@ func (r *Relay) handleLink(ctx context.Context, from string, body json.RawMessag
 	if err := decode(pathLink, body, &offer); err != nil {
 		return nil, err
 	}
+	if (offer.Plain != "") != (r.plain != nil) {
+		return nil, fmt.Errorf("relay: %s and %s disagree on the transport (cluster.relay.transport)", from, r.cfg.NodeID)
+	}
 	l, err := r.newLink(from)
 	if err != nil {
 		return nil, err
 	}
+	l.peerInstance = offer.Instance
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		_ = l.pc.Close()
+		l.close()
 		return nil, ErrClosed
 	}
 	old := r.links[from]
@@ -188,6 +218,13 @@ func (r *Relay) handleLink(ctx context.Context, from string, body json.RawMessag
 	r.mu.Unlock()
 	if old != nil {
 		r.linkDown(old, fmt.Errorf("relay: %s set up a new link", from))
+	}
+	if r.plain != nil {
+		if err := l.connectPlain(r.plain, offer.Plain); err != nil {
+			r.linkDown(l, err)
+			return nil, err
+		}
+		return sdpMessage{Instance: r.instance, Plain: r.plain.addr}, nil
 	}
 	answer, err := r.answer(ctx, l, offer.SDP)
 	if err != nil {
@@ -201,7 +238,68 @@ func (r *Relay) handleLink(ctx context.Context, from string, body json.RawMessag
 			r.linkDown(l, err)
 		}
 	}()
-	return sdpMessage{SDP: answer}, nil
+	return sdpMessage{SDP: answer, Instance: r.instance}, nil
+}
+
+// offerPlain sets up a plain RTP link: the two sockets' addresses are exchanged, and that is all.
+func (r *Relay) offerPlain(ctx context.Context, l *link) error {
+	var answer sdpMessage
+	if err := r.sig.Call(ctx, l.peer, pathLink, sdpMessage{Instance: r.instance, Plain: r.plain.addr}, &answer); err != nil {
+		return fmt.Errorf("relay: link to %s: %w", l.peer, err)
+	}
+	r.mu.Lock()
+	l.peerInstance = answer.Instance
+	r.mu.Unlock()
+	return l.connectPlain(r.plain, answer.Plain)
+}
+
+func (l *link) connectPlain(s *plainSocket, addr string) error {
+	pl, err := s.connect(addr)
+	if err != nil {
+		return err
+	}
+	l.plain = pl
+	l.finish(nil)
+	return nil
+}
+
+// close releases the link's transport.
+func (l *link) close() {
+	if l.pc != nil {
+		_ = l.pc.Close()
+	}
+	if l.plain != nil {
+		l.plain.disconnect()
+	}
+}
+
+// state names the link's state for the stats.
+func (l *link) state() string {
+	if l.pc == nil {
+		if l.up() {
+			return "plain"
+		}
+		return "new"
+	}
+	return l.pc.ConnectionState().String()
+}
+
+// up reports whether the link is connected.
+func (l *link) up() bool {
+	select {
+	case <-l.ready:
+		return l.err == nil
+	default:
+		return false
+	}
+}
+
+// writeRTCP sends feedback to the peer.
+func (l *link) writeRTCP(pkts []rtcp.Packet) error {
+	if l.plain != nil {
+		return l.plain.writeRTCP(pkts)
+	}
+	return l.pc.WriteRTCP(pkts)
 }
 
 func (r *Relay) answer(ctx context.Context, l *link, offer string) (string, error) {
@@ -215,10 +313,22 @@ func (r *Relay) answer(ctx context.Context, l *link, offer string) (string, erro
 	return gathered(ctx, l.pc, answer)
 }
 
-// handleDial sets up a link with a node of a larger id that asked for one.
-func (r *Relay) handleDial(ctx context.Context, from string, _ json.RawMessage) (any, error) {
+// handleDial sets up a link with a node of a larger id that asked for one. A link with an earlier
+// run of that node (it restarted before this one noticed the old link fail) is taken down first.
+func (r *Relay) handleDial(ctx context.Context, from string, body json.RawMessage) (any, error) {
 	if from <= r.cfg.NodeID {
 		return nil, fmt.Errorf("relay: %s asked %s to dial, but it offers itself", from, r.cfg.NodeID)
+	}
+	var req dialRequest
+	if err := decode(pathDial, body, &req); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	old := r.links[from]
+	stale := old != nil && old.peerInstance != "" && old.peerInstance != req.Instance
+	r.mu.Unlock()
+	if stale {
+		r.linkDown(old, fmt.Errorf("relay: %s restarted", from))
 	}
 	_, err := r.ensureLink(ctx, from)
 	return struct{}{}, err

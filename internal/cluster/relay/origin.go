@@ -134,7 +134,14 @@ func (r *Relay) handleDescribe(_ context.Context, from string, body json.RawMess
 	if e == nil {
 		return nil, fmt.Errorf("%w: %q on %s (asked by %s)", ErrNoFeed, req.Feed, r.cfg.NodeID, from)
 	}
-	return e.desc, nil
+	return describeAnswer{Instance: r.instance, Descriptor: e.desc}, nil
+}
+
+// describeAnswer is the descriptor with the origin's instance (the edge replaces a link with an
+// earlier run of the origin).
+type describeAnswer struct {
+	Instance   string         `json:"instance"`
+	Descriptor FeedDescriptor `json:"descriptor"`
 }
 
 // handleSubscribe starts sending an export on the link with the asking node, on the SSRCs its
@@ -228,6 +235,7 @@ func (r *Relay) handleRelease(_ context.Context, from string, body json.RawMessa
 
 // feedOut is one export sent on one link.
 type feedOut struct {
+	link    *link
 	streams []*streamOut
 }
 
@@ -259,13 +267,20 @@ type outBuffer struct {
 
 // startOut creates the senders of e on l and adds the sinks. Called with r.mu held.
 func (r *Relay) startOut(l *link, e *export, ssrcs [][]uint32) (*feedOut, error) {
-	fo := &feedOut{}
+	fo := &feedOut{link: l}
 	for i, s := range e.streams {
 		c := s.Receiver.Codec()
 		so := &streamOut{relay: r, recv: s.Receiver, pt: s.PayloadType, linkPT: linkPT(c), exts: s.Receiver.Config().Extensions}
 		fo.streams = append(fo.streams, so)
 		for _, ssrc := range ssrcs[i] {
 			lo := &layerOut{ssrc: ssrc, track: &linkTrack{id: e.desc.Feed + "/" + s.Mid, codec: c}}
+			if l.plain != nil {
+				so.layers = append(so.layers, lo)
+				var w webrtc.TrackLocalWriter = &plainWriter{pl: l.plain}
+				lo.track.writer.Store(&w)
+				l.plain.addOut(ssrc, plainOut{so: so, layer: len(so.layers) - 1, lo: lo})
+				continue
+			}
 			sender, err := r.api.NewRTPSender(lo.track, l.dtls)
 			if err == nil {
 				so.layers = append(so.layers, lo)
@@ -282,7 +297,9 @@ func (r *Relay) startOut(l *link, e *export, ssrcs [][]uint32) (*feedOut, error)
 	}
 	for _, so := range fo.streams {
 		for layer, lo := range so.layers {
-			go so.readRTCP(layer, lo)
+			if lo.sender != nil {
+				go so.readRTCP(layer, lo)
+			}
 		}
 		so.recv.AddSink(so)
 	}
@@ -296,6 +313,9 @@ func (fo *feedOut) stop() {
 		for _, lo := range so.layers {
 			if lo.sender != nil {
 				_ = lo.sender.Stop()
+			}
+			if fo.link.plain != nil {
+				fo.link.plain.remove(lo.ssrc)
 			}
 		}
 	}

@@ -18,10 +18,16 @@
 // for losses on the link) are answered from the origin Receiver's packet cache, and the edge's
 // keyframe requests go to the origin Receiver's RequestKeyframe, whose per-layer rate limit merges
 // those of every edge and local subscriber.
+//
+// On networks between nodes that are trusted, links can carry plain RTP instead (Config.Transport
+// "rtp", plain.go): one UDP socket per node, the same descriptors, SSRCs, NACKs and keyframe
+// requests, no ICE, DTLS or SRTP.
 package relay
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,10 +74,14 @@ type Config struct {
 	// ConnectTimeout bounds the setting up of a link (10 s when 0).
 	ConnectTimeout time.Duration
 	// FailedTimeout: a link that hears nothing from its peer for this long is down, and every feed
-	// it carried is gone (5 s when 0).
+	// it carried is gone (3 s when 0, the cluster's default node_ttl).
 	FailedTimeout time.Duration
 	// NACKInterval is how often the edge asks again for packets still missing (50 ms when 0).
 	NACKInterval time.Duration
+	// Transport is "srtp" (the default: DTLS-SRTP over ICE) or "rtp": plain RTP on one UDP
+	// socket (Address and the first free port of PortMin-PortMax), for networks between nodes
+	// that are trusted. Every node of a cluster must use the same.
+	Transport string
 	// Log gets the relay's and Pion's messages (nil: discarded).
 	Log *slog.Logger
 }
@@ -81,7 +91,7 @@ func (c *Config) defaults() {
 		c.ConnectTimeout = 10 * time.Second
 	}
 	if c.FailedTimeout <= 0 {
-		c.FailedTimeout = 5 * time.Second
+		c.FailedTimeout = 3 * time.Second
 	}
 	if c.NACKInterval <= 0 {
 		c.NACKInterval = 50 * time.Millisecond
@@ -93,11 +103,14 @@ func (c *Config) defaults() {
 
 // Relay is one node's end of every link: it exports this node's feeds and imports other nodes'.
 type Relay struct {
-	cfg Config
-	sig Signaler
-	api *webrtc.API
-	mux io.Closer // the links' shared UDP socket (one configured port), or nil
-	log *slog.Logger
+	cfg      Config
+	instance string // this run of the node (a restarted node's links are new)
+	sig      Signaler
+	api      *webrtc.API
+	mux      io.Closer // the links' shared UDP socket (one configured port), or nil
+	// plain is the socket of plain RTP links (transport rtp), nil with DTLS-SRTP.
+	plain *plainSocket
+	log   *slog.Logger
 
 	mu       sync.Mutex
 	closed   bool
@@ -127,14 +140,30 @@ func New(cfg Config, signal Signaler) (*Relay, error) {
 	if cfg.NodeID == "" {
 		return nil, errors.New("relay: the node id is required")
 	}
-	api, mux, err := newAPI(cfg)
+	apiCfg := cfg
+	if cfg.Transport == "rtp" {
+		apiCfg.PortMin, apiCfg.PortMax = 0, 0 // the plain socket takes the ports (no ICE)
+	}
+	api, mux, err := newAPI(apiCfg)
 	if err != nil {
 		return nil, err
 	}
+	var plain *plainSocket
+	switch cfg.Transport {
+	case "", "srtp":
+	case "rtp":
+		if plain, err = listenPlain(cfg); err != nil {
+			return nil, err
+		}
+		mux = plain
+	default:
+		closeMux(mux)
+		return nil, fmt.Errorf("relay: transport %q is neither srtp nor rtp", cfg.Transport)
+	}
 	r := &Relay{
-		cfg: cfg, sig: signal, api: api, mux: mux, log: cfg.Log.With("component", "relay"),
+		cfg: cfg, instance: newInstance(), sig: signal, api: api, mux: mux, plain: plain, log: cfg.Log.With("component", "relay"),
 		links: map[string]*link{}, exports: map[string]*export{}, imports: map[importKey]*sharedImport{},
-		nextSSRC: ssrcBase(cfg.NodeID), stop: make(chan struct{}), done: make(chan struct{}),
+		nextSSRC: ssrcBase(), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	signal.Handle(pathLink, r.handleLink)
 	signal.Handle(pathDial, r.handleDial)
@@ -202,7 +231,7 @@ func (r *Relay) Stats() Stats {
 	r.mu.Lock()
 	s := Stats{Exports: len(r.exports), Imports: len(r.imports)}
 	for peer, l := range r.links {
-		ls := LinkStats{Peer: peer, State: l.pc.ConnectionState().String()}
+		ls := LinkStats{Peer: peer, State: l.state()}
 		for _, e := range r.exports {
 			if e.outs[l] != nil {
 				ls.Exports++
@@ -220,6 +249,18 @@ func (r *Relay) Stats() Stats {
 	s.NACKsSent, s.NACKsReceived, s.Retransmitted = r.c.nacksSent.Load(), r.c.nacksReceived.Load(), r.c.retransmitted.Load()
 	s.KeyframeRequestsSent, s.KeyframeRequestsReceived = r.c.keyframesAsked.Load(), r.c.keyframesRequested.Load()
 	return s
+}
+
+// PeerGone takes the link with node down at once (the cluster's membership says the node is
+// gone: its record lapsed), without waiting for ICE to notice: the feeds imported from it are
+// gone, those exported to it stop. Wire it to cluster.View.Watch's NodeGone.
+func (r *Relay) PeerGone(node string) {
+	r.mu.Lock()
+	l := r.links[node]
+	r.mu.Unlock()
+	if l != nil {
+		r.linkDown(l, fmt.Errorf("relay: node %s is gone", node))
+	}
 }
 
 // linkDown removes a link that failed or closed: the feeds imported over it are gone (their
@@ -253,16 +294,14 @@ func (r *Relay) linkDown(l *link, cause error) {
 	for _, fo := range outs {
 		fo.stop()
 	}
-	if err := l.pc.Close(); err != nil {
-		r.log.Debug("closing a link", "peer", l.peer, "err", err)
-	}
+	l.close()
 	if !errors.Is(cause, ErrClosed) {
 		r.log.Info("relay link down", "peer", l.peer, "cause", cause)
 	}
 }
 
 // allocSSRC returns an SSRC this node has not used for a stream it receives. The node with the
-// smaller id of a pair takes SSRCs with the top bit clear, the other with it set (ssrcBase), so
+// smaller id of a pair takes SSRCs with the top bit clear, the other with it set (ownsSSRC), so
 // the two directions of a link never collide.
 func (r *Relay) allocSSRC(peer string) uint32 {
 	r.mu.Lock()
@@ -280,11 +319,18 @@ func (r *Relay) allocSSRC(peer string) uint32 {
 
 // ssrcBase starts a node's SSRCs at a point that differs between restarts of the node, so that a
 // late packet of an earlier run is not taken for one of the new streams.
-func ssrcBase(string) uint32 { return uint32(time.Now().UnixNano()) & 0x7fff0000 }
+func ssrcBase() uint32 { return uint32(time.Now().UnixNano()) & 0x7fff0000 }
 
 // ownsSSRC reports whether ssrc is in the half of the SSRC space from picks on a link with to.
 func ownsSSRC(from, to string, ssrc uint32) bool {
 	return ssrc != 0 && (ssrc&0x80000000 != 0) == (from > to)
+}
+
+// newInstance names this run of the node.
+func newInstance() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // decode unmarshals a request body, with an error that names the request.
@@ -302,5 +348,5 @@ func ConfigFrom(c config.ClusterRelay, nodeID string, log *slog.Logger) (Config,
 	if err != nil {
 		return Config{}, fmt.Errorf("cluster.relay.ports: %w", err)
 	}
-	return Config{NodeID: nodeID, Address: c.Address, PortMin: lo, PortMax: hi, Log: log}, nil
+	return Config{NodeID: nodeID, Address: c.Address, PortMin: lo, PortMax: hi, Transport: c.Transport, Log: log}, nil
 }

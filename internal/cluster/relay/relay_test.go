@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -41,123 +42,207 @@ func importFeed(t *testing.T, r *Relay, origin, feed string) *Import {
 	return imp
 }
 
-func TestSimulcastFeedCrossesWithEveryLayer(t *testing.T) {
-	rs := newRelays(t, "a", "b")
-	originFeed(t, rs[0], "feed", 3)
-	imp := importFeed(t, rs[1], "a", "feed")
-	recv := imp.Receivers()["v"]
-	if recv == nil || !recv.Config().Simulcast || recv.Codec() != media.CodecVP8 {
-		t.Fatalf("edge receiver %+v", recv)
+// forTransports runs a test over DTLS-SRTP links and over plain RTP ones.
+func forTransports(t *testing.T, f func(t *testing.T, transport string)) {
+	for _, tr := range []string{"srtp", "rtp"} {
+		t.Run(tr, func(t *testing.T) { f(t, tr) })
 	}
-	sink := newLayerSink()
-	recv.AddSink(sink)
-	eventually(t, "every layer on the edge", wait, func() bool {
-		return sink.count(0) > 20 && sink.count(1) > 20 && sink.count(2) > 20
-	})
+}
 
-	// A subscriber's DownTrack on the edge switches layers; each switch needs a keyframe of the new
-	// layer, which the edge asks the origin's publisher for over the link.
-	sub := &binding{}
-	d := sfu.NewDownTrack(recv, sfu.DownTrackConfig{ID: "v", StreamID: "s", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
-	if _, err := d.Bind(sub); err != nil {
-		t.Fatal(err)
+func withTransport(tr string) func(*Config) { return func(c *Config) { c.Transport = tr } }
+
+func TestTransportsMustAgree(t *testing.T) {
+	n := &testNet{handlers: map[string]map[string]handler{}}
+	a := n.join(t, "a", withTransport("rtp"))
+	b := n.join(t, "b", withTransport("srtp"))
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	originFeed(t, a, "feed", 1)
+	originFeed(t, b, "feed", 1)
+	if _, err := n.join(t, "c", withTransport("srtp")).Import(ctx, "a", "feed"); err == nil || !strings.Contains(err.Error(), "transport") {
+		t.Fatalf("an SRTP node importing over a plain link: %v", err)
 	}
-	d.Start()
-	defer d.Stop()
-	for _, layer := range []int8{2, 0, 1} {
-		d.SetTarget(sfu.Layer{Spatial: layer, Temporal: 2})
-		eventually(t, "the down-track on the new layer", wait, func() bool { return d.Current().Spatial == layer })
+	if _, err := a.Import(ctx, "b", "feed"); err == nil || !strings.Contains(err.Error(), "transport") {
+		t.Fatalf("a plain node importing from an SRTP one: %v", err)
 	}
-	if sub.packets.Load() == 0 {
-		t.Fatal("the subscriber got nothing")
-	}
-	if st := rs[1].Stats(); st.KeyframeRequestsSent == 0 || rs[0].Stats().KeyframeRequestsReceived == 0 {
-		t.Fatalf("no keyframe request crossed: edge %+v", st)
-	}
+}
+
+func TestSimulcastFeedCrossesWithEveryLayer(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		rs := newRelaysWith(t, withTransport(tr), "a", "b")
+		originFeed(t, rs[0], "feed", 3)
+		imp := importFeed(t, rs[1], "a", "feed")
+		recv := imp.Receivers()["v"]
+		if recv == nil || !recv.Config().Simulcast || recv.Codec() != media.CodecVP8 {
+			t.Fatalf("edge receiver %+v", recv)
+		}
+		sink := newLayerSink()
+		recv.AddSink(sink)
+		eventually(t, "every layer on the edge", wait, func() bool {
+			return sink.count(0) > 20 && sink.count(1) > 20 && sink.count(2) > 20
+		})
+
+		// A subscriber's DownTrack on the edge switches layers; each switch needs a keyframe of the new
+		// layer, which the edge asks the origin's publisher for over the link.
+		sub := &binding{}
+		d := sfu.NewDownTrack(recv, sfu.DownTrackConfig{ID: "v", StreamID: "s", Codec: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeVP8, ClockRate: 90000}})
+		if _, err := d.Bind(sub); err != nil {
+			t.Fatal(err)
+		}
+		d.Start()
+		defer d.Stop()
+		for _, layer := range []int8{2, 0, 1} {
+			d.SetTarget(sfu.Layer{Spatial: layer, Temporal: 2})
+			eventually(t, "the down-track on the new layer", wait, func() bool { return d.Current().Spatial == layer })
+		}
+		if sub.packets.Load() == 0 {
+			t.Fatal("the subscriber got nothing")
+		}
+		if st := rs[1].Stats(); st.KeyframeRequestsSent == 0 || rs[0].Stats().KeyframeRequestsReceived == 0 {
+			t.Fatalf("no keyframe request crossed: edge %+v", st)
+		}
+	})
 }
 
 func TestTwoImportsShareOneStream(t *testing.T) {
-	rs := newRelays(t, "a", "b")
-	_, _, written := originFeed(t, rs[0], "feed", 2)
-	one := importFeed(t, rs[1], "a", "feed")
-	two := importFeed(t, rs[1], "a", "feed")
-	if one.Receivers()["v"] != two.Receivers()["v"] {
-		t.Fatal("two imports of one feed got different receivers")
-	}
-	sink := newLayerSink()
-	one.Receivers()["v"].AddSink(sink)
-	eventually(t, "packets on the edge", wait, func() bool { return sink.count(1) > 50 })
-	st := rs[0].Stats()
-	if len(st.Links) != 1 || st.Links[0].Exports != 1 || rs[1].Stats().Imports != 1 {
-		t.Fatalf("origin %+v, edge %+v", st, rs[1].Stats())
-	}
-	// Every packet written at the origin is sent once, not once per importer.
-	if sent, wrote := st.PacketsSent-st.Retransmitted, uint64(written()); sent > wrote {
-		t.Fatalf("%d packets sent for %d written", sent, wrote)
-	}
-	one.Release()
-	before := sink.count(1)
-	eventually(t, "packets after one release", wait, func() bool { return sink.count(1) > before+20 })
-	two.Release()
-	eventually(t, "the origin stops sending", wait, func() bool { return rs[0].Stats().Links[0].Exports == 0 })
+	forTransports(t, func(t *testing.T, tr string) {
+		rs := newRelaysWith(t, withTransport(tr), "a", "b")
+		_, _, written := originFeed(t, rs[0], "feed", 2)
+		one := importFeed(t, rs[1], "a", "feed")
+		two := importFeed(t, rs[1], "a", "feed")
+		if one.Receivers()["v"] != two.Receivers()["v"] {
+			t.Fatal("two imports of one feed got different receivers")
+		}
+		sink := newLayerSink()
+		one.Receivers()["v"].AddSink(sink)
+		eventually(t, "packets on the edge", wait, func() bool { return sink.count(1) > 50 })
+		st := rs[0].Stats()
+		if len(st.Links) != 1 || st.Links[0].Exports != 1 || rs[1].Stats().Imports != 1 {
+			t.Fatalf("origin %+v, edge %+v", st, rs[1].Stats())
+		}
+		// Every packet written at the origin is sent once, not once per importer.
+		if sent, wrote := st.PacketsSent-st.Retransmitted, uint64(written()); sent > wrote {
+			t.Fatalf("%d packets sent for %d written", sent, wrote)
+		}
+		one.Release()
+		before := sink.count(1)
+		eventually(t, "packets after one release", wait, func() bool { return sink.count(1) > before+20 })
+		two.Release()
+		eventually(t, "the origin stops sending", wait, func() bool { return rs[0].Stats().Links[0].Exports == 0 })
+
+		// Packets still in flight after the release reach the edge on SSRCs nobody reads any more; the
+		// link goes on, and a new import gets the feed again.
+		again := importFeed(t, rs[1], "a", "feed")
+		if again.Receivers()["v"] == one.Receivers()["v"] {
+			t.Fatal("a released import's receiver was reused")
+		}
+		sink = newLayerSink()
+		again.Receivers()["v"].AddSink(sink)
+		eventually(t, "packets after importing again", wait, func() bool { return sink.count(0) > 20 })
+	})
 }
 
 func TestLinkLossRecoveredFromOriginCache(t *testing.T) {
+	forTransports(t, func(t *testing.T, tr string) {
+		rs := newRelaysWith(t, withTransport(tr), "a", "b")
+		var mu sync.Mutex
+		dropped := map[uint32]map[uint16]bool{}
+		drop := func(ssrc uint32, seq uint16) bool {
+			if seq%7 != 3 {
+				return false
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if dropped[ssrc] == nil {
+				dropped[ssrc] = map[uint16]bool{}
+			}
+			if dropped[ssrc][seq] {
+				return false // the retransmission passes
+			}
+			dropped[ssrc][seq] = true
+			return true
+		}
+		rs[1].dropIncoming.Store(&drop)
+		_, _, _ = originFeed(t, rs[0], "feed", 1)
+		imp := importFeed(t, rs[1], "a", "feed")
+		sink := newLayerSink()
+		imp.Receivers()["v"].AddSink(sink)
+		eventually(t, "losses on the link", wait, func() bool { return sink.count(0) > 200 })
+		eventually(t, "every lost packet recovered", wait, func() bool {
+			sink.mu.Lock()
+			defer sink.mu.Unlock()
+			lo, hi, n := uint16(0), uint16(0), 0
+			for seq := range sink.seqs[0] {
+				if n == 0 || int16(seq-lo) < 0 {
+					lo = seq
+				}
+				if n == 0 || int16(seq-hi) > 0 {
+					hi = seq
+				}
+				n++
+			}
+			// Everything but the newest packets (whose losses may be in flight) arrived.
+			for seq := lo; seq != hi-20; seq++ {
+				if !sink.seqs[0][seq] {
+					return false
+				}
+			}
+			return true
+		})
+		a, b := rs[0].Stats(), rs[1].Stats()
+		if b.NACKsSent == 0 || a.NACKsReceived == 0 || a.Retransmitted == 0 {
+			t.Fatalf("origin %+v edge %+v", a, b)
+		}
+	})
+}
+
+// 5 % of the packets lost at random on the link, retransmissions included: the edge's NACKs (up to
+// three per packet) recover nearly all of them.
+func TestRandomLinkLossRecovered(t *testing.T) {
 	rs := newRelays(t, "a", "b")
 	var mu sync.Mutex
-	dropped := map[uint32]map[uint16]bool{}
-	drop := func(ssrc uint32, seq uint16) bool {
-		if seq%7 != 3 {
-			return false
-		}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	drop := func(uint32, uint16) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if dropped[ssrc] == nil {
-			dropped[ssrc] = map[uint16]bool{}
-		}
-		if dropped[ssrc][seq] {
-			return false // the retransmission passes
-		}
-		dropped[ssrc][seq] = true
-		return true
+		return rnd.Float64() < 0.05
 	}
 	rs[1].dropIncoming.Store(&drop)
-	_, _, _ = originFeed(t, rs[0], "feed", 1)
+	originFeed(t, rs[0], "feed", 1)
 	imp := importFeed(t, rs[1], "a", "feed")
 	sink := newLayerSink()
 	imp.Receivers()["v"].AddSink(sink)
-	eventually(t, "losses on the link", wait, func() bool { return sink.count(0) > 200 })
-	eventually(t, "every lost packet recovered", wait, func() bool {
+	// Of the first 300 packets sent after the import (the source starts at 100 before it), at
+	// most 1 % stays missing.
+	eventually(t, "the losses recovered", wait, func() bool {
 		sink.mu.Lock()
 		defer sink.mu.Unlock()
-		lo, hi, n := uint16(0), uint16(0), 0
+		if len(sink.seqs[0]) < 320 {
+			return false
+		}
+		lo := uint16(0xffff)
 		for seq := range sink.seqs[0] {
-			if n == 0 || int16(seq-lo) < 0 {
-				lo = seq
-			}
-			if n == 0 || int16(seq-hi) > 0 {
-				hi = seq
-			}
-			n++
+			lo = min(lo, seq)
 		}
-		// Everything but the newest packets (whose losses may be in flight) arrived.
-		for seq := lo; seq != hi-20; seq++ {
+		missing := 0
+		for seq := lo; seq != lo+300; seq++ {
 			if !sink.seqs[0][seq] {
-				return false
+				missing++
 			}
 		}
-		return true
+		return missing <= 3
 	})
-	a, b := rs[0].Stats(), rs[1].Stats()
-	if b.NACKsSent == 0 || a.NACKsReceived == 0 || a.Retransmitted == 0 {
-		t.Fatalf("origin %+v edge %+v", a, b)
+	if st := rs[1].Stats(); st.NACKsSent == 0 {
+		t.Fatalf("no NACK: edge %+v", st)
 	}
 }
 
 func TestKeyframeRequestsOfTwoEdgesMergeAtOrigin(t *testing.T) {
 	rs := newRelays(t, "a", "b", "c")
 	src := newVP8Source(1)
-	src.keyEvery = 0 // keyframes only when asked
+	// One keyframe at the start, none after: the origin's request stays outstanding (and merges
+	// what follows) for its whole keyframe interval.
+	src.keyEvery, src.deaf = 0, true
 	origin := sfu.NewReceiver(sfu.ReceiverConfig{Codec: media.CodecVP8, KeyframeInterval: 5 * time.Second}, src.requester)
 	if err := rs[0].Export("feed", []Stream{vp8Stream(origin, 1)}); err != nil {
 		t.Fatal(err)
@@ -174,31 +259,43 @@ func TestKeyframeRequestsOfTwoEdgesMergeAtOrigin(t *testing.T) {
 	b.Receivers()["v"].RequestKeyframe(0, now)
 	c.Receivers()["v"].RequestKeyframe(0, now)
 	eventually(t, "both requests at the origin", wait, func() bool { return rs[0].Stats().KeyframeRequestsReceived >= 2 })
-	// The publisher's keyframe answers the first request; the second came within the origin's
-	// interval and merged with it.
+	// The first request reached the publisher; the second came within the origin's interval and
+	// merged with it.
 	if got := src.asked[0].Load() - asked; got != 1 {
 		t.Fatalf("the publisher was asked %d times for two edges' requests", got)
 	}
 }
 
 func TestUnexportTellsImporters(t *testing.T) {
-	rs := newRelays(t, "a", "b")
-	originFeed(t, rs[0], "feed", 1)
-	imp := importFeed(t, rs[1], "a", "feed")
-	gone := make(chan struct{})
-	imp.OnGone(func() { close(gone) })
-	rs[0].Unexport("feed")
-	select {
-	case <-gone:
-	case <-time.After(wait):
-		t.Fatal("the importer was not told")
-	}
-	if st := rs[1].Stats(); st.Imports != 0 {
-		t.Fatalf("edge still imports: %+v", st)
-	}
-	late := make(chan struct{})
-	imp.OnGone(func() { close(late) })
-	<-late // a callback set after the fact is called too
+	forTransports(t, func(t *testing.T, tr string) {
+		rs := newRelaysWith(t, withTransport(tr), "a", "b")
+		originFeed(t, rs[0], "feed", 1)
+		imp := importFeed(t, rs[1], "a", "feed")
+		gone := make(chan struct{})
+		imp.OnGone(func() { close(gone) })
+		rs[0].Unexport("feed")
+		select {
+		case <-gone:
+		case <-time.After(wait):
+			t.Fatal("the importer was not told")
+		}
+		if st := rs[1].Stats(); st.Imports != 0 {
+			t.Fatalf("edge still imports: %+v", st)
+		}
+		late := make(chan struct{})
+		imp.OnGone(func() { close(late) })
+		<-late // a callback set after the fact is called too
+
+		// Exported again (the publisher came back), the feed is imported anew.
+		originFeed(t, rs[0], "feed", 1)
+		again := importFeed(t, rs[1], "a", "feed")
+		if again.Descriptor().Generation == imp.Descriptor().Generation {
+			t.Fatal("the new export has the old generation")
+		}
+		sink := newLayerSink()
+		again.Receivers()["v"].AddSink(sink)
+		eventually(t, "packets of the new export", wait, func() bool { return sink.count(0) > 10 })
+	})
 }
 
 func TestLinkFailureTellsImporters(t *testing.T) {
@@ -213,6 +310,53 @@ func TestLinkFailureTellsImporters(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("the importer was not told of the failed link")
 	}
+}
+
+func TestPeerGoneEndsItsFeeds(t *testing.T) {
+	rs := newRelays(t, "a", "b")
+	originFeed(t, rs[0], "feed", 1)
+	imp := importFeed(t, rs[1], "a", "feed")
+	gone := make(chan struct{})
+	imp.OnGone(func() { close(gone) })
+	rs[1].PeerGone("a") // the membership says a's record lapsed
+	select {
+	case <-gone:
+	case <-time.After(wait):
+		t.Fatal("the importer was not told")
+	}
+	if st := rs[1].Stats(); len(st.Links) != 0 || st.Imports != 0 {
+		t.Fatalf("edge after the peer left: %+v", st)
+	}
+}
+
+// A node that restarts under its id before its peer noticed the old link fail gets a new link at
+// once (the old run's link is not mistaken for its own).
+func TestRestartedNodeGetsNewLink(t *testing.T) {
+	n := &testNet{handlers: map[string]map[string]handler{}}
+	a := n.join(t, "a", func(*Config) {})
+	b1 := n.join(t, "b", func(c *Config) { c.FailedTimeout = time.Minute }) // killed: never says goodbye
+	originFeed(t, a, "feed", 1)
+	importFeed(t, b1, "a", "feed")
+	b2 := n.join(t, "b", func(*Config) {}) // the restarted b
+	imp := importFeed(t, b2, "a", "feed")
+	sink := newLayerSink()
+	imp.Receivers()["v"].AddSink(sink)
+	eventually(t, "packets to the restarted node", wait, func() bool { return sink.count(0) > 10 })
+}
+
+// An origin that restarts under its id: the edge's link to its earlier run is replaced at once.
+func TestRestartedOriginGetsNewLink(t *testing.T) {
+	n := &testNet{handlers: map[string]map[string]handler{}}
+	a1 := n.join(t, "a", func(c *Config) { c.FailedTimeout = time.Minute }) // killed: never says goodbye
+	b := n.join(t, "b", func(c *Config) { c.FailedTimeout = time.Minute })
+	originFeed(t, a1, "feed", 1)
+	importFeed(t, b, "a", "feed")
+	a2 := n.join(t, "a", func(*Config) {})
+	originFeed(t, a2, "feed2", 1)
+	imp := importFeed(t, b, "a", "feed2")
+	sink := newLayerSink()
+	imp.Receivers()["v"].AddSink(sink)
+	eventually(t, "packets from the restarted origin", wait, func() bool { return sink.count(0) > 10 })
 }
 
 // The edge may be the node with the smaller id: it asks the origin to set up the link.
