@@ -97,6 +97,7 @@ type clusterRoom struct {
 	mu     sync.Mutex
 	epoch  uint64 // the highest owner epoch seen: events of older ones are stale
 	holder string
+	mine   bool // this node mixed the room at the last change
 }
 
 // outEvent is one room event the owner publishes.
@@ -205,8 +206,13 @@ func (cr *clusterRoom) onOwner(l cluster.Lease, mine bool) {
 		return
 	}
 	fresh := l.Epoch > cr.epoch || l.Holder != cr.holder
-	cr.epoch, cr.holder = l.Epoch, l.Holder
+	lost := cr.mine && !mine
+	cr.epoch, cr.holder, cr.mine = l.Epoch, l.Holder, mine
 	cr.mu.Unlock()
+	if lost {
+		go cr.handOver()
+		return
+	}
 	if !fresh || l.Holder == "" {
 		return
 	}

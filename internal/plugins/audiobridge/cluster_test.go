@@ -201,3 +201,57 @@ func roomLease(t testing.TB, n *clusterNode, room uint64) cluster.Lease {
 	}
 	return l
 }
+
+// TestDrainHandsTheRoomOver: node 1 mixes room 1234 for its participant and node 2's; node 1
+// drains (its lease released): node 2 takes the room, its participant becomes a member of its
+// mixer, node 1's becomes a seat re-joined to node 2, and the two hear each other again.
+func TestDrainHandsTheRoomOver(t *testing.T) {
+	redis := redistest.Start(t)
+	n1 := startClusterNode(t, redis.Addr(), "node-1")
+	n2 := startClusterNode(t, redis.Addr(), "node-2")
+	const room = 1234
+
+	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
+	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
+	hearEachOther := func(within time.Duration, what string) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			ga, gb := heardTones(a, 400*time.Millisecond), heardTones(b, 400*time.Millisecond)
+			if ga[2] >= 0.08 && ga[0] <= 0.01 && gb[0] >= 0.08 && gb[2] <= 0.01 {
+				t.Logf("%s: node 1's participant hears %.3f, node 2's %.3f", what, ga, gb)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: node 1's participant hears %.3f, node 2's %.3f", what, ga, gb)
+			}
+		}
+	}
+	hearEachOther(8*time.Second, "mixed on node 1")
+	before := roomLease(t, n2, room)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := n1.Node.Node.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for l := roomLease(t, n2, room); l.Holder != "node-2"; l = roomLease(t, n2, room) {
+		if time.Now().After(deadline) {
+			t.Fatalf("room lease %+v after node 1 drained (before: %+v): want node-2's", l, before)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Node 2 lists its own room now: node 1's participant is in it once node 1 re-joined it.
+	want := sortedIDs(a.id, b.id)
+	for got := listed(t, n2, room); got != want; got = listed(t, n2, room) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 2 lists %s, want %s", got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	hearEachOther(8*time.Second, "mixed on node 2")
+	if got := listed(t, n1, room); got != want {
+		t.Errorf("node 1 lists %s, want %s", got, want)
+	}
+}

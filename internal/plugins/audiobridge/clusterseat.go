@@ -85,6 +85,18 @@ func (cr *clusterRoom) joinSeat(s *session, j *Join) (*member, any, *Error) {
 
 // attach offers the participant's audio to the relay and has the owner mix it.
 func (st *seat) attach(m *member, md *sessionMedia) error {
+	if err := st.export(m, md); err != nil {
+		return err
+	}
+	m.syncRecording()
+	if st.cr.c.relay != nil {
+		go st.connect(m)
+	}
+	return nil
+}
+
+// export offers the participant's audio to the relay.
+func (st *seat) export(m *member, md *sessionMedia) error {
 	rl := st.cr.c.relay
 	if rl != nil {
 		err := rl.Export(inFeed(m.room.id, m.id), []relay.Stream{{Mid: relayMid, Codec: media.Capability(md.codec, ""),
@@ -96,10 +108,6 @@ func (st *seat) attach(m *member, md *sessionMedia) error {
 	st.mu.Lock()
 	st.md, st.exported = md, rl != nil
 	st.mu.Unlock()
-	m.syncRecording()
-	if rl != nil {
-		go st.connect(m)
-	}
 	return nil
 }
 
@@ -302,4 +310,51 @@ func (cr *clusterRoom) takeOver() {
 			}
 		}
 	}
+}
+
+// handOver is takeOver's reverse: this node no longer mixes the room (its lease lapsed while it
+// was cut off from the engine, or it drained). Its guests leave here (their nodes re-join them
+// to the new owner), and its WebRTC participants become seats, re-announced to the new owner
+// once there is one. Plain-RTP participants cannot move: they stay in the mixer here.
+func (cr *clusterRoom) handOver() {
+	r := cr.r
+	r.mu.Lock()
+	if r.destroyed {
+		r.mu.Unlock()
+		return
+	}
+	members := make([]*member, 0, len(r.members))
+	for _, m := range r.members {
+		members = append(members, m)
+	}
+	r.mu.Unlock()
+	for _, m := range members {
+		if m.guest != nil {
+			r.leave(m, leaveSilently)
+			continue
+		}
+		md := m.s.mediaOf()
+		if md != nil && md.rtp != nil {
+			continue
+		}
+		r.mu.Lock()
+		if r.members[m.id] != m {
+			r.mu.Unlock()
+			continue
+		}
+		delete(r.members, m.id)
+		r.changedLocked()
+		r.seats[m.id] = m
+		r.mu.Unlock()
+		m.out.Store(nil)
+		m.detachSink()
+		st := &seat{cr: cr}
+		m.seat.Store(st)
+		if md != nil {
+			if err := st.export(m, md); err != nil {
+				cr.c.log.Warn("audiobridge participant's audio not relayed", "room", r.id, "id", m.id, "err", err)
+			}
+		}
+	}
+	cr.reannounce()
 }
