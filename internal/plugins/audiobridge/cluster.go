@@ -53,6 +53,9 @@ var (
 	ownerWait = 5 * time.Second
 	// ownerRetry is the pause between two attempts to reach it.
 	ownerRetry = 50 * time.Millisecond
+	// rosterSettle is how long a new owner waits for the nodes to re-announce their participants
+	// before it publishes its roster (and the participants nobody re-announced leave).
+	rosterSettle = time.Second
 )
 
 // ownerPath is the owner protocol's path on the cluster listener.
@@ -98,6 +101,9 @@ type clusterRoom struct {
 	epoch  uint64 // the highest owner epoch seen: events of older ones are stale
 	holder string
 	mine   bool // this node mixed the room at the last change
+	// known are the participants this node's seats were told of (by the owner's replies and
+	// events): after an owner change, those missing from the new owner's roster have left.
+	known map[uint64]bool
 }
 
 // outEvent is one room event the owner publishes.
@@ -146,7 +152,7 @@ func (c *clusterNode) follow(r *room) *clusterRoom {
 		c.mu.Unlock()
 		return cr
 	}
-	cr := &clusterRoom{c: c, r: r, out: make(chan outEvent, 1024), done: make(chan struct{})}
+	cr := &clusterRoom{c: c, r: r, out: make(chan outEvent, 1024), done: make(chan struct{}), known: map[uint64]bool{}}
 	c.rooms[r.id] = cr
 	c.mu.Unlock()
 	r.cl.Store(cr)
@@ -311,11 +317,19 @@ func (cr *clusterRoom) onEvent(env cluster.Envelope) {
 			cr.c.log.Warn("bad audiobridge room event", "room", cr.r.id, "from", env.From, "err", err)
 			return
 		}
+		cr.learn(ev.Data)
 		for _, m := range cr.r.seatList() {
 			if m.id != ev.Except {
 				m.s.push("", ev.Data, nil)
 			}
 		}
+	case kindRoster:
+		ev, err := decodeRosterEvent(env.Body)
+		if err != nil || ev.Room != cr.r.id {
+			cr.c.log.Warn("bad audiobridge roster event", "room", cr.r.id, "from", env.From, "err", err)
+			return
+		}
+		cr.reconcile(ev.IDs, cr.r.seatList())
 	case kindDrop:
 		ev, err := decodeDropEvent(env.Body)
 		if err != nil || ev.Room != cr.r.id {
@@ -352,4 +366,89 @@ func (c *clusterNode) nodeGone(node string) {
 			cr.r.leave(m, leaveNotice)
 		}
 	}
+}
+
+// learn notes the participants an event (or a join's reply) tells this node's seats of.
+func (cr *clusterRoom) learn(data []byte) {
+	var ev struct {
+		Participants []struct {
+			ID uint64 `json:"id"`
+		} `json:"participants"`
+		Leaving *uint64 `json:"leaving"`
+		Kicked  *uint64 `json:"kicked"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	for _, p := range ev.Participants {
+		cr.known[p.ID] = true
+	}
+	for _, id := range []*uint64{ev.Leaving, ev.Kicked} {
+		if id != nil {
+			delete(cr.known, *id)
+		}
+	}
+}
+
+// know notes participants this node's seats know of without an event (their own ids, the
+// members of a room this node handed over).
+func (cr *clusterRoom) know(ids ...uint64) {
+	cr.mu.Lock()
+	for _, id := range ids {
+		cr.known[id] = true
+	}
+	cr.mu.Unlock()
+}
+
+// reconcile tells this node's participants (to) that those they know of and the new owner's
+// roster lacks have left: their node died with the old owner, or never re-joined.
+func (cr *clusterRoom) reconcile(roster []uint64, to []*member) {
+	in := make(map[uint64]bool, len(roster))
+	for _, id := range roster {
+		in[id] = true
+	}
+	var gone []uint64
+	cr.mu.Lock()
+	for id := range cr.known {
+		if !in[id] {
+			gone = append(gone, id)
+			delete(cr.known, id)
+		}
+	}
+	cr.mu.Unlock()
+	for _, id := range gone {
+		cr.c.log.Info("audiobridge participant not re-joined to the room's new owner: left", "room", cr.r.id, "id", id)
+		ev := RoomEvent{Audiobridge: "event", Room: cr.r.id, Leaving: &id}
+		for _, m := range to {
+			m.s.push("", ev, nil)
+		}
+	}
+}
+
+// publishRoster is a new owner's: once the nodes had time to re-announce their participants,
+// every node's participants learn who did not come back.
+func (cr *clusterRoom) publishRoster(epoch uint64) {
+	select {
+	case <-time.After(rosterSettle):
+	case <-cr.done:
+		return
+	}
+	if e, mine := cr.owned(); !mine || e != epoch {
+		return
+	}
+	r := cr.r
+	r.mu.Lock()
+	ids := make([]uint64, 0, len(r.members))
+	var local []*member
+	for id, m := range r.members {
+		ids = append(ids, id)
+		if m.s != nil {
+			local = append(local, m)
+		}
+	}
+	r.mu.Unlock()
+	cr.reconcile(ids, local)
+	cr.enqueue(outEvent{kind: kindRoster, body: rosterEvent{Room: r.id, IDs: ids}})
 }

@@ -142,7 +142,8 @@ func TestRoomSpansNodes(t *testing.T) {
 
 // TestOwnerFailover: room 1234 is mixed on node 1, with one participant on each of three nodes.
 // Node 1 crashes: node 2 or 3 takes the room's lease at the next epoch, its participant becomes
-// a member of its mixer and the other node's re-joins it, and the two hear each other again.
+// a member of its mixer and the other node's re-joins it, the two hear each other again, and
+// both hear, within 5 s of the crash, that node 1's participant left.
 func TestOwnerFailover(t *testing.T) {
 	redis := redistest.Start(t)
 	n1 := startClusterNode(t, redis.Addr(), "node-1")
@@ -150,7 +151,7 @@ func TestOwnerFailover(t *testing.T) {
 	n3 := startClusterNode(t, redis.Addr(), "node-3")
 	const room = 1234
 
-	joinTalker(t, n1.c, room, tones[0], 1, nil)
+	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
 	b := joinTalker(t, n2.c, room, tones[1], 1, nil)
 	c := joinTalker(t, n3.c, room, tones[2], 1, nil)
 	hearEachOther := func(within time.Duration, what string) {
@@ -182,6 +183,11 @@ func TestOwnerFailover(t *testing.T) {
 	if after.Holder == "node-1" || after.Epoch <= before.Epoch {
 		t.Errorf("room lease %+v after node 1 crashed (before: %+v)", after, before)
 	}
+	// Node 1's own participant did not come back: the others hear it left.
+	for _, p := range []*talker{b, c} {
+		waitEvent(t, p.h, 5*time.Second-time.Since(crashed), func(d map[string]any) bool { return d["leaving"] == float64(a.id) })
+	}
+	t.Logf("node 1's participant left the room %v after the crash", time.Since(crashed).Round(time.Millisecond))
 	want := sortedIDs(b.id, c.id)
 	for _, n := range []*clusterNode{n2, n3} {
 		if got := listed(t, n, room); got != want {

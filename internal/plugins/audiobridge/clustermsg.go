@@ -25,6 +25,9 @@ const (
 const (
 	kindEvent = "event" // a Janus event for the room's participants
 	kindDrop  = "drop"  // a participant was taken out of the room by the owner (kick)
+	// kindRoster is a new owner's list of the room's participants, once the nodes re-announced
+	// theirs: those missing have left.
+	kindRoster = "roster"
 )
 
 // maxSeats bounds a sync's seats (and so a room's participants from one node).
@@ -85,6 +88,12 @@ type dropEvent struct {
 	ID    uint64          `json:"id"`
 	Data  json.RawMessage `json:"data,omitempty"`
 	Close bool            `json:"close,omitempty"`
+}
+
+// rosterEvent lists a room's participants.
+type rosterEvent struct {
+	Room uint64   `json:"room"`
+	IDs  []uint64 `json:"ids"`
 }
 
 var errNoRoom = errors.New("no room")
@@ -199,4 +208,15 @@ func (p Participant) check() error {
 		return fmt.Errorf("volume, position or talk detection out of range")
 	}
 	return nil
+}
+
+func decodeRosterEvent(raw []byte) (rosterEvent, error) {
+	var ev rosterEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return ev, fmt.Errorf("audiobridge roster event: %w", err)
+	}
+	if ev.Room == 0 {
+		return ev, fmt.Errorf("audiobridge roster event: no room")
+	}
+	return ev, nil
 }

@@ -53,7 +53,7 @@ func FuzzOwnerRequest(f *testing.F) {
 }
 
 // FuzzRoomEvents: the owner's events on a room's topic either decode into an event object for a
-// room (a drop for a participant of a node) or are refused.
+// room (a drop for a participant of a node, a roster for a room) or are refused.
 func FuzzRoomEvents(f *testing.F) {
 	for _, seed := range []string{
 		`{"room":1234,"except":5,"data":{"audiobridge":"joined"}}`, `{"room":1,"data":[]}`,
@@ -70,6 +70,9 @@ func FuzzRoomEvents(f *testing.F) {
 		}
 		if ev, err := decodeDropEvent(raw); err == nil && (ev.Room == 0 || ev.ID == 0 || ev.Node == "") {
 			t.Fatalf("accepted drop %q", raw)
+		}
+		if ev, err := decodeRosterEvent(raw); err == nil && ev.Room == 0 {
+			t.Fatalf("accepted roster %q", raw)
 		}
 	})
 }

@@ -80,6 +80,8 @@ func (cr *clusterRoom) joinSeat(s *session, j *Join) (*member, any, *Error) {
 	cr.r.mu.Lock()
 	cr.r.seats[m.id] = m
 	cr.r.mu.Unlock()
+	cr.learn(ans.Data)
+	cr.know(m.id)
 	return m, json.RawMessage(ans.Data), nil
 }
 
@@ -278,9 +280,11 @@ func (cr *clusterRoom) takeOver() {
 	// Give the lease a moment to settle: a takeover between two quick owner changes would
 	// otherwise move the seats twice.
 	time.Sleep(ownerRetry)
-	if _, mine := cr.owned(); !mine {
+	epoch, mine := cr.owned()
+	if !mine {
 		return
 	}
+	defer func() { go cr.publishRoster(epoch) }()
 	r := cr.r
 	for _, m := range r.seatList() {
 		st := m.seatOf()
@@ -326,6 +330,7 @@ func (cr *clusterRoom) handOver() {
 	members := make([]*member, 0, len(r.members))
 	for _, m := range r.members {
 		members = append(members, m)
+		cr.know(m.id)
 	}
 	r.mu.Unlock()
 	for _, m := range members {
