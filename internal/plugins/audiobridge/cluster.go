@@ -42,7 +42,7 @@ func WithCluster(view cluster.View, rl Relay) Option {
 	return func(p *Plugin) {
 		if view != nil {
 			p.cl = &clusterNode{p: p, view: view, relay: rl, log: p.log.With("component", "cluster"),
-				rooms: map[uint64]*clusterRoom{}}
+				rooms: map[uint64]*clusterRoom{}, apiRooms: map[uint64]bool{}}
 		}
 	}
 }
@@ -82,9 +82,13 @@ type clusterNode struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	stopWatch func()
+	stopRooms func()
 
 	mu    sync.Mutex
 	rooms map[uint64]*clusterRoom
+	// created are the rooms created through the API (here or on another node), which a node
+	// that starts learns from the others.
+	apiRooms map[uint64]bool
 }
 
 // clusterRoom follows one room: its lease, its topic, and the owner's events to publish.
@@ -117,15 +121,20 @@ func (c *clusterNode) start() {
 	c.self = c.view.Self().ID
 	c.view.Handle(ownerPath, c.handle)
 	c.stopWatch = c.view.Watch(func(ev cluster.NodeEvent) {
-		if ev.Kind == cluster.NodeGone {
+		switch ev.Kind {
+		case cluster.NodeGone:
 			go c.nodeGone(ev.Node.ID)
+		case cluster.NodeUp:
+			go c.fetchRooms()
 		}
 	})
+	c.startRooms()
 }
 
 func (c *clusterNode) close() {
 	c.cancel()
 	c.stopWatch()
+	c.stopRooms()
 	c.mu.Lock()
 	rooms := make([]*clusterRoom, 0, len(c.rooms))
 	for _, cr := range c.rooms {
@@ -134,13 +143,18 @@ func (c *clusterNode) close() {
 	c.rooms = map[uint64]*clusterRoom{}
 	c.mu.Unlock()
 	for _, cr := range rooms {
-		close(cr.done)
-		cr.unsub()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		if err := cr.own.Release(ctx); err != nil {
-			c.log.Debug("releasing a room's lease", "room", cr.r.id, "err", err)
-		}
-		cancel()
+		cr.stop()
+	}
+}
+
+// stop stops following the room: its topic, its events and its lease.
+func (cr *clusterRoom) stop() {
+	close(cr.done)
+	cr.unsub()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := cr.own.Release(ctx); err != nil {
+		cr.c.log.Debug("releasing a room's lease", "room", cr.r.id, "err", err)
 	}
 }
 

@@ -261,3 +261,54 @@ func TestDrainHandsTheRoomOver(t *testing.T) {
 		t.Errorf("node 1 lists %s, want %s", got, want)
 	}
 }
+
+// TestCreatedRoomSpansNodes: a room created through node 2's API exists on node 1 too, mixed on
+// node 2 (which took its lease); participants on both nodes hear each other; a destroy sent to
+// node 1 reaches the owner, and both participants hear the room is destroyed.
+func TestCreatedRoomSpansNodes(t *testing.T) {
+	redis := redistest.Start(t)
+	n1 := startClusterNode(t, redis.Addr(), "node-1")
+	n2 := startClusterNode(t, redis.Addr(), "node-2")
+	const room = 4321
+
+	mustRequest(t, attach(t, n2.c), map[string]any{"request": "create", "room": room, "secret": "s"}, nil)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		data, _ := mustRequest(t, attach(t, n1.c), map[string]any{"request": "exists", "room": room}, nil)
+		if data["exists"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 1 does not know room %d created on node 2", room)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
+	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
+	if l := roomLease(t, n1, room); l.Holder != "node-2" {
+		t.Errorf("room lease %+v: want node-2's, which created the room", l)
+	}
+	for {
+		ga, gb := heardTones(a, 400*time.Millisecond), heardTones(b, 400*time.Millisecond)
+		if ga[2] >= 0.08 && ga[0] <= 0.01 && gb[0] >= 0.08 && gb[2] <= 0.01 {
+			break
+		}
+		if time.Now().After(deadline.Add(3 * time.Second)) {
+			t.Fatalf("node 1's participant hears %.3f, node 2's %.3f", ga, gb)
+		}
+	}
+
+	data, _ := mustRequest(t, attach(t, n1.c), map[string]any{"request": "destroy", "room": room, "secret": "s"}, nil)
+	if data["audiobridge"] != "destroyed" {
+		t.Fatalf("destroy through node 1: %v", data)
+	}
+	for _, p := range []*talker{a, b} {
+		waitEvent(t, p.h, 5*time.Second, func(d map[string]any) bool { return d["audiobridge"] == "destroyed" })
+	}
+	for _, n := range []*clusterNode{n1, n2} {
+		data, _ := mustRequest(t, attach(t, n.c), map[string]any{"request": "exists", "room": room}, nil)
+		if data["exists"] != false {
+			t.Errorf("%s: room %d still exists after destroy", n.ID, room)
+		}
+	}
+}

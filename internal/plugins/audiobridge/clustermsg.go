@@ -69,6 +69,8 @@ type ownerAnswer struct {
 	// Participant and Admin are what join resolved.
 	Participant *Participant `json:"participant,omitempty"`
 	Admin       bool         `json:"admin,omitempty"`
+	// Rooms answers opRooms.
+	Rooms []wireRoom `json:"rooms,omitempty"`
 }
 
 func failed(err *Error) ownerAnswer { return ownerAnswer{Code: err.Code, Reason: err.Reason} }
@@ -104,7 +106,7 @@ func decodeOwnerRequest(raw []byte) (ownerRequest, error) {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return req, fmt.Errorf("audiobridge owner request: %w", err)
 	}
-	if req.Room == 0 {
+	if req.Room == 0 && req.Op != opRooms {
 		return req, fmt.Errorf("audiobridge owner request %q: %w", req.Op, errNoRoom)
 	}
 	switch req.Op {
@@ -143,6 +145,7 @@ func decodeOwnerRequest(raw []byte) (ownerRequest, error) {
 				return req, fmt.Errorf("audiobridge owner request sync: seat %d: %w", s.Join.ID, err)
 			}
 		}
+	case opRooms:
 	default:
 		return req, fmt.Errorf("audiobridge owner request: unknown op %q", req.Op)
 	}

@@ -26,6 +26,9 @@ const mixPT = DefaultRTPOpusPT
 
 // serve answers a seat's node (from) as the room's owner.
 func (c *clusterNode) serve(ctx context.Context, from string, req ownerRequest) ownerAnswer {
+	if req.Op == opRooms {
+		return ownerAnswer{Node: c.self, Rooms: c.knownRooms()}
+	}
 	r, err := c.p.room(req.Room)
 	if err != nil {
 		return failed(err)
@@ -50,7 +53,9 @@ func (c *clusterNode) serveOp(ctx context.Context, from string, r *room, cr *clu
 		if err != nil {
 			return failed(err)
 		}
-		data, _ := json.Marshal(c.p.handleSyncHere(nil, name, b))
+		reply := c.p.handleSyncHere(nil, name, b)
+		c.announce(name, reply)
+		data, _ := json.Marshal(reply)
 		return ownerAnswer{Data: data}
 	}
 	if req.Op == opJoin {

@@ -235,8 +235,19 @@ func (r *room) destroy() {
 	for _, m := range r.members {
 		members = append(members, m)
 	}
+	seats := make([]*member, 0, len(r.seats))
+	for _, m := range r.seats {
+		seats = append(seats, m)
+	}
 	r.mu.Unlock()
 	ev := RoomReply{Audiobridge: "destroyed", Room: r.id}
+	for _, m := range seats { // the room's owner destroyed it
+		m.s.push("", ev, nil)
+		m.s.forgetMember(m)
+		if st := m.seatOf(); st != nil {
+			r.leaveSeat(m, st, false)
+		}
+	}
 	for _, m := range members {
 		if m.s != nil {
 			m.s.push("", ev, nil)

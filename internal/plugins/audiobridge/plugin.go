@@ -124,14 +124,18 @@ func (p *Plugin) handleSync(s *session, name string, b plugin.Body, raw json.Raw
 			}
 		}
 	}
-	return p.handleSyncHere(s, name, b)
+	data := p.handleSyncHere(s, name, b)
+	if p.cl != nil {
+		p.cl.announce(name, data)
+	}
+	return data
 }
 
 // ownersRequest reports whether a synchronous request is decided by the node that mixes its
 // room: what concerns the room's participants, its mix and its admission rules.
 func ownersRequest(name string) bool {
 	switch name {
-	case "listparticipants", "kick", "mute", "unmute", "kick_all", "mute_room", "unmute_room", "allowed", "edit",
+	case "listparticipants", "kick", "mute", "unmute", "kick_all", "mute_room", "unmute_room", "allowed", "edit", "destroy",
 		"rtp_forward", "stop_rtp_forward", "listforwarders", "play_file", "is_playing", "stop_file", "enable_recording":
 		return true
 	}
