@@ -90,7 +90,14 @@ func Start(t testing.TB, redisAddr, prefix, id string, log *slog.Logger) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As a server wires them: a node the membership declares gone takes its links down at once.
+	stopWatch := n.Node.Watch(func(ev cluster.NodeEvent) {
+		if ev.Kind == cluster.NodeGone {
+			go n.Relay.PeerGone(ev.Node.ID)
+		}
+	})
 	t.Cleanup(n.Close)
+	t.Cleanup(stopWatch)
 	return n
 }
 
