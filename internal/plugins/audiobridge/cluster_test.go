@@ -263,15 +263,18 @@ func TestDrainHandsTheRoomOver(t *testing.T) {
 }
 
 // TestCreatedRoomSpansNodes: a room created through node 2's API exists on node 1 too, mixed on
-// node 2 (which took its lease); participants on both nodes hear each other; a destroy sent to
-// node 1 reaches the owner, and both participants hear the room is destroyed.
+// node 2 (which took its lease); participants on both nodes hear each other; node 1's
+// participant's audio levels, relayed, make node 2 announce it talking to both; a kick sent to
+// node 1 reaches the owner and takes node 1's participant out; a destroy sent to node 1 reaches
+// the owner, and node 2's participant hears the room is destroyed.
 func TestCreatedRoomSpansNodes(t *testing.T) {
 	redis := redistest.Start(t)
 	n1 := startClusterNode(t, redis.Addr(), "node-1")
 	n2 := startClusterNode(t, redis.Addr(), "node-2")
 	const room = 4321
 
-	mustRequest(t, attach(t, n2.c), map[string]any{"request": "create", "room": room, "secret": "s"}, nil)
+	mustRequest(t, attach(t, n2.c), map[string]any{"request": "create", "room": room, "secret": "s",
+		"audiolevel_event": true, "audio_active_packets": 10, "audio_level_average": 40}, nil)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		data, _ := mustRequest(t, attach(t, n1.c), map[string]any{"request": "exists", "room": room}, nil)
@@ -298,13 +301,25 @@ func TestCreatedRoomSpansNodes(t *testing.T) {
 		}
 	}
 
+	talking := func(d map[string]any) bool { return d["audiobridge"] == "talking" && d["id"] == float64(a.id) }
+	waitEvent(t, b.h, 5*time.Second, talking)
+	waitEvent(t, a.h, 5*time.Second, talking)
+
+	mustRequest(t, attach(t, n1.c), map[string]any{"request": "kick", "room": room, "id": a.id, "secret": "s"}, nil)
+	kicked := func(d map[string]any) bool { return d["kicked"] == float64(a.id) }
+	waitEvent(t, a.h, 5*time.Second, kicked)
+	waitEvent(t, b.h, 5*time.Second, kicked)
+	for _, n := range []*clusterNode{n1, n2} {
+		if got := listed(t, n, room); got != sortedIDs(b.id) {
+			t.Errorf("after the kick %s lists %s, want %s", n.ID, got, sortedIDs(b.id))
+		}
+	}
+
 	data, _ := mustRequest(t, attach(t, n1.c), map[string]any{"request": "destroy", "room": room, "secret": "s"}, nil)
 	if data["audiobridge"] != "destroyed" {
 		t.Fatalf("destroy through node 1: %v", data)
 	}
-	for _, p := range []*talker{a, b} {
-		waitEvent(t, p.h, 5*time.Second, func(d map[string]any) bool { return d["audiobridge"] == "destroyed" })
-	}
+	waitEvent(t, b.h, 5*time.Second, func(d map[string]any) bool { return d["audiobridge"] == "destroyed" })
 	for _, n := range []*clusterNode{n1, n2} {
 		data, _ := mustRequest(t, attach(t, n.c), map[string]any{"request": "exists", "room": room}, nil)
 		if data["exists"] != false {
