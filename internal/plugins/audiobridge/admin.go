@@ -35,10 +35,17 @@ func (p *Plugin) sync(s *session, req Request) (any, *Error) {
 	case *RoomAdmin:
 		return p.roomAdmin(r)
 	case *ResetDecoder:
-		if s == nil || s.current() == nil {
+		m := s.currentOrNil()
+		if m == nil {
 			return nil, errorf(ErrNotJoined, "Can't reset (not in a room)")
 		}
-		s.current().in.Resync()
+		if st := m.seatOf(); st != nil { // its decoder is on the node that mixes the room
+			if _, err := st.cr.askFor(st.cr.c.ctx, ownerRequest{Op: opReset, Room: m.room.id, ID: m.id}); err != nil {
+				return nil, err
+			}
+			return Tag{Audiobridge: "success"}, nil
+		}
+		m.in.Resync()
 		return Tag{Audiobridge: "success"}, nil
 	case *RTPForward:
 		return p.rtpForward(r)

@@ -120,6 +120,11 @@ func TestRoomSpansNodes(t *testing.T) {
 		}
 	}
 
+	// Node 2's participant's decoder is node 1's: resetdecoder reaches it.
+	if data, _ := mustRequest(t, b.h, map[string]any{"request": "resetdecoder"}, nil); data["audiobridge"] != "success" {
+		t.Errorf("resetdecoder on node 2: %v", data)
+	}
+
 	// Node 2's participant mutes itself: node 1 mixes it out and tells its participant.
 	mustRequest(t, b.h, map[string]any{"request": "configure", "muted": true}, nil)
 	waitEvent(t, a.h, 5*time.Second, func(d map[string]any) bool {

@@ -19,6 +19,7 @@ const (
 	opLeave     = "leave"     // it left
 	opRequest   = "request"   // a synchronous request about the room (listparticipants, kick...)
 	opSync      = "sync"      // every seat of the node in the room (a new owner, lost events)
+	opReset     = "reset"     // resetdecoder: the participant's decoder is the owner's
 )
 
 // Kinds of the owner's events on the room's topic.
@@ -124,7 +125,7 @@ func decodeOwnerRequest(raw []byte) (ownerRequest, error) {
 		if err := req.Configure.Settings.check(); err != nil {
 			return req, fmt.Errorf("audiobridge owner request configure: %w", err)
 		}
-	case opSetup, opMedia, opLeave:
+	case opSetup, opMedia, opLeave, opReset:
 		if req.ID == 0 {
 			return req, fmt.Errorf("audiobridge owner request %s: no participant", req.Op)
 		}

@@ -37,7 +37,7 @@ func FuzzOwnerRequest(f *testing.F) {
 					t.Fatalf("accepted seat %+v", s)
 				}
 			}
-		case opConfigure, opSetup, opMedia, opLeave:
+		case opConfigure, opSetup, opMedia, opLeave, opReset:
 			if req.ID == 0 {
 				t.Fatalf("accepted %s %q without a participant", req.Op, raw)
 			}

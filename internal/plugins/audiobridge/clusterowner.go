@@ -96,6 +96,8 @@ func (c *clusterNode) serveOp(ctx context.Context, from string, r *room, cr *clu
 		}
 	case opLeave:
 		r.leave(m, leaveNotice)
+	case opReset:
+		m.in.Resync()
 	}
 	return ownerAnswer{}
 }

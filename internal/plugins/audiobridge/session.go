@@ -118,6 +118,14 @@ func (s *session) current() *member {
 	return s.member
 }
 
+// currentOrNil is current for a session that may be nil (the admin API's requests have none).
+func (s *session) currentOrNil() *member {
+	if s == nil {
+		return nil
+	}
+	return s.current()
+}
+
 // Query is the plugin_specific part of handle_info.
 func (s *session) Query() any {
 	q := map[string]any{}
