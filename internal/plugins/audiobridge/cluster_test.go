@@ -325,10 +325,18 @@ func TestCreatedRoomSpansNodes(t *testing.T) {
 		t.Fatalf("destroy through node 1: %v", data)
 	}
 	waitEvent(t, b.h, 5*time.Second, func(d map[string]any) bool { return d["audiobridge"] == "destroyed" })
-	for _, n := range []*clusterNode{n1, n2} {
-		data, _ := mustRequest(t, attach(t, n.c), map[string]any{"request": "exists", "room": room}, nil)
-		if data["exists"] != false {
-			t.Errorf("%s: room %d still exists after destroy", n.ID, room)
+	// Node 1 hears of it on the rooms topic.
+	deadline = time.Now().Add(5 * time.Second)
+	for _, n := range []*clusterNode{n2, n1} {
+		for {
+			data, _ := mustRequest(t, attach(t, n.c), map[string]any{"request": "exists", "room": room}, nil)
+			if data["exists"] == false {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: room %d still exists after destroy", n.ID, room)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }

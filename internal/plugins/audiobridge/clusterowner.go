@@ -143,7 +143,7 @@ func (c *clusterNode) syncGuests(ctx context.Context, from string, r *room, seat
 		if st.Setup {
 			r.setupChanged(m, true)
 		}
-		if st.Media {
+		if st.Media && !m.guest.relayed() { // a guest whose audio comes in already keeps it
 			if err := c.attachGuest(ctx, r, m); err != nil {
 				c.log.Warn("audiobridge participant's audio not relayed", "room", r.id, "id", m.id, "node", from, "err", err)
 			}
@@ -193,12 +193,23 @@ func (c *clusterNode) attachGuest(ctx context.Context, r *room, m *member) error
 		// failed: the participant stays until it leaves or its node is gone.
 		g.mu.Lock()
 		current := g.in == imp
+		if current {
+			g.in = nil
+		}
 		g.mu.Unlock()
 		if current {
 			m.detachSink()
+			imp.Release()
 		}
 	})
 	return nil
+}
+
+// relayed reports whether the guest's audio is being imported.
+func (g *guest) relayed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.in != nil
 }
 
 // close stops relaying a guest's media (it left).
