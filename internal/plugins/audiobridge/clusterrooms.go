@@ -55,7 +55,7 @@ func (c *clusterNode) startRooms() {
 	go c.fetchRooms()
 }
 
-// created announces a room this node created, and follows it (taking its lease).
+// created announces a room this node created, and follows it (taking its lease first).
 func (c *clusterNode) created(id uint64) {
 	r, err := c.p.room(id)
 	if err != nil {
@@ -64,7 +64,11 @@ func (c *clusterNode) created(id uint64) {
 	c.mu.Lock()
 	c.apiRooms[id] = true
 	c.mu.Unlock()
-	c.follow(r)
+	// The room is announced once it has an owner (this node, unless another took the id's lease
+	// first): a node that hears of it before would take the lease itself.
+	if _, err := c.follow(r).local(c.ctx); err != nil {
+		c.log.Warn("a created audiobridge room has no owner", "room", id, "err", err)
+	}
 	r.mu.Lock()
 	w := wireRoom{Room: id, Options: r.opts}
 	r.mu.Unlock()
