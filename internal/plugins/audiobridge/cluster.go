@@ -161,23 +161,24 @@ func (cr *clusterRoom) stop() {
 // follow starts following a room (once): its lease, which this node takes when it is free, and
 // its topic.
 func (c *clusterNode) follow(r *room) *clusterRoom {
+	// Set up under c.mu (nothing here waits or calls back into c): a concurrent follow of the same
+	// room gets it whole.
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if cr := c.rooms[r.id]; cr != nil {
-		c.mu.Unlock()
 		return cr
 	}
 	cr := &clusterRoom{c: c, r: r, out: make(chan outEvent, 1024), done: make(chan struct{}), known: map[uint64]bool{}}
-	c.rooms[r.id] = cr
-	c.mu.Unlock()
-	r.cl.Store(cr)
+	cr.own = c.view.Owner(roomName(r.id), true)
+	cr.own.OnChange(cr.onOwner)
 	cr.topic = c.view.Topic(roomName(r.id))
 	cr.unsub = cr.topic.Subscribe(cr.onEvent, func(from string) {
 		c.log.Info("audiobridge room events lost: re-announcing the seats", "room", r.id, "from", from)
 		go cr.reannounce()
 	})
-	cr.own = c.view.Owner(roomName(r.id), true)
-	cr.own.OnChange(cr.onOwner)
 	go cr.publish()
+	c.rooms[r.id] = cr
+	r.cl.Store(cr)
 	return cr
 }
 
