@@ -58,6 +58,7 @@ func FuzzRoomEvents(f *testing.F) {
 	for _, seed := range []string{
 		`{"room":1234,"except":5,"data":{"audiobridge":"joined"}}`, `{"room":1,"data":[]}`,
 		`{"room":1,"node":"n","id":3,"data":{"audiobridge":"event"},"close":true}`, `{"room":1,"node":"","id":3}`, `{`,
+		`{"room":9,"options":{"SamplingRate":16000,"DefaultPrebuffering":6}}`, `{"room":9,"options":{"SamplingRate":7}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -73,6 +74,9 @@ func FuzzRoomEvents(f *testing.F) {
 		}
 		if ev, err := decodeRosterEvent(raw); err == nil && ev.Room == 0 {
 			t.Fatalf("accepted roster %q", raw)
+		}
+		if w, err := decodeWireRoom(raw, true); err == nil && (w.Room == 0 || !SupportedSamplingRate(w.Options.SamplingRate)) {
+			t.Fatalf("accepted room %q", raw)
 		}
 	})
 }

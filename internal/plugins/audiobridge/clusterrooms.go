@@ -34,6 +34,22 @@ type wireRoom struct {
 	Options RoomOptions `json:"options"`
 }
 
+// decodeWireRoom reads a room of the rooms topic: a created one with its options checked, a
+// destroyed one by its id.
+func decodeWireRoom(raw []byte, withOptions bool) (wireRoom, error) {
+	var w wireRoom
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return w, fmt.Errorf("audiobridge room: %w", err)
+	}
+	if w.Room == 0 {
+		return w, fmt.Errorf("audiobridge room: no id")
+	}
+	if withOptions {
+		return w, w.check()
+	}
+	return w, nil
+}
+
 // check refuses options a create could not have resolved.
 func (w wireRoom) check() error {
 	if w.Room == 0 {
@@ -103,17 +119,13 @@ func (c *clusterNode) forget(id uint64) {
 
 // onRoomsEvent learns a room another node created or destroyed.
 func (c *clusterNode) onRoomsEvent(env cluster.Envelope) {
-	var w wireRoom
-	if err := json.Unmarshal(env.Body, &w); err != nil || w.Room == 0 {
+	w, err := decodeWireRoom(env.Body, env.Kind == kindCreated)
+	if err != nil {
 		c.log.Warn("bad audiobridge rooms event", "from", env.From, "kind", env.Kind, "err", err)
 		return
 	}
 	switch env.Kind {
 	case kindCreated:
-		if err := w.check(); err != nil {
-			c.log.Warn("bad audiobridge rooms event", "from", env.From, "err", err)
-			return
-		}
 		c.adopt(w)
 	case kindDestroyed:
 		c.p.mu.Lock()
