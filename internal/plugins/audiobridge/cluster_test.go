@@ -268,7 +268,8 @@ func TestDrainHandsTheRoomOver(t *testing.T) {
 }
 
 // TestCreatedRoomSpansNodes: a room created through node 2's API exists on node 1 too, mixed on
-// node 2 (which took its lease); participants on both nodes hear each other; node 1's
+// node 2 (which took its lease); an edit through node 1 is made by the owner and reaches node 1's
+// copy; participants on both nodes hear each other; node 1's
 // participant's audio levels, relayed, make node 2 announce it talking to both; a kick sent to
 // node 1 reaches the owner and takes node 1's participant out; a destroy sent to node 1 reaches
 // the owner, and node 2's participant hears the room is destroyed.
@@ -291,6 +292,21 @@ func TestCreatedRoomSpansNodes(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// An edit sent to node 1 is the owner's; node 1's copy follows.
+	mustRequest(t, attach(t, n1.c), map[string]any{"request": "edit", "room": room, "secret": "s", "new_description": "spans"}, nil)
+	for described := ""; described != "spans"; {
+		data, _ := mustRequest(t, attach(t, n1.c), map[string]any{"request": "list"}, nil)
+		for _, r := range data["list"].([]any) {
+			if r := r.(map[string]any); r["room"] == float64(room) {
+				described, _ = r["description"].(string)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node 1 describes room %d as %q after the edit", room, described)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
 	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
 	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
 	if l := roomLease(t, n1, room); l.Holder != "node-2" {

@@ -19,6 +19,7 @@ const roomsTopic = "audiobridge"
 // Kinds of the rooms topic's events.
 const (
 	kindCreated   = "created"
+	kindEdited    = "edited" // edit or allowed changed a room's options (its owner's)
 	kindDestroyed = "destroyed"
 )
 
@@ -119,7 +120,7 @@ func (c *clusterNode) forget(id uint64) {
 
 // onRoomsEvent learns a room another node created or destroyed.
 func (c *clusterNode) onRoomsEvent(env cluster.Envelope) {
-	w, err := decodeWireRoom(env.Body, env.Kind == kindCreated)
+	w, err := decodeWireRoom(env.Body, env.Kind != kindDestroyed)
 	if err != nil {
 		c.log.Warn("bad audiobridge rooms event", "from", env.From, "kind", env.Kind, "err", err)
 		return
@@ -127,6 +128,13 @@ func (c *clusterNode) onRoomsEvent(env cluster.Envelope) {
 	switch env.Kind {
 	case kindCreated:
 		c.adopt(w)
+	case kindEdited:
+		if r, err := c.p.room(w.Room); err == nil {
+			r.mu.Lock()
+			w.Options.Record = r.opts.Record // the room's recording stays where it is
+			r.opts = w.Options
+			r.mu.Unlock()
+		}
 	case kindDestroyed:
 		c.p.mu.Lock()
 		r := c.p.rooms[w.Room]
@@ -202,6 +210,9 @@ func (c *clusterNode) fetchRooms() {
 // announce tells the other nodes of a room this node created or destroyed (a destroy reaches
 // the room's owner, which answers it).
 func (c *clusterNode) announce(name string, data any) {
+	if a, ok := data.(AllowedReply); ok && name == "allowed" {
+		c.edited(a.Room)
+	}
 	reply, ok := data.(RoomReply)
 	if !ok {
 		return
@@ -209,7 +220,26 @@ func (c *clusterNode) announce(name string, data any) {
 	switch {
 	case name == "create" && reply.Audiobridge == "created":
 		c.created(reply.Room)
+	case name == "edit" && reply.Audiobridge == "edited":
+		c.edited(reply.Room)
 	case name == "destroy" && reply.Audiobridge == "destroyed":
 		c.destroyed(reply.Room)
+	}
+}
+
+// edited gives the other nodes the options the room's owner now has (edit, allowed): a node
+// that takes the room over admits with them.
+func (c *clusterNode) edited(id uint64) {
+	r, err := c.p.room(id)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	w := wireRoom{Room: id, Options: r.opts}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, ownerWait)
+	defer cancel()
+	if err := c.view.Topic(roomsTopic).Publish(ctx, kindEdited, 0, w); err != nil {
+		c.log.Warn("announcing an edited audiobridge room", "room", id, "err", err)
 	}
 }
