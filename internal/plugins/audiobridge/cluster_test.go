@@ -356,3 +356,54 @@ func TestCreatedRoomSpansNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeRoomAcrossNodes: a participant of node 2 moves, on the same PeerConnection, from a
+// room node 2 mixes to one node 1 mixes and back: it hears each room's talker in turn, and each
+// room's other participant hears it arrive.
+func TestChangeRoomAcrossNodes(t *testing.T) {
+	redis := redistest.Start(t)
+	n1 := startClusterNode(t, redis.Addr(), "node-1")
+	n2 := startClusterNode(t, redis.Addr(), "node-2")
+	const here, there = 5678, 1234
+
+	a := joinTalker(t, n1.c, there, tones[0], 1, nil) // node 1 takes room 1234
+	mustRequest(t, attach(t, n2.c), map[string]any{"request": "create", "room": here}, nil)
+	b := joinTalker(t, n2.c, here, tones[2], 1, nil)
+	mover := joinTalker(t, n2.c, here, 0, 1, nil)
+	hears := func(want, not int, what string) {
+		t.Helper()
+		deadline := time.Now().Add(8 * time.Second)
+		for {
+			got := heardTones(mover, 400*time.Millisecond)
+			if got[want] >= 0.08 && got[not] <= 0.01 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the mover hears %.3f", what, got)
+			}
+		}
+	}
+	hears(2, 0, "in node 2's room")
+
+	arrived := func(room uint64, id any) func(map[string]any) bool {
+		return func(d map[string]any) bool {
+			ps, _ := d["participants"].([]any)
+			return d["audiobridge"] == "joined" && d["room"] == float64(room) && len(ps) == 1 && ps[0].(map[string]any)["id"] == id
+		}
+	}
+	data, _ := mustRequest(t, mover.h, map[string]any{"request": "changeroom", "room": there}, nil)
+	if data["audiobridge"] != "roomchanged" || data["room"] != float64(there) {
+		t.Fatalf("changeroom to node 1's room: %v", data)
+	}
+	idThere := data["id"]
+	waitEvent(t, a.h, 5*time.Second, arrived(there, idThere))
+	hears(0, 2, "in node 1's room")
+
+	data, _ = mustRequest(t, mover.h, map[string]any{"request": "changeroom", "room": here}, nil)
+	if data["audiobridge"] != "roomchanged" || data["room"] != float64(here) {
+		t.Fatalf("changeroom back to node 2's room: %v", data)
+	}
+	waitEvent(t, b.h, 5*time.Second, arrived(here, data["id"]))
+	waitEvent(t, a.h, 5*time.Second, func(d map[string]any) bool { return d["leaving"] == idThere })
+	hears(2, 0, "back in node 2's room")
+}

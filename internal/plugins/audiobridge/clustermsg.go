@@ -12,7 +12,7 @@ import (
 
 // Operations a seat's node asks of a room's owner.
 const (
-	opJoin      = "join"      // admit a participant: the owner's answer is the join's reply
+	opJoin      = "join"      // admit a participant: the owner's answer is the join's (or changeroom's) reply
 	opConfigure = "configure" // a participant's settings and display
 	opSetup     = "setup"     // its PeerConnection is up (or down)
 	opMedia     = "media"     // its audio is exported: import it, export its mix
@@ -39,9 +39,11 @@ type ownerRequest struct {
 	Room uint64 `json:"room"`
 	ID   uint64 `json:"id,omitempty"`
 	// Join is a join's request (opJoin; the seats of opSync have theirs).
-	Join      *Join      `json:"join,omitempty"`
-	Configure *Configure `json:"configure,omitempty"`
-	Setup     bool       `json:"setup,omitempty"`
+	Join *Join `json:"join,omitempty"`
+	// ChangeRoom: the join is a changeroom's (Janus's defaults and reply differ).
+	ChangeRoom bool       `json:"changeroom,omitempty"`
+	Configure  *Configure `json:"configure,omitempty"`
+	Setup      bool       `json:"setup,omitempty"`
 	// Body is a synchronous request as the participant sent it (opRequest).
 	Body  json.RawMessage `json:"body,omitempty"`
 	Seats []wireSeat      `json:"seats,omitempty"`

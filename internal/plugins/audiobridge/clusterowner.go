@@ -59,7 +59,7 @@ func (c *clusterNode) serveOp(ctx context.Context, from string, r *room, cr *clu
 		return ownerAnswer{Data: data}
 	}
 	if req.Op == opJoin {
-		return c.admitGuest(from, r, req.Join)
+		return c.admitGuest(from, r, req.Join, req.ChangeRoom)
 	}
 	if req.Op == opSync {
 		c.syncGuests(ctx, from, r, req.Seats)
@@ -102,14 +102,18 @@ func (c *clusterNode) serveOp(ctx context.Context, from string, r *room, cr *clu
 	return ownerAnswer{}
 }
 
-// admitGuest is a join of a participant of node from.
-func (c *clusterNode) admitGuest(from string, r *room, j *Join) ownerAnswer {
+// admitGuest is a join (or a changeroom) of a participant of node from.
+func (c *clusterNode) admitGuest(from string, r *room, j *Join, changeroom bool) ownerAnswer {
 	j.RTP = nil
-	set, admin, err := admit(j, r, true, j.NewParticipant)
+	resolve, event := j.NewParticipant, "joined"
+	if changeroom {
+		resolve, event = (&ChangeRoom{*j}).NewParticipant, "roomchanged"
+	}
+	set, admin, err := admit(j, r, true, resolve)
 	if err != nil {
 		return failed(err)
 	}
-	_, reply, err := r.enter(nil, from, j, set, admin, "joined")
+	_, reply, err := r.enter(nil, from, j, set, admin, event)
 	if err != nil {
 		return failed(err)
 	}

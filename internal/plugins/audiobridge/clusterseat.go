@@ -50,12 +50,13 @@ func (p *Plugin) mixedElsewhere(r *room) (*clusterRoom, bool, *Error) {
 	return cr, !local, err
 }
 
-// joinSeat has the owner admit a participant of this session, then seats it here.
-func (cr *clusterRoom) joinSeat(s *session, j *Join) (*member, any, *Error) {
+// joinSeat has the owner admit a participant of this session (a join, or a changeroom's),
+// then seats it here.
+func (cr *clusterRoom) joinSeat(s *session, j *Join, changeroom bool) (*member, any, *Error) {
 	if j.RTP != nil {
 		return nil, nil, errorf(ErrUnauthorized, "Plain RTP participants join room %d on the node that mixes it", cr.r.id)
 	}
-	ans, err := cr.askFor(s.q.Context(), ownerRequest{Op: opJoin, Room: cr.r.id, Join: j})
+	ans, err := cr.askFor(s.q.Context(), ownerRequest{Op: opJoin, Room: cr.r.id, Join: j, ChangeRoom: changeroom})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -141,7 +141,7 @@ func (s *session) join(j *Join, offer *plugin.JSEP) (any, *plugin.JSEP, *Error) 
 		reply any
 	)
 	if elsewhere {
-		m, reply, err = cr.joinSeat(s, j)
+		m, reply, err = cr.joinSeat(s, j, false)
 	} else {
 		var (
 			set   Participant
@@ -261,10 +261,12 @@ func (s *session) changeRoom(c *ChangeRoom) (any, *Error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, elsewhere, err := s.p.mixedElsewhere(r); err != nil {
+	cr, elsewhere, err := s.p.mixedElsewhere(r)
+	if err != nil {
 		return nil, err
-	} else if elsewhere || old.seatOf() != nil {
-		return nil, errorf(ErrUnknown, "changeroom is not supported between rooms mixed on different nodes (leave and join)")
+	}
+	if elsewhere {
+		return s.changeToSeat(c, old, cr)
 	}
 	set, admin, err := admit(&c.Join, r, true, c.NewParticipant)
 	if err != nil {
@@ -287,6 +289,32 @@ func (s *session) changeRoom(c *ChangeRoom) (any, *Error) {
 			return nil, errorf(ErrUnknown, "%v", err)
 		}
 		m.setup.Store(true)
+	}
+	return reply, nil
+}
+
+// changeToSeat is changeroom to a room mixed on another node: its owner admits the participant
+// (in the PeerConnection's codec), then it leaves its old room and its media goes to the new one.
+func (s *session) changeToSeat(c *ChangeRoom, old *member, cr *clusterRoom) (any, *Error) {
+	j := c.Join
+	md := s.mediaOf()
+	if md != nil {
+		codec := md.codec.String()
+		j.Codec = &codec
+	}
+	m, reply, err := cr.joinSeat(s, &j, true)
+	if err != nil {
+		return nil, err
+	}
+	s.leaveRoom(old)
+	s.mu.Lock()
+	s.member = m
+	s.mu.Unlock()
+	if md != nil {
+		if err := m.attach(md); err != nil {
+			return nil, errorf(ErrUnknown, "%v", err)
+		}
+		m.room.setupChanged(m, true)
 	}
 	return reply, nil
 }
