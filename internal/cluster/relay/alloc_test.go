@@ -10,9 +10,8 @@ import (
 	"time"
 )
 
-// The whole path of a packet — the origin's sink, Pion's SRTP on both sides, the edge's reader
-// and Receiver — allocates nothing (the background work of ICE and the NACK ticker is averaged
-// away over the runs).
+// The whole path of a packet — the origin's sink, Pion's SRTP (or the plain socket) on both
+// sides, the edge's reader and Receiver — allocates nothing.
 func TestPacketPathAllocatesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sets up a link")
@@ -23,8 +22,20 @@ func TestPacketPathAllocatesNothing(t *testing.T) {
 			for range 50 {
 				send()
 			}
-			if n := testing.AllocsPerRun(500, send); n != 0 {
-				t.Fatalf("%v allocations per packet through the relay (%s, audio %v)", n, tr, audio)
+			// Background work may land in one measurement (the link's SCTP association, set up
+			// for its data channel after the link connects; ICE keepalives; a GC emptying pools);
+			// an allocation per packet shows in every one.
+			var counts []float64
+			for range 3 {
+				n := testing.AllocsPerRun(500, send)
+				if n == 0 {
+					break
+				}
+				counts = append(counts, n)
+				t.Logf("%s audio %v: %v allocations per packet in one measurement", tr, audio, n)
+			}
+			if len(counts) == 3 {
+				t.Fatalf("allocations per packet through the relay (%s, audio %v): %v", tr, audio, counts)
 			}
 		}
 	}
