@@ -407,3 +407,39 @@ func TestChangeRoomAcrossNodes(t *testing.T) {
 	waitEvent(t, a.h, 5*time.Second, func(d map[string]any) bool { return d["leaving"] == idThere })
 	hears(2, 0, "back in node 2's room")
 }
+
+// TestBadRoomEventsAreContained: on room 1234's topic, a malformed message and an event stamped
+// with an epoch older than the owner's are dropped: node 2's participant gets neither, and the
+// owner's next real event still reaches it.
+func TestBadRoomEventsAreContained(t *testing.T) {
+	redis := redistest.Start(t)
+	n1 := startClusterNode(t, redis.Addr(), "node-1")
+	n2 := startClusterNode(t, redis.Addr(), "node-2")
+	const room = 1234
+
+	owner := attach(t, n1.c)
+	mustRequest(t, owner, map[string]any{"request": "join", "room": room, "display": "owner's"}, nil)
+	seat := attach(t, n2.c)
+	mustRequest(t, seat, map[string]any{"request": "join", "room": room, "display": "seat"}, nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := n1.Eng.Publish(ctx, "topic:audiobridge/1234", []byte(`{"topic":"audiobridge/1234","from":"x","seq":1,"kind":"event","body":{`)); err != nil {
+		t.Fatal(err)
+	}
+	stale := map[string]any{"room": room, "data": map[string]any{"audiobridge": "event", "room": room, "leaving": 999}}
+	if err := n1.Node.Node.Topic("audiobridge/1234").Publish(ctx, "event", 0, stale); err != nil {
+		t.Fatal(err)
+	}
+	mustRequest(t, owner, map[string]any{"request": "configure", "display": "renamed"}, nil)
+	got := waitEvent(t, seat, 5*time.Second, func(d map[string]any) bool {
+		ps, _ := d["participants"].([]any)
+		return d["leaving"] != nil || len(ps) == 1 && ps[0].(map[string]any)["display"] == "renamed"
+	})
+	if got["leaving"] != nil {
+		t.Fatalf("node 2's participant got the stale event %v", got)
+	}
+	if st := n2.Node.Node.Stats(); st.Malformed == 0 {
+		t.Errorf("node 2 counted no malformed message: %+v", st)
+	}
+}
