@@ -389,8 +389,9 @@ func (cr *clusterRoom) learn(data []byte) {
 		Participants []struct {
 			ID uint64 `json:"id"`
 		} `json:"participants"`
-		Leaving *uint64 `json:"leaving"`
-		Kicked  *uint64 `json:"kicked"`
+		Leaving   *uint64 `json:"leaving"`
+		Kicked    *uint64 `json:"kicked"`
+		KickedAll *uint64 `json:"kicked_all"`
 	}
 	if json.Unmarshal(data, &ev) != nil {
 		return
@@ -400,7 +401,7 @@ func (cr *clusterRoom) learn(data []byte) {
 	for _, p := range ev.Participants {
 		cr.known[p.ID] = true
 	}
-	for _, id := range []*uint64{ev.Leaving, ev.Kicked} {
+	for _, id := range []*uint64{ev.Leaving, ev.Kicked, ev.KickedAll} {
 		if id != nil {
 			delete(cr.known, *id)
 		}

@@ -329,11 +329,18 @@ func (cr *clusterRoom) handOver() {
 		return
 	}
 	members := make([]*member, 0, len(r.members))
+	ids := make([]uint64, 0, len(r.members))
 	for _, m := range r.members {
 		members = append(members, m)
-		cr.know(m.id)
+		ids = append(ids, m.id)
 	}
 	r.mu.Unlock()
+	// What this node's participants know of the room is, now, its members (those who left while
+	// this node mixed it were told then).
+	cr.mu.Lock()
+	cr.known = map[uint64]bool{}
+	cr.mu.Unlock()
+	cr.know(ids...)
 	for _, m := range members {
 		if m.guest != nil {
 			r.leave(m, leaveSilently)
