@@ -224,6 +224,9 @@ func (cr *clusterRoom) dropSeat(ev dropEvent) {
 	if len(ev.Data) > 0 {
 		m.s.push("", ev.Data, nil)
 	}
+	cr.mu.Lock()
+	delete(cr.known, m.id)
+	cr.mu.Unlock()
 	m.s.forgetMember(m)
 	cr.r.leaveSeat(m, st, false)
 	if ev.Close {
