@@ -83,9 +83,10 @@ func sortedIDs(ids ...uint64) string {
 }
 
 // TestRoomSpansNodes: room 1234 is mixed on node 1 (its first participant's node, which takes
-// its lease); a participant on node 2 joins through node 2. Each hears the other's tone and not
-// its own, both nodes list the same participants, node 1's participant hears of node 2's joining
-// and, once node 2 crashed (its record lapses, nothing deleted), of its leaving within 5 s.
+// its lease); a participant on node 2 joins through node 2, with generate_offer (node 2 offers).
+// Each hears the other's tone and not its own, both nodes list the same participants, node 1's
+// participant hears of node 2's joining and muting; once node 2 crashed (its record lapses,
+// nothing deleted) node 1's participant hears it left, within 5 s.
 func TestRoomSpansNodes(t *testing.T) {
 	redis := redistest.Start(t)
 	n1 := startClusterNode(t, redis.Addr(), "node-1")
@@ -93,7 +94,7 @@ func TestRoomSpansNodes(t *testing.T) {
 	const room = 1234
 
 	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
-	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
+	b := joinTalker(t, n2.c, room, tones[2], 1, map[string]any{"generate_offer": true}) // node 2 offers
 	waitEvent(t, a.h, 5*time.Second, func(d map[string]any) bool {
 		ps, _ := d["participants"].([]any)
 		return d["audiobridge"] == "joined" && len(ps) == 1 && ps[0].(map[string]any)["id"] == float64(b.id)
