@@ -56,6 +56,10 @@ var (
 	// rosterSettle is how long a new owner waits for the nodes to re-announce their participants
 	// before it publishes its roster (and the participants nobody re-announced leave).
 	rosterSettle = time.Second
+	// handOverWait is how long a node that lost a room's lease waits for it to come back (an
+	// engine that restarted forgot the lease; its last holder takes it again at once) before it
+	// hands the room's participants over.
+	handOverWait = 500 * time.Millisecond
 )
 
 // ownerPath is the owner protocol's path on the cluster listener.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -442,5 +443,69 @@ func TestBadRoomEventsAreContained(t *testing.T) {
 	}
 	if st := n2.Node.Node.Stats(); st.Malformed == 0 {
 		t.Errorf("node 2 counted no malformed message: %+v", st)
+	}
+}
+
+// TestRedisRestartKeepsTheRoom: the redis-server restarts empty under a room mixed on node 1 for
+// participants on nodes 1 and 2: node 1 takes the lease again (at a higher epoch), nobody is told
+// anyone left, and the two go on hearing each other.
+func TestRedisRestartKeepsTheRoom(t *testing.T) {
+	redis := redistest.Start(t)
+	n1 := startClusterNode(t, redis.Addr(), "node-1")
+	n2 := startClusterNode(t, redis.Addr(), "node-2")
+	const room = 1234
+
+	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
+	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
+	hearEachOther := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(8 * time.Second)
+		for {
+			ga, gb := heardTones(a, 400*time.Millisecond), heardTones(b, 400*time.Millisecond)
+			if ga[2] >= 0.08 && ga[0] <= 0.01 && gb[0] >= 0.08 && gb[2] <= 0.01 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: node 1's participant hears %.3f, node 2's %.3f", what, ga, gb)
+			}
+		}
+	}
+	hearEachOther("before the restart")
+	before := roomLease(t, n1, room)
+
+	redis.Restart()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		l, held, err := n1.Eng.Holder(ctx, "audiobridge/1234")
+		cancel()
+		if err == nil && held {
+			if l.Holder != "node-1" || l.Epoch <= before.Epoch {
+				t.Fatalf("room lease %+v after the restart (before: %+v): want node-1's again, later", l, before)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nobody holds room %d's lease after the restart: %v", room, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // a roster, had anyone been lost, would have gone out by now
+	hearEachOther("after the restart")
+	for _, p := range []*talker{a, b} {
+		for {
+			select {
+			case ev := <-p.h.Events():
+				if ev.PluginData != nil && strings.Contains(string(ev.PluginData.Data), `"leaving"`) {
+					t.Errorf("participant %d was told %s", p.id, ev.PluginData.Data)
+				}
+				continue
+			default:
+			}
+			break
+		}
+	}
+	if got, want := listed(t, n1, room), sortedIDs(a.id, b.id); got != want {
+		t.Errorf("node 1 lists %s, want %s", got, want)
 	}
 }

@@ -325,6 +325,12 @@ func (cr *clusterRoom) takeOver() {
 // to the new owner), and its WebRTC participants become seats, re-announced to the new owner
 // once there is one. Plain-RTP participants cannot move: they stay in the mixer here.
 func (cr *clusterRoom) handOver() {
+	// A lease lost to an engine restart comes back to its last holder at once: wait for that
+	// before moving anyone.
+	time.Sleep(handOverWait)
+	if _, mine := cr.owned(); mine {
+		return
+	}
 	r := cr.r
 	r.mu.Lock()
 	if r.destroyed {
