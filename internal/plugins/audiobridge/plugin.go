@@ -39,9 +39,6 @@ func New(cfg config.AudioBridge, rec record.SessionOptions, log *slog.Logger, op
 	for _, o := range opts {
 		o(p)
 	}
-	if p.cl != nil {
-		p.cl.start()
-	}
 	for _, rc := range cfg.Rooms {
 		r := newRoom(p, rc.ID, OptionsFromConfig(rc))
 		p.rooms[rc.ID] = r
@@ -52,6 +49,9 @@ func New(cfg config.AudioBridge, rec record.SessionOptions, log *slog.Logger, op
 			}
 			r.mu.Unlock()
 		}
+	}
+	if p.cl != nil { // once the configured rooms exist: the other nodes' requests may name them
+		p.cl.start()
 	}
 	return p
 }
