@@ -16,6 +16,7 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 )
@@ -114,6 +115,13 @@ func (c pluginCluster) videoroom() []videoroom.Option {
 		return nil
 	}
 	return []videoroom.Option{videoroom.WithCluster(c.view, c.relay)}
+}
+
+func (c pluginCluster) audiobridge() []audiobridge.Option {
+	if c.view == nil {
+		return nil
+	}
+	return []audiobridge.Option{audiobridge.WithCluster(c.view, c.relay)}
 }
 
 func (c pluginCluster) streaming() []streaming.Option {

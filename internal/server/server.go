@@ -171,7 +171,7 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, cl p
 		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom"), cl.videoroom()...))
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
-		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge")))
+		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge"), cl.audiobridge()...))
 	}
 	if cfg.Plugins.Streaming.Enabled {
 		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming"),

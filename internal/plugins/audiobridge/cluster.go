@@ -26,12 +26,8 @@ import (
 // its own participants and, stamped with its epoch, on the topic "audiobridge/<room>" to the
 // other nodes, which push them to their seats.
 
-// Relay carries audio between nodes; *relay.Relay implements it.
-type Relay interface {
-	Export(feedID string, streams []relay.Stream) error
-	Unexport(feedID string)
-	Import(ctx context.Context, originNode, feedID string) (*relay.Import, error)
-}
+// Relay carries audio between nodes (*relay.Relay).
+type Relay = relay.Feeds
 
 // Option adjusts the plugin built by New.
 type Option func(*Plugin)
