@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/clusterrig"
 	"github.com/strata-rtc/strata/internal/janusclient"
@@ -47,6 +50,9 @@ func startCluster(t *testing.T, n int, extra string) *clusterrig.Cluster {
 		t.Fatalf("starting a cluster of %d nodes: %v", n, err)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			logClusterStatus(t, c)
+		}
 		c.Close()
 		if t.Failed() {
 			for _, node := range c.Nodes {
@@ -174,7 +180,10 @@ func (o *observer) waitPublished(want []uint64, within time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
-			o.t.Fatalf("%s: publishers seen %v, want %v within %v", o.node, got, want, within)
+			o.mu.Lock()
+			evs, _ := json.Marshal(o.events)
+			o.mu.Unlock()
+			o.t.Fatalf("%s: publishers seen %v, want %v within %v; the observer's events: %s", o.node, got, want, within, evs)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -323,4 +332,67 @@ func postJSON(t *testing.T, url, body string, out any) {
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Fatalf("POST %s: HTTP %d, reply not JSON: %v", url, resp.StatusCode, err)
 	}
+}
+
+// logClusterStatus logs every live node's view of the cluster (admin API `cluster`).
+func logClusterStatus(t *testing.T, c *clusterrig.Cluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, args := range [][]string{{"keys", "*"}, {"smembers", "strata:nodes"}} {
+		out, err := exec.Command("redis-cli", append([]string{"-h", c.HostIP, "-p", fmt.Sprint(clusterrig.RedisPort)}, args...)...).CombinedOutput()
+		t.Logf("redis %v: %s %v", args, strings.Join(strings.Fields(string(out)), " "), err)
+	}
+	for _, n := range c.Nodes {
+		if !n.Alive() {
+			continue
+		}
+		var reply json.RawMessage
+		err := adminRequest(ctx, n, map[string]any{"janus": "cluster"}, &reply)
+		t.Logf("%s's view of the cluster: %s %v", n.ID, reply, err)
+	}
+}
+
+// requireAudioPackets waits until the PeerConnection pcExpr received n audio packets.
+func requireAudioPackets(t *testing.T, b *browser, pcExpr, what string, n int) {
+	t.Helper()
+	js := fmt.Sprintf(`(async () => {
+		let n = 0;
+		(await %s.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'audio') n = s.packetsReceived; });
+		return n;
+	})()`, pcExpr)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := eval[int](b, js)
+		if err == nil && got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d audio packets received within 10 s, want %d (%v)", what, got, n, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// relayPackets reads strata_cluster_relay_packets_total{direction} from node's /metrics.
+func relayPackets(t *testing.T, node *clusterrig.Node, direction string) float64 {
+	t.Helper()
+	resp, err := http.Get(strings.TrimSuffix(node.Admin(), "/admin") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("%s /metrics: %v", node.ID, err)
+	}
+	for _, m := range fams["strata_cluster_relay_packets_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "direction" && l.GetValue() == direction {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("%s /metrics has no strata_cluster_relay_packets_total{direction=%q}", node.ID, direction)
+	return 0
 }

@@ -53,6 +53,13 @@ func TestCluster(t *testing.T) {
 	}
 	defer sub.Close(ctx)
 	requireMedia(t, envs[2], sub, 4, 15*time.Second)
+	// The media crossed the relay: node1 sent, node3 received, and the admin API says so.
+	if sent := relayPackets(t, c.Nodes[0], "sent"); sent == 0 {
+		t.Error("node1's strata_cluster_relay_packets_total{direction=sent} is 0 with its feed watched on node3")
+	}
+	if got := relayPackets(t, c.Nodes[2], "received"); got == 0 {
+		t.Error("node3's strata_cluster_relay_packets_total{direction=received} is 0 while it relays two feeds")
+	}
 	for _, n := range c.Nodes {
 		got, err := listParticipants(ctx, n)
 		if err != nil || !sameSet(got, feeds) {
@@ -70,6 +77,10 @@ func TestCluster(t *testing.T) {
 		var attached struct {
 			Janus string
 			Data  struct{ ID uint64 } `json:"data"`
+			Error struct {
+				Code   int
+				Reason string
+			}
 		}
 		postJSON(t, fmt.Sprintf("%s/%d", c.Nodes[1].API(), sid), `{"janus":"attach","plugin":"janus.plugin.videoroom","transaction":"a"}`, &attached)
 		if attached.Janus != "success" || attached.Data.ID == 0 {
@@ -122,7 +133,7 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("janus.js subscribe on node2 to node1's feed %s: mid %q, %v", feed, mid, err)
 		}
 		requireDecodedVideo(viewer, "window.janusRoom.pc", "node1's janus.js publisher on node2", 20*time.Second)
-		requireMixEnergy(viewer, "window.janusRoom.pc", "node1's janus.js publisher's audio on node2", true)
+		requireAudioPackets(t, viewer, "window.janusRoom.pc", "node1's janus.js publisher's audio on node2", 100)
 		for _, b := range []*browser{viewer, pub} {
 			if _, err := eval[chromedp.Void](b, `janusRoom.destroy()`); err != nil {
 				t.Fatalf("janus.destroy: %v", err)

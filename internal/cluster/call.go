@@ -35,6 +35,12 @@ type callError struct {
 func (n *Node) Call(ctx context.Context, node, path string, req, resp any) error {
 	rec, ok := n.Node(node)
 	if !ok {
+		// A node that joined since the last heartbeat (a relay asking for a link back) is not in
+		// the membership yet.
+		n.refreshMembers(ctx)
+		rec, ok = n.Node(node)
+	}
+	if !ok {
 		return fmt.Errorf("cluster: call %s on node %s: no such live node", path, node)
 	}
 	if rec.Internal == "" {

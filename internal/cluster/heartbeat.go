@@ -92,6 +92,22 @@ func (n *Node) readMembers(ctx context.Context) {
 	}
 }
 
+// refreshMinGap bounds how often a miss (a session id or a node the membership does not know)
+// reads the membership between heartbeats: requests with made-up session ids must not turn into
+// one engine request each.
+const refreshMinGap = 100 * time.Millisecond
+
+// refreshMembers reads the membership now, unless it was read less than refreshMinGap ago: a
+// node that joined after the last heartbeat is known at once rather than up to a heartbeat later.
+func (n *Node) refreshMembers(ctx context.Context) {
+	now := time.Now().UnixNano()
+	last := n.lastRefresh.Load()
+	if now-last < int64(refreshMinGap) || !n.lastRefresh.CompareAndSwap(last, now) {
+		return
+	}
+	n.readMembers(ctx)
+}
+
 // applyMembers tells the watchers what changed. A node whose record lapsed or was deleted is
 // gone; one that came back with another start time restarted (it lost what it held), so it is
 // gone and up again. When this node's own record was missing too, the engine lost the records

@@ -84,8 +84,10 @@ type Node struct {
 	stopped     bool
 
 	// lastOK is when (unix nanoseconds) a heartbeat last reached the engine entirely.
-	lastOK    atomic.Int64
-	connected atomic.Bool // as of the last heartbeat, for the transition's log line and callbacks
+	lastOK atomic.Int64
+	// lastRefresh is when (unix nanoseconds) a miss last read the membership (refreshMembers).
+	lastRefresh atomic.Int64
+	connected   atomic.Bool // as of the last heartbeat, for the transition's log line and callbacks
 
 	gaps, malformed, leasesHeld atomic.Int64
 
@@ -229,6 +231,13 @@ func (n *Node) Locate(sessionID uint64) (NodeRecord, bool) {
 		return NodeRecord{}, false
 	}
 	r, ok := n.NodeBySlot(slot)
+	if !ok {
+		// A session of a node that joined since the last heartbeat: read the membership now.
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+		n.refreshMembers(ctx)
+		cancel()
+		r, ok = n.NodeBySlot(slot)
+	}
 	if !ok || r.ID == n.cfg.NodeID {
 		return NodeRecord{}, false
 	}

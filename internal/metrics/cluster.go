@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-rtc/strata/internal/cluster"
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 )
 
 // Cluster is what the metrics read from the cluster node (*cluster.Node).
@@ -37,4 +38,45 @@ func (c clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(clusterLeasesDesc, float64(st.LeasesHeld))
 	ch <- counter(clusterGapsDesc, uint64(st.TopicGaps))
 	ch <- counter(clusterMalformedDesc, uint64(st.Malformed))
+}
+
+// Relay is what the metrics read from the node's media relay (*relay.Relay).
+type Relay interface {
+	Stats() relay.Stats
+}
+
+// The media relay between this node and the others. Labels are directions, never peers.
+var (
+	relayLinksDesc     = desc("cluster_relay_links", "Links of the media relay to other nodes, by state.", "state")
+	relayFeedsDesc     = desc("cluster_relay_feeds", "Feeds this node offers to other nodes (export) and receives from them (import).", "direction")
+	relayPacketsDesc   = desc("cluster_relay_packets_total", "RTP packets sent to and received from other nodes, retransmissions included.", "direction")
+	relayNACKsDesc     = desc("cluster_relay_nacks_total", "Packets this node asked other nodes for again (sent) and they asked of it (received).", "direction")
+	relayRetransDesc   = desc("cluster_relay_retransmitted_total", "Packets this node sent again to other nodes from its cache.")
+	relayKeyframesDesc = desc("cluster_relay_keyframe_requests_total", "Keyframe requests sent to origins and received from edges (before the origin's rate limit merged them).", "direction")
+)
+
+type relayCollector struct{ r Relay }
+
+func (c relayCollector) Describe(ch chan<- *prometheus.Desc) {
+	describe(ch, relayLinksDesc, relayFeedsDesc, relayPacketsDesc, relayNACKsDesc, relayRetransDesc, relayKeyframesDesc)
+}
+
+func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.r.Stats()
+	links := map[string]int{}
+	for _, l := range st.Links {
+		links[l.State]++
+	}
+	for state, n := range links {
+		ch <- gauge(relayLinksDesc, float64(n), state)
+	}
+	ch <- gauge(relayFeedsDesc, float64(st.Exports), "export")
+	ch <- gauge(relayFeedsDesc, float64(st.Imports), "import")
+	ch <- counter(relayPacketsDesc, st.PacketsSent, "sent")
+	ch <- counter(relayPacketsDesc, st.PacketsReceived, "received")
+	ch <- counter(relayNACKsDesc, st.NACKsSent, "sent")
+	ch <- counter(relayNACKsDesc, st.NACKsReceived, "received")
+	ch <- counter(relayRetransDesc, st.Retransmitted)
+	ch <- counter(relayKeyframesDesc, st.KeyframeRequestsSent, "sent")
+	ch <- counter(relayKeyframesDesc, st.KeyframeRequestsReceived, "received")
 }

@@ -39,8 +39,9 @@ type Sources struct {
 	Gateway Gateway
 	Peers   Peers
 	Plugins []plugin.Plugin
-	// Cluster is the cluster node; nil on a server without a cluster.
+	// Cluster is the cluster node and Relay its media relay; nil on a server without a cluster.
 	Cluster Cluster
+	Relay   Relay
 }
 
 // Metrics is one server's registry.
@@ -102,6 +103,9 @@ func (m *Metrics) Register(src Sources) {
 	}
 	if src.Cluster != nil {
 		cs = append(cs, clusterCollector{src.Cluster})
+	}
+	if src.Relay != nil {
+		cs = append(cs, relayCollector{src.Relay})
 	}
 	if pc := newPluginCollector(src.Plugins); pc != nil {
 		cs = append(cs, pc)

@@ -16,6 +16,8 @@ import (
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
+	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 )
 
@@ -113,6 +115,20 @@ func (c pluginCluster) videoroom() []videoroom.Option {
 		return nil
 	}
 	return []videoroom.Option{videoroom.WithCluster(c.view, c.relay)}
+}
+
+func (c pluginCluster) audiobridge() []audiobridge.Option {
+	if c.view == nil {
+		return nil
+	}
+	return []audiobridge.Option{audiobridge.WithCluster(c.view, c.relay)}
+}
+
+func (c pluginCluster) streaming() []streaming.Option {
+	if c.view == nil {
+		return nil
+	}
+	return []streaming.Option{streaming.WithCluster(c.view, c.relay)}
 }
 
 // clusterAdmin is the node with its relay, as the admin API and the metrics show them.

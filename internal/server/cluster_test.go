@@ -73,6 +73,12 @@ func TestClusterAdminAndMetrics(t *testing.T) {
 	expect(t, sc, 1, "strata_cluster_connected")
 	// n1, up first, owns the videoroom's two configured rooms (1234, 5678).
 	expect(t, sc, 2, "strata_cluster_leases_held")
+	// The relay's series are there (the sample rtp mountpoints are offered to the other node),
+	// nothing relayed yet.
+	if v := sc.value("strata_cluster_relay_feeds", "direction=export"); v < 1 {
+		t.Errorf("strata_cluster_relay_feeds{direction=export} = %v, want the sample rtp mountpoints", v)
+	}
+	expect(t, sc, 0, "strata_cluster_relay_packets_total", "direction=sent")
 
 	// Drain n2: it says so, refuses sessions, and n1 sees it draining.
 	if d := adminCluster(t, s2, "drain"); d["state"] != "draining" {

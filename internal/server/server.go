@@ -149,7 +149,7 @@ func New(cfg *config.Config, log *slog.Logger, level *slog.LevelVar) (*Server, e
 		s.view = s.node
 		admin := clusterAdmin{s.node, s.relay}
 		gwOpts = append(gwOpts, gateway.WithClusterAdmin(admin))
-		sources.Cluster = admin
+		sources.Cluster, sources.Relay = admin, s.relay
 	}
 	s.plugins = loadPlugins(cfg, log, peers, s.pluginCluster())
 	s.gw = gateway.New(cfg, peers, s.plugins, log.With("component", "gateway"), level, gwOpts...)
@@ -171,10 +171,11 @@ func loadPlugins(cfg *config.Config, log *slog.Logger, peers *peer.Factory, cl p
 		ps = append(ps, videoroom.New(cfg.Plugins.VideoRoom, rec, log.With("plugin", "videoroom"), cl.videoroom()...))
 	}
 	if cfg.Plugins.AudioBridge.Enabled {
-		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge")))
+		ps = append(ps, audiobridge.New(cfg.Plugins.AudioBridge, rec, log.With("plugin", "audiobridge"), cl.audiobridge()...))
 	}
 	if cfg.Plugins.Streaming.Enabled {
-		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming")))
+		ps = append(ps, streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, rec, peers.Batcher(), log.With("plugin", "streaming"),
+			cl.streaming()...))
 	}
 	if cfg.Plugins.VideoCall.Enabled {
 		ps = append(ps, videocall.New(cfg.Plugins.VideoCall, cfg.Plugins.VideoRoom.Allocation, rec, log.With("plugin", "videocall")))

@@ -35,10 +35,17 @@ func (p *Plugin) sync(s *session, req Request) (any, *Error) {
 	case *RoomAdmin:
 		return p.roomAdmin(r)
 	case *ResetDecoder:
-		if s == nil || s.current() == nil {
+		m := s.currentOrNil()
+		if m == nil {
 			return nil, errorf(ErrNotJoined, "Can't reset (not in a room)")
 		}
-		s.current().in.Resync()
+		if st := m.seatOf(); st != nil { // its decoder is on the node that mixes the room
+			if _, err := st.cr.askFor(st.cr.c.ctx, ownerRequest{Op: opReset, Room: m.room.id, ID: m.id}); err != nil {
+				return nil, err
+			}
+			return Tag{Audiobridge: "success"}, nil
+		}
+		m.in.Resync()
 		return Tag{Audiobridge: "success"}, nil
 	case *RTPForward:
 		return p.rtpForward(r)
@@ -237,6 +244,11 @@ func (p *Plugin) participantAdmin(a *ParticipantAdmin) (any, *Error) {
 	case "kick":
 		kicked := m.id
 		r.broadcast(RoomEvent{Audiobridge: "event", Room: r.id, Kicked: &kicked}, nil)
+		if m.guest != nil {
+			r.leave(m, leaveNotice)
+			r.cl.Load().drop(m.guest.node, m.id, nil, true)
+			return Tag{Audiobridge: "success"}, nil
+		}
 		m.s.leaveRoom(m)
 		m.s.h.ClosePeer("kicked from the audiobridge")
 		return Tag{Audiobridge: "success"}, nil
@@ -270,6 +282,11 @@ func (p *Plugin) roomAdmin(a *RoomAdmin) (any, *Error) {
 		r.mu.Unlock()
 		for _, m := range members {
 			id := m.id
+			if m.guest != nil {
+				r.cl.Load().drop(m.guest.node, id, RoomEvent{Audiobridge: "event", Room: r.id, KickedAll: &id}, true)
+				r.leave(m, leaveSilently)
+				continue
+			}
 			m.s.push("", RoomEvent{Audiobridge: "event", Room: r.id, KickedAll: &id}, nil)
 			m.s.forgetMember(m)
 			r.leave(m, leaveSilently)

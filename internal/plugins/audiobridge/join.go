@@ -84,8 +84,9 @@ func admit(j *Join, r *room, hasJSEP bool, newParticipant func(*RoomOptions) (Pa
 	return set, admin, err
 }
 
-// enter makes a new member of r for the session with settings set, and tells everyone.
-func (s *session) enter(j *Join, r *room, set Participant, admin bool, event string) (*member, any, *Error) {
+// enter makes a new member of r for session s with settings set, and tells everyone. In a
+// cluster, s is nil for a guest: a participant of node guestOf, mixed here.
+func (r *room) enter(s *session, guestOf string, j *Join, set Participant, admin bool, event string) (*member, any, *Error) {
 	r.mu.Lock()
 	if r.destroyed {
 		r.mu.Unlock()
@@ -99,7 +100,7 @@ func (s *session) enter(j *Join, r *room, set Participant, admin bool, event str
 		r.mu.Unlock()
 		return nil, nil, errorf(ErrIDExists, "User ID %d already exists", id)
 	}
-	if len(r.members) >= s.p.cfg.Limits.ParticipantsPerRoom {
+	if len(r.members) >= r.p.cfg.Limits.ParticipantsPerRoom {
 		r.mu.Unlock()
 		return nil, nil, errorf(ErrUnknown, "Too many participants in room %d", r.id)
 	}
@@ -109,21 +110,20 @@ func (s *session) enter(j *Join, r *room, set Participant, admin bool, event str
 		return nil, nil, err
 	}
 	m.admin = admin
+	if guestOf != "" {
+		m.guest = &guest{node: guestOf}
+	}
 	m.group.Store(r.groupIndex(j.Group))
 	m.record = j.Record
 	if j.Filename != nil {
 		m.filename = *j.Filename
 	}
 	others := r.participantsLocked(nil)
-	targets := r.sessionsLocked()
 	r.addLocked(m)
 	spatial := r.opts.SpatialAudio
 	r.mu.Unlock()
 
-	notice := Participants{Audiobridge: "joined", Room: r.id, Participants: []ParticipantInfo{m.info(spatial)}}
-	for _, t := range targets {
-		t.push("", notice, nil)
-	}
+	r.broadcast(Participants{Audiobridge: "joined", Room: r.id, Participants: []ParticipantInfo{m.info(spatial)}}, m)
 	return m, Joined{Audiobridge: event, Room: r.id, ID: id, Participants: others}, nil
 }
 
@@ -132,14 +132,30 @@ func (s *session) join(j *Join, offer *plugin.JSEP) (any, *plugin.JSEP, *Error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	set, admin, err := admit(j, r, offer != nil, j.NewParticipant)
+	cr, elsewhere, err := s.p.mixedElsewhere(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	if j.RTP != nil && offer == nil {
-		return s.joinRTP(j, r, set, admin)
+	var (
+		m     *member
+		reply any
+	)
+	if elsewhere {
+		m, reply, err = cr.joinSeat(s, j, false)
+	} else {
+		var (
+			set   Participant
+			admin bool
+		)
+		set, admin, err = admit(j, r, offer != nil, j.NewParticipant)
+		if err != nil {
+			return nil, nil, err
+		}
+		if j.RTP != nil && offer == nil {
+			return s.joinRTP(j, r, set, admin)
+		}
+		m, reply, err = r.enter(s, "", j, set, admin, "joined")
 	}
-	m, reply, err := s.enter(j, r, set, admin, "joined")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,6 +208,12 @@ func (s *session) configure(c *Configure, jsep *plugin.JSEP) (any, *plugin.JSEP,
 		}
 		return nil, nil, errorf(ErrNotJoined, "Can't configure (not in a room)")
 	}
+	st := m.seatOf()
+	if st != nil { // the room is mixed on another node: it decides first
+		if _, err := st.cr.askFor(s.q.Context(), ownerRequest{Op: opConfigure, Room: m.room.id, ID: m.id, Configure: c}); err != nil {
+			return nil, nil, err
+		}
+	}
 	if c.Group != nil {
 		if err := m.room.checkGroup(c.Group, false); err != nil {
 			return nil, nil, err
@@ -207,7 +229,7 @@ func (s *session) configure(c *Configure, jsep *plugin.JSEP) (any, *plugin.JSEP,
 	if c.Record != nil {
 		m.syncRecording()
 	}
-	if notify {
+	if notify && st == nil {
 		m.room.changed(m, false)
 	}
 	reply := Result{Audiobridge: "event", Result: "ok"}
@@ -239,6 +261,13 @@ func (s *session) changeRoom(c *ChangeRoom) (any, *Error) {
 	if err != nil {
 		return nil, err
 	}
+	cr, elsewhere, err := s.p.mixedElsewhere(r)
+	if err != nil {
+		return nil, err
+	}
+	if elsewhere {
+		return s.changeToSeat(c, old, cr)
+	}
 	set, admin, err := admit(&c.Join, r, true, c.NewParticipant)
 	if err != nil {
 		return nil, err
@@ -247,7 +276,7 @@ func (s *session) changeRoom(c *ChangeRoom) (any, *Error) {
 		set.Codec = md.codec.String() // the PeerConnection's codec cannot change
 	}
 	s.leaveRoom(old)
-	m, reply, err := s.enter(&c.Join, r, set, admin, "roomchanged")
+	m, reply, err := r.enter(s, "", &c.Join, set, admin, "roomchanged")
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +289,32 @@ func (s *session) changeRoom(c *ChangeRoom) (any, *Error) {
 			return nil, errorf(ErrUnknown, "%v", err)
 		}
 		m.setup.Store(true)
+	}
+	return reply, nil
+}
+
+// changeToSeat is changeroom to a room mixed on another node: its owner admits the participant
+// (in the PeerConnection's codec), then it leaves its old room and its media goes to the new one.
+func (s *session) changeToSeat(c *ChangeRoom, old *member, cr *clusterRoom) (any, *Error) {
+	j := c.Join
+	md := s.mediaOf()
+	if md != nil {
+		codec := md.codec.String()
+		j.Codec = &codec
+	}
+	m, reply, err := cr.joinSeat(s, &j, true)
+	if err != nil {
+		return nil, err
+	}
+	s.leaveRoom(old)
+	s.mu.Lock()
+	s.member = m
+	s.mu.Unlock()
+	if md != nil {
+		if err := m.attach(md); err != nil {
+			return nil, errorf(ErrUnknown, "%v", err)
+		}
+		m.room.setupChanged(m, true)
 	}
 	return reply, nil
 }

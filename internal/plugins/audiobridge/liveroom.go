@@ -24,6 +24,10 @@ type room struct {
 	files      map[string]*announcement
 	recording  *mixRecording
 	mixer      *mixLoop // running while the room has members, forwarders or files
+	// seats are this node's participants while the room is mixed on another node (cluster).
+	seats map[uint64]*member
+
+	cl atomic.Pointer[clusterRoom] // the room in the cluster, once followed (nil: one node)
 
 	// roster is what the mixer reads each tick without a lock: rebuilt on every change.
 	roster atomic.Pointer[roster]
@@ -39,7 +43,7 @@ type roster struct {
 }
 
 func newRoom(p *Plugin, id uint64, opts RoomOptions) *room {
-	r := &room{id: id, p: p, opts: opts, members: map[uint64]*member{},
+	r := &room{id: id, p: p, opts: opts, members: map[uint64]*member{}, seats: map[uint64]*member{},
 		forwarders: map[uint32]*mixForwarder{}, files: map[string]*announcement{}}
 	r.roster.Store(&roster{})
 	return r
@@ -91,6 +95,10 @@ func (r *room) addLocked(m *member) {
 
 // leave removes m (if still a member) and tells the others; how says whether m is told too.
 func (r *room) leave(m *member, how leaveHow) {
+	if st := m.seatOf(); st != nil {
+		r.leaveSeat(m, st, true)
+		return
+	}
 	r.mu.Lock()
 	if r.members[m.id] != m {
 		r.mu.Unlock()
@@ -98,16 +106,12 @@ func (r *room) leave(m *member, how leaveHow) {
 	}
 	delete(r.members, m.id)
 	r.changedLocked()
-	others := r.sessionsLocked()
 	r.mu.Unlock()
 	m.detach()
 	if how == leaveSilently {
 		return
 	}
-	ev := RoomEvent{Audiobridge: "event", Room: r.id, Leaving: &m.id}
-	for _, s := range others {
-		s.push("", ev, nil)
-	}
+	r.broadcast(RoomEvent{Audiobridge: "event", Room: r.id, Leaving: &m.id}, nil)
 }
 
 // leaveHow says who hears of a departure.
@@ -118,27 +122,26 @@ const (
 	leaveSilently                 // nobody (the room is gone)
 )
 
-// sessionsLocked lists the members' sessions; r.mu is held.
-func (r *room) sessionsLocked() []*session {
-	out := make([]*session, 0, len(r.members))
-	for _, m := range r.members {
-		out = append(out, m.s)
-	}
-	return out
-}
-
-// broadcast sends an event to every member but except (nil: all).
+// broadcast sends an event to every member but except (nil: all): to this node's, and through
+// the room's topic to the other nodes' when this node mixes a room that spans nodes.
 func (r *room) broadcast(data any, except *member) {
 	r.mu.Lock()
 	targets := make([]*session, 0, len(r.members))
 	for _, m := range r.members {
-		if m != except {
+		if m != except && m.s != nil {
 			targets = append(targets, m.s)
 		}
 	}
 	r.mu.Unlock()
 	for _, s := range targets {
 		s.push("", data, nil)
+	}
+	if cr := r.cl.Load(); cr != nil {
+		var ex uint64
+		if except != nil {
+			ex = except.id
+		}
+		cr.emit(data, ex)
 	}
 }
 
@@ -180,9 +183,18 @@ func (r *room) changed(m *member, withSelf bool) {
 
 // setupChanged records that m's media is up (or down) and tells the others.
 func (r *room) setupChanged(m *member, up bool) {
-	if m.setup.Swap(up) != up {
-		r.changed(m, false)
+	if m.setup.Swap(up) == up {
+		return
 	}
+	if st := m.seatOf(); st != nil {
+		go func() {
+			if _, err := st.cr.ask(st.cr.c.ctx, ownerRequest{Op: opSetup, Room: r.id, ID: m.id, Setup: up}); err != nil {
+				st.cr.c.log.Debug("audiobridge setup not told to the owner", "room", r.id, "id", m.id, "err", err)
+			}
+		}()
+		return
+	}
+	r.changed(m, false)
 }
 
 // talkChanged is the talk detector's decision for m: talking events go to everyone (the speaker
@@ -223,11 +235,24 @@ func (r *room) destroy() {
 	for _, m := range r.members {
 		members = append(members, m)
 	}
+	seats := make([]*member, 0, len(r.seats))
+	for _, m := range r.seats {
+		seats = append(seats, m)
+	}
 	r.mu.Unlock()
 	ev := RoomReply{Audiobridge: "destroyed", Room: r.id}
-	for _, m := range members {
+	for _, m := range seats { // the room's owner destroyed it
 		m.s.push("", ev, nil)
 		m.s.forgetMember(m)
+		if st := m.seatOf(); st != nil {
+			r.leaveSeat(m, st, false)
+		}
+	}
+	for _, m := range members {
+		if m.s != nil {
+			m.s.push("", ev, nil)
+			m.s.forgetMember(m)
+		}
 		r.leave(m, leaveSilently)
 	}
 	r.shutdown()

@@ -7,6 +7,7 @@ import (
 	"github.com/strata-rtc/strata/internal/audio"
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/record"
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
 // member is one participant of one room: its input to the mix (jitter buffer and decoder), its
@@ -20,6 +21,11 @@ type member struct {
 	order uint64 // join order in the room
 	admin bool   // joined with the room's secret: mute_room spares it
 	codec media.Codec
+
+	// In a cluster: guest is set on a room's owner for a participant whose session is on another
+	// node (s is nil); seat on the participant's node while its room is mixed on another.
+	guest *guest
+	seat  atomic.Pointer[seat]
 
 	in       *audio.Input
 	listener *audio.Listener // used by the mixer's goroutine only (after join)
@@ -38,6 +44,7 @@ type member struct {
 	display  *string
 	settings Participant
 	sink     *audio.Sink
+	sinkRecv *sfu.Receiver       // the receiver sink is on
 	levels   bool                // the audio level extension is in use: "talking" is reported
 	record   bool                // the participant asked for its .mjr recording (join's or configure's record)
 	filename string              // the recording's base name ("" for Janus's default)
@@ -126,39 +133,66 @@ func (m *member) info(spatial bool) ParticipantInfo {
 }
 
 // attach connects m to the session's media: its packets feed m's input, the mix goes out on it.
+// A seat's media goes to the room's owner instead.
 func (m *member) attach(md *sessionMedia) error {
+	if st := m.seatOf(); st != nil {
+		return st.attach(m, md)
+	}
+	if err := m.attachReceiver(md.recv, int(md.pt), md.out); err != nil {
+		return err
+	}
+	m.syncRecording()
+	return nil
+}
+
+// attachReceiver feeds recv's packets of payload type pt (-1: any) to m's input and sends the
+// mix to out.
+func (m *member) attachReceiver(recv *sfu.Receiver, pt int, out *mixOut) error {
 	m.mu.Lock()
 	set := m.settings
 	m.mu.Unlock()
-	sink, err := audio.NewSink(md.recv, m.in, audio.SinkConfig{
-		AudioActivePackets: set.AudioActivePackets, AudioLevelAverage: set.AudioLevelAverage,
-		OnTalk:      func(talking bool) { m.room.talkChanged(m, talking) },
-		PayloadType: int(md.pt),
-	})
+	sink, err := audio.NewSink(recv, m.in, m.sinkConfig(set, pt))
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
-	m.sink = sink
-	m.levels = md.recv.Config().Extensions.AudioLevel != 0
+	m.sink, m.sinkRecv = sink, recv
+	m.levels = recv.Config().Extensions.AudioLevel != 0
 	m.mu.Unlock()
-	md.recv.AddSink(sink)
-	m.out.Store(md.out)
-	m.syncRecording()
+	recv.AddSink(sink)
+	m.out.Store(out)
 	return nil
+}
+
+// detachSink stops feeding m's input.
+func (m *member) detachSink() {
+	m.mu.Lock()
+	sink, recv := m.sink, m.sinkRecv
+	m.sink, m.sinkRecv = nil, nil
+	m.mu.Unlock()
+	if sink != nil {
+		recv.RemoveSink(sink)
+	}
 }
 
 // detach disconnects m from its media (it left the room).
 func (m *member) detach() {
 	m.out.Store(nil)
 	m.stopRecording()
-	m.mu.Lock()
-	sink := m.sink
-	m.sink = nil
-	m.mu.Unlock()
-	if md := m.s.mediaOf(); md != nil && sink != nil {
-		md.recv.RemoveSink(sink)
+	m.detachSink()
+	if m.guest != nil {
+		m.guest.close(m.room.p.cl, m.room, m)
 	}
+	if st := m.seatOf(); st != nil {
+		st.detach(m)
+	}
+}
+
+func (m *member) seatOf() *seat {
+	if m == nil {
+		return nil
+	}
+	return m.seat.Load()
 }
 
 // query adds the member's state to handle_info.

@@ -42,6 +42,9 @@ func (m *member) mjrPath() (string, *Error) {
 
 // syncRecording starts or stops m's recording to match wantsRecording, once m has media.
 func (m *member) syncRecording() {
+	if m.s == nil { // a guest: its node records it
+		return
+	}
 	md := m.s.mediaOf()
 	want := m.wantsRecording() && md != nil
 	m.mu.Lock()

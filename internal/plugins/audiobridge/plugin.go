@@ -25,15 +25,20 @@ type Plugin struct {
 	sessions plugin.SessionSet[*session]
 
 	mix mixTotals // every mixer's counters, for the metrics
+
+	cl *clusterNode // rooms that span nodes (nil: one node)
 }
 
 // New creates the plugin with the rooms of the configuration; rec says whether participants'
 // recordings also get a playable file beside their .mjr.
-func New(cfg config.AudioBridge, rec record.SessionOptions, log *slog.Logger) *Plugin {
+func New(cfg config.AudioBridge, rec record.SessionOptions, log *slog.Logger, opts ...Option) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Plugin{cfg: cfg, rec: rec, log: log, rooms: map[uint64]*room{}}
+	for _, o := range opts {
+		o(p)
+	}
 	for _, rc := range cfg.Rooms {
 		r := newRoom(p, rc.ID, OptionsFromConfig(rc))
 		p.rooms[rc.ID] = r
@@ -44,6 +49,9 @@ func New(cfg config.AudioBridge, rec record.SessionOptions, log *slog.Logger) *P
 			}
 			r.mu.Unlock()
 		}
+	}
+	if p.cl != nil { // once the configured rooms exist: the other nodes' requests may name them
+		p.cl.start()
 	}
 	return p
 }
@@ -81,6 +89,9 @@ func (p *Plugin) Destroy() {
 	for _, r := range rooms {
 		r.shutdown()
 	}
+	if p.cl != nil {
+		p.cl.close()
+	}
 }
 
 // AdminMessage answers the admin API's message_plugin with the synchronous requests.
@@ -92,11 +103,47 @@ func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
 	if Asynchronous(name) {
 		return errorf(ErrInvalidReq, "Unknown request '%s'", b.Str("request")).Data(Short)
 	}
-	return p.handleSync(nil, name, b)
+	return p.handleSync(nil, name, b, request)
 }
 
 // handleSync answers a synchronous request; s is the requesting session (nil from the admin API).
-func (p *Plugin) handleSync(s *session, name string, b plugin.Body) any {
+// In a cluster, a request about a room mixed on another node goes to that node (raw as sent).
+func (p *Plugin) handleSync(s *session, name string, b plugin.Body, raw json.RawMessage) any {
+	if p.cl != nil && ownersRequest(name) {
+		if r, err := p.room(b.Uint("room")); err == nil {
+			cr, elsewhere, err := p.mixedElsewhere(r)
+			if err != nil {
+				return err.Data(Short)
+			}
+			if elsewhere {
+				ans, err := cr.askFor(p.cl.ctx, ownerRequest{Op: opRequest, Room: r.id, Body: raw})
+				if err != nil {
+					return err.Data(Short)
+				}
+				return ans.Data
+			}
+		}
+	}
+	data := p.handleSyncHere(s, name, b)
+	if p.cl != nil {
+		p.cl.announce(name, data)
+	}
+	return data
+}
+
+// ownersRequest reports whether a synchronous request is decided by the node that mixes its
+// room: what concerns the room's participants, its mix and its admission rules.
+func ownersRequest(name string) bool {
+	switch name {
+	case "listparticipants", "kick", "mute", "unmute", "kick_all", "mute_room", "unmute_room", "allowed", "edit", "destroy",
+		"rtp_forward", "stop_rtp_forward", "listforwarders", "play_file", "is_playing", "stop_file", "enable_recording":
+		return true
+	}
+	return false
+}
+
+// handleSyncHere answers a synchronous request on this node.
+func (p *Plugin) handleSyncHere(s *session, name string, b plugin.Body) any {
 	req, err := ParseBody(name, b)
 	if err != nil {
 		return err.Data(Short)

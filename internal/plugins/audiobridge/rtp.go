@@ -51,7 +51,7 @@ func (s *session) joinRTP(j *Join, r *room, set Participant, admin bool) (any, *
 		}
 	}
 	md.rtp = ep
-	m, reply, rerr := s.enter(j, r, set, admin, "joined")
+	m, reply, rerr := r.enter(s, "", j, set, admin, "joined")
 	if rerr != nil {
 		md.close()
 		return nil, nil, rerr

@@ -56,7 +56,7 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 		return plugin.Sync(err.Data(Short))
 	}
 	if !Asynchronous(name) {
-		return plugin.Sync(s.p.handleSync(s, name, b))
+		return plugin.Sync(s.p.handleSync(s, name, b, m.Body))
 	}
 	if err := s.q.Enqueue(m); err != nil {
 		return plugin.Sync(errorf(ErrUnknown, "%s", err).Data(Short))
@@ -116,6 +116,14 @@ func (s *session) current() *member {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.member
+}
+
+// currentOrNil is current for a session that may be nil (the admin API's requests have none).
+func (s *session) currentOrNil() *member {
+	if s == nil {
+		return nil
+	}
+	return s.current()
 }
 
 // Query is the plugin_specific part of handle_info.

@@ -63,6 +63,10 @@ func (v *viewer) switchTo(tx string, r *Switch) *Error {
 	if !target.rtpLive() {
 		return errorf(ErrCantSwitch, "Can't switch: target is not a live RTP mountpoint")
 	}
+	if err := v.s.p.cl.hold(v.s.q.Context(), target); err != nil {
+		return err
+	}
+	defer target.unhold()
 	v.mu.Lock()
 	old := v.mp
 	streams := append([]*viewStream(nil), v.streams...)
@@ -74,7 +78,9 @@ func (v *viewer) switchTo(tx string, r *Switch) *Error {
 	if !target.addViewer(v.s) {
 		return NoSuchMountpoint(r.ID)
 	}
-	old.removeViewer(v.s)
+	// The old mountpoint loses the viewer once its streams left the old receivers: another
+	// node's mountpoint stops being imported with its last viewer here.
+	defer old.removeViewer(v.s)
 	v.mu.Lock()
 	v.mp = target
 	v.mu.Unlock()

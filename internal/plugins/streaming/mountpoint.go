@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/cluster/relay"
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/record"
 	"github.com/strata-rtc/strata/internal/sfu"
@@ -28,6 +29,11 @@ type mountpoint struct {
 	// received anything yet, as Janus counts it.
 	madeAt time.Duration
 
+	// home is the node of another node's mountpoint (cluster.go; "": this node's). announced: this
+	// node's mountpoint is announced to the other nodes.
+	home      string
+	announced bool
+
 	src       source.Source                 // nil for ondemand
 	perViewer func() (source.Source, error) // ondemand: a source for one viewer
 	streams   []*mpStream
@@ -41,6 +47,13 @@ type mountpoint struct {
 	enabled     bool
 	viewers     map[*session]struct{}
 	closed      bool
+
+	// A remote mountpoint's announcement as last received, and its import from its home
+	// (cluster.go): impMu serialises imports; holds counts the viewers being set up on it.
+	wireDesc wireMountpoint
+	impMu    sync.Mutex
+	imp      *relay.Import
+	holds    int
 }
 
 // mpStream is one stream of a mountpoint.
@@ -98,7 +111,11 @@ func (mp *mountpoint) addViewer(s *session) bool {
 func (mp *mountpoint) removeViewer(s *session) {
 	mp.mu.Lock()
 	delete(mp.viewers, s)
+	idle := mp.idleLocked()
 	mp.mu.Unlock()
+	if idle {
+		mp.p.cl.retire(mp) // its last viewer here left: the import stops
+	}
 }
 
 func (mp *mountpoint) viewerList() []*session {
@@ -138,6 +155,7 @@ func (mp *mountpoint) close() {
 	if mp.src != nil {
 		_ = mp.src.Close()
 	}
+	mp.releaseImport()
 }
 
 // typeName is Janus's "type" of a mountpoint in list, info and create: "live" or "on demand".

@@ -41,10 +41,10 @@ func (p *Plugin) create(c *Create, fromConfig bool) (*mountpoint, *Error) {
 	p.mu.Lock()
 	id := c.ID
 	if id == 0 {
-		for id == 0 || p.mps[id] != nil {
+		for id == 0 || p.taken(id) {
 			id = rand.Uint64N(1<<53-1) + 1 // Janus's ids fit a JavaScript number
 		}
-	} else if p.mps[id] != nil {
+	} else if p.taken(id) {
 		p.mu.Unlock()
 		return nil, errorf(ErrCantCreate, "A stream with the provided ID already exists")
 	}
@@ -59,6 +59,13 @@ func (p *Plugin) create(c *Create, fromConfig bool) (*mountpoint, *Error) {
 	}
 	p.mu.Unlock()
 	return mp, err
+}
+
+// taken reports whether id names a mountpoint, this node's (or one being opened) or another
+// node's (p.mu held).
+func (p *Plugin) taken(id uint64) bool {
+	_, local := p.mps[id]
+	return local || p.remote[id] != nil
 }
 
 // open builds the mountpoint of c under id.

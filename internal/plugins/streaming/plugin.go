@@ -28,6 +28,10 @@ type Plugin struct {
 
 	mu  sync.Mutex
 	mps map[uint64]*mountpoint
+	// remote are the other nodes' mountpoints (cluster.go), listed and watched here; a local
+	// mountpoint with the same id wins.
+	remote map[uint64]*mountpoint
+	cl     *clusterNode // nil: one node
 
 	sessions plugin.SessionSet[*session]
 }
@@ -35,16 +39,22 @@ type Plugin struct {
 // New creates the plugin with the mountpoints of the configuration. Viewers are allocated layers
 // with alloc (the videoroom's allocation section); batcher groups a fan-out's packets (nil: none).
 // A mountpoint of the configuration that cannot be opened is logged and left out, as Janus does.
-func New(cfg config.Streaming, alloc config.LayerAllocation, rec record.SessionOptions, batcher udpbatch.Batcher, log *slog.Logger) *Plugin {
+func New(cfg config.Streaming, alloc config.LayerAllocation, rec record.SessionOptions, batcher udpbatch.Batcher, log *slog.Logger, opts ...Option) *Plugin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Plugin{cfg: cfg, rec: rec, alloc: alloc.AllocatorConfig, respondNACK: alloc.RespondNACK, batcher: batcher, log: log,
-		census: sfu.NewCensus(), mps: map[uint64]*mountpoint{}}
+		census: sfu.NewCensus(), mps: map[uint64]*mountpoint{}, remote: map[uint64]*mountpoint{}}
+	for _, o := range opts {
+		o(p)
+	}
 	for _, m := range cfg.Mountpoints {
 		if err := p.createFromConfig(m); err != nil {
 			log.Error("streaming mountpoint of the configuration left out", "id", m.ID, "err", err.Reason)
 		}
+	}
+	if p.cl != nil {
+		p.cl.start()
 	}
 	return p
 }
@@ -68,7 +78,11 @@ func (p *Plugin) createFromConfig(m config.StreamingMountpoint) *Error {
 	if rerr := c.CheckSource(); rerr != nil {
 		return rerr
 	}
-	_, rerr = p.create(c, true)
+	mp, rerr := p.create(c, true)
+	if rerr == nil {
+		// Files every node has stay local; a mountpoint fed here (ports, RTSP) is announced.
+		mp.announced = p.cl != nil && mp.rtpLive() && len(mp.relayedStreams()) > 0
+	}
 	return rerr
 }
 
@@ -95,14 +109,20 @@ func (p *Plugin) Attach(h plugin.Handle) (plugin.Session, error) {
 
 // Destroy detaches every session and closes every mountpoint (server shutdown).
 func (p *Plugin) Destroy() {
+	if p.cl != nil {
+		p.cl.close()
+	}
 	for _, s := range p.sessions.All() {
 		s.Detach()
 	}
 	p.mu.Lock()
-	mps := p.mps
-	p.mps = map[uint64]*mountpoint{}
+	mps, remote := p.mps, p.remote
+	p.mps, p.remote = map[uint64]*mountpoint{}, map[uint64]*mountpoint{}
 	p.mu.Unlock()
 	for _, mp := range mps {
+		mp.close()
+	}
+	for _, mp := range remote {
 		mp.close()
 	}
 }
@@ -116,7 +136,7 @@ func (p *Plugin) AdminMessage(_ context.Context, request json.RawMessage) any {
 	if Asynchronous(name) {
 		return errorf(ErrInvalidReq, "Unknown request '%s'", b.Str("request")).Data(Short)
 	}
-	return p.handleSync(name, b)
+	return p.handleSync(name, b, request)
 }
 
 // viewerPeerOptions: a viewer's PeerConnection receives no media; with allocation.respond_nack
@@ -132,19 +152,37 @@ func (p *Plugin) viewerPeerOptions() []peer.PeerOption {
 
 func (p *Plugin) forget(s *session) { p.sessions.Remove(s) }
 
-// mountpoint returns the mountpoint with this id (nil if none).
+// mountpoint returns the mountpoint with this id (nil if none): this node's, or another node's.
 func (p *Plugin) mountpoint(id uint64) *mountpoint {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if mp := p.mps[id]; mp != nil {
+		return mp
+	}
+	return p.remote[id]
+}
+
+// localMountpoint returns this node's mountpoint with this id (nil if none).
+func (p *Plugin) localMountpoint(id uint64) *mountpoint {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.mps[id]
 }
 
-func (p *Plugin) mountpointList() []*mountpoint {
+// mountpointList lists this node's mountpoints (withRemote: and those of the other nodes), by id.
+func (p *Plugin) mountpointList(withRemote bool) []*mountpoint {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]*mountpoint, 0, len(p.mps))
 	for _, mp := range p.mps {
-		out = append(out, mp)
+		if mp != nil { // nil: reserved while its source opens
+			out = append(out, mp)
+		}
+	}
+	for id, mp := range p.remote {
+		if withRemote && p.mps[id] == nil {
+			out = append(out, mp)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out

@@ -16,7 +16,7 @@ var errNoMedia = errors.New("the stream has no media to record")
 // File names are Janus's: the name given, with ".mjr" added when missing, inside
 // plugins.streaming.recordings_dir.
 func (p *Plugin) recording(r *Recording) (any, *Error) {
-	mp := p.mountpoint(r.ID)
+	mp := p.localMountpoint(r.ID)
 	if mp == nil {
 		return nil, NoSuchMountpoint(r.ID)
 	}

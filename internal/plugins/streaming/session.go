@@ -52,7 +52,7 @@ func (s *session) HandleMessage(_ context.Context, m plugin.Message) plugin.Resu
 		return plugin.Sync(err.Data(Short))
 	}
 	if !Asynchronous(name) {
-		return plugin.Sync(s.p.handleSync(name, b))
+		return plugin.Sync(s.p.handleSync(name, b, m.Body))
 	}
 	if err := s.q.Enqueue(m); err != nil {
 		return plugin.Sync(errorf(ErrUnknown, "%s", err).Data(Short))

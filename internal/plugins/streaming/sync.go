@@ -1,11 +1,53 @@
 package streaming
 
 import (
+	"encoding/json"
+
 	"github.com/strata-rtc/strata/internal/plugin"
 )
 
-// handleSync answers a synchronous request: its plugindata, errors included.
-func (p *Plugin) handleSync(name string, b plugin.Body) any {
+// handleSync answers a synchronous request: its plugindata, errors included. A request about
+// another node's mountpoint (raw, as the client sent it) is answered by that node.
+func (p *Plugin) handleSync(name string, b plugin.Body, raw json.RawMessage) any {
+	if mp := p.remoteTarget(name, b); mp != nil {
+		var data any
+		var err *Error
+		if name == "info" {
+			data, err = p.cl.remoteInfo(mp, raw)
+		} else {
+			data, err = p.cl.forward(mp, raw)
+		}
+		if err != nil {
+			return err.Data(Short)
+		}
+		return data
+	}
+	return p.handleSyncLocal(name, b)
+}
+
+// remoteTarget returns the other node's mountpoint a request is about, if it is about one.
+func (p *Plugin) remoteTarget(name string, b plugin.Body) *mountpoint {
+	if p.cl == nil {
+		return nil
+	}
+	switch name {
+	case "info", "destroy", "edit", "enable", "disable", "recording", "kick", "kick_all":
+	default:
+		return nil
+	}
+	id, err := idOnly(b)
+	if err != nil {
+		return nil
+	}
+	mp := p.mountpoint(id)
+	if mp == nil || mp.home == "" {
+		return nil
+	}
+	return mp
+}
+
+// handleSyncLocal answers a synchronous request about this node's mountpoints.
+func (p *Plugin) handleSyncLocal(name string, b plugin.Body) any {
 	req, err := ParseBody(name, b)
 	if err != nil {
 		return err.Data(Short)
@@ -45,23 +87,23 @@ func (p *Plugin) list(r *List) (any, *Error) {
 		return nil, err
 	}
 	out := []map[string]any{}
-	for _, mp := range p.mountpointList() {
+	for _, mp := range p.mountpointList(true) {
 		mp.mu.Lock()
 		hidden := mp.isPrivate && !private
 		mp.mu.Unlock()
 		if !hidden {
-			out = append(out, mp.listEntry())
+			out = append(out, p.cl.withNode(mp, mp.listEntry()))
 		}
 	}
 	return map[string]any{Short: "list", "list": out}, nil
 }
 
 func (p *Plugin) info(r *Info) (any, *Error) {
-	mp := p.mountpoint(r.ID)
+	mp := p.localMountpoint(r.ID)
 	if mp == nil {
 		return nil, NoSuchMountpoint(r.ID)
 	}
-	return map[string]any{Short: "info", "info": mp.info(r.Admin(mp.secretValue()))}, nil
+	return map[string]any{Short: "info", "info": p.cl.withNode(mp, mp.info(r.Admin(mp.secretValue())))}, nil
 }
 
 func (mp *mountpoint) secretValue() string {
@@ -87,13 +129,18 @@ func (p *Plugin) createRequest(r *Create) (any, *Error) {
 	if err != nil {
 		return nil, err
 	}
+	// An ondemand source is opened per viewer, and data streams stay here: nothing to relay.
+	if p.cl != nil && mp.live() && len(mp.relayedStreams()) > 0 {
+		mp.announced = true
+		p.cl.announce(mp, true)
+	}
 	p.log.Info("streaming mountpoint created", "id", mp.id, "type", mp.kind)
 	return map[string]any{Short: "created", "created": mp.name, "permanent": false, "stream": mp.created()}, nil
 }
 
 // withSecret finds the mountpoint and checks its secret (455, then 453/454/457).
 func (p *Plugin) withSecret(id uint64, secret Secret) (*mountpoint, *Error) {
-	mp := p.mountpoint(id)
+	mp := p.localMountpoint(id)
 	if mp == nil {
 		return nil, NoSuchMountpoint(id)
 	}
@@ -113,13 +160,16 @@ func (p *Plugin) destroy(r *Destroy) (any, *Error) {
 		delete(p.mps, r.ID)
 	}
 	p.mu.Unlock()
+	if mp.announced {
+		p.cl.withdraw(mp)
+	}
 	mp.close()
 	p.log.Info("streaming mountpoint destroyed", "id", r.ID)
 	return map[string]any{Short: "destroyed", "destroyed": r.ID}, nil
 }
 
 func (p *Plugin) edit(r *Edit) (any, *Error) {
-	mp := p.mountpoint(r.ID)
+	mp := p.localMountpoint(r.ID)
 	if mp == nil {
 		return nil, r.NoSuchMountpoint()
 	}
@@ -146,6 +196,9 @@ func (p *Plugin) edit(r *Edit) (any, *Error) {
 		mp.isPrivate = *r.NewIsPrivate
 	}
 	mp.mu.Unlock()
+	if mp.announced {
+		p.cl.announce(mp, false)
+	}
 	if r.EditedEvent {
 		// Janus pushes this object as it is, without "streaming".
 		ev := map[string]any{"event": "edited", "id": r.ID}
@@ -164,7 +217,7 @@ func (p *Plugin) edit(r *Edit) (any, *Error) {
 // toggle is enable and disable: a disabled mountpoint forwards nothing to its viewers (Janus);
 // disable with stop_recording ends its recordings too.
 func (p *Plugin) toggle(r *Toggle) (any, *Error) {
-	mp := p.mountpoint(r.ID)
+	mp := p.localMountpoint(r.ID)
 	if mp == nil {
 		return nil, NoSuchMountpoint(r.ID)
 	}
@@ -174,6 +227,9 @@ func (p *Plugin) toggle(r *Toggle) (any, *Error) {
 	mp.mu.Lock()
 	mp.enabled = r.Op == "enable"
 	mp.mu.Unlock()
+	if mp.announced {
+		p.cl.announce(mp, false)
+	}
 	for _, s := range mp.viewerList() {
 		if v := s.viewer(); v != nil {
 			v.applyPause()
@@ -211,6 +267,9 @@ func (p *Plugin) kickAll(r *KickAll) (any, *Error) {
 	}
 	for _, s := range mp.viewerList() {
 		s.endViewing(mp, "kicked_all")
+	}
+	if mp.announced {
+		p.cl.kickAllElsewhere(mp.id) // its viewers on the other nodes
 	}
 	return map[string]any{Short: "kicked_all"}, nil
 }

@@ -43,6 +43,11 @@ func (s *session) watch(ctx context.Context, tx string, r *Watch, jsep *plugin.J
 	if len(chosen) == 0 {
 		return errorf(ErrInvalidReq, "Can't offer an SDP with no audio, video or data for this mountpoint")
 	}
+	// Another node's mountpoint: its streams are imported here (once) before the viewer uses them.
+	if err := s.p.cl.hold(ctx, mp); err != nil {
+		return err
+	}
+	defer mp.unhold()
 	v, err := s.newViewer(mp, chosen, r, jsep)
 	if err != nil {
 		return err

@@ -24,15 +24,9 @@ import (
 // decisions about them. Janus events a node pushes to its own participants go to the others'
 // participants through the owner too, so every node sees them in the same order.
 
-// Relay carries a published feed's streams to the nodes that subscribe to it: what the plugin
-// needs of *relay.Relay. feedID names a feed across the cluster (feedName).
-type Relay interface {
-	Export(feedID string, streams []relay.Stream) error
-	Unexport(feedID string)
-	// Import gets a feed of another node, crossing the link once for this node whatever the
-	// number of importers; its Receivers are fed by the link.
-	Import(ctx context.Context, originNode, feedID string) (*relay.Import, error)
-}
+// Relay carries a published feed's streams to the nodes that subscribe to it (*relay.Relay); a
+// feed's id across the cluster is feedName's.
+type Relay = relay.Feeds
 
 // Option adjusts the plugin built by New.
 type Option func(*Plugin)

@@ -228,8 +228,10 @@ func TestHTTPSessionTimeout(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.General.SessionTimeout = time.Second })
 	sid, hid := e.session()
 	deadline := time.Now().Add(5 * time.Second)
-	for e.gw.HasSession(sid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // no requests, no long-polls: the session must expire
+	// No requests, no long-polls: the session must expire, and its handle be detached (which
+	// follows the session's removal).
+	for (e.gw.HasSession(sid) || !e.echo.Session(hid).Detached()) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
 	}
 	if e.gw.HasSession(sid) || !e.echo.Session(hid).Detached() {
 		t.Fatal("session did not time out")

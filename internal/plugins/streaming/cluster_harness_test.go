@@ -1,0 +1,256 @@
+package streaming_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/strata-rtc/strata/internal/bwe"
+	"github.com/strata-rtc/strata/internal/cluster"
+	"github.com/strata-rtc/strata/internal/cluster/redisengine"
+	"github.com/strata-rtc/strata/internal/cluster/redistest"
+	clusterrelay "github.com/strata-rtc/strata/internal/cluster/relay"
+	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/gateway"
+	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/janusclient/janustest"
+	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/plugins/streaming"
+	"github.com/strata-rtc/strata/internal/record"
+	"github.com/strata-rtc/strata/internal/transport/wsapi"
+)
+
+// The cluster's clock in these tests: a node is gone 600 ms after its last heartbeat.
+const (
+	testHeartbeat = 100 * time.Millisecond
+	testNodeTTL   = 600 * time.Millisecond
+)
+
+// clusterNode is one strata node of a test cluster in this process: its cluster.Node over the
+// test's redis-server with its cluster listener, its relay, a streaming plugin with both, and a
+// Janus API (WebSocket) in front of it.
+type clusterNode struct {
+	t     testing.TB
+	id    string
+	eng   *redisengine.Engine
+	node  *cluster.Node
+	relay *clusterrelay.Relay
+	sp    *streaming.Plugin
+	c     *janusclient.Client
+	intl  *httptest.Server
+	api   *httptest.Server
+	gw    *gateway.Gateway
+	peers *peer.Factory
+	ws    *wsapi.Handler
+	// dead makes the node unreachable by the others and them by it (a crash).
+	dead atomic.Bool
+	once sync.Once
+}
+
+// deadTransport fails every node-to-node request of a crashed node.
+type deadTransport struct{ n *clusterNode }
+
+func (d deadTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if d.n.dead.Load() {
+		return nil, errors.New("node crashed")
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func startClusterNode(t testing.TB, redisAddr, id string) *clusterNode {
+	t.Helper()
+	log := janustest.Logger().With("node", id)
+	n := &clusterNode{t: t, id: id}
+	eng, err := redisengine.New(redisengine.Options{Address: redisAddr, Prefix: "streamtest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.eng = eng
+	var handler atomic.Pointer[http.Handler]
+	n.intl = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := handler.Load()
+		if n.dead.Load() || h == nil {
+			http.Error(w, "node down", http.StatusServiceUnavailable)
+			return
+		}
+		(*h).ServeHTTP(w, r)
+	}))
+	if n.node, err = cluster.New(cluster.Config{NodeID: id, Internal: n.intl.URL, Secret: "test-secret", Heartbeat: testHeartbeat,
+		NodeTTL: testNodeTTL, LeaseTTL: testNodeTTL}, eng, cluster.WithLogger(log),
+		cluster.WithHTTPClient(&http.Client{Transport: deadTransport{n}})); err != nil {
+		t.Fatal(err)
+	}
+	h := n.node.Handler()
+	handler.Store(&h)
+	if n.relay, err = clusterrelay.New(clusterrelay.Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: time.Second,
+		ConnectTimeout: 5 * time.Second, Log: log}, n.node); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := config.Default()
+	cfg.Media.ICE.Loopback = true
+	cfg.Media.ICE.Interfaces = []string{"lo"}
+	// The sample file mountpoints every node has (live id 2, ondemand id 3) stay local on each.
+	var files []config.StreamingMountpoint
+	for _, m := range cfg.Plugins.Streaming.Mountpoints {
+		if m.Type == "live" || m.Type == "ondemand" {
+			files = append(files, m)
+		}
+	}
+	cfg.Plugins.Streaming.Mountpoints = files
+	cfg.Plugins.Streaming.Host = "127.0.0.1"
+	ccOpts, err := bwe.PeerOptions(cfg.Media, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.peers, err = peer.NewFactory(cfg.Media, log, ccOpts...); err != nil {
+		t.Fatal(err)
+	}
+	n.sp = streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, record.SessionOptions{}, n.peers.Batcher(), log,
+		streaming.WithCluster(n.node, n.relay))
+	n.gw = gateway.New(cfg, n.peers, []plugin.Plugin{n.sp}, log, nil)
+	n.ws = wsapi.New(n.gw, cfg)
+	n.api = httptest.NewServer(n.ws)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if n.c, err = janusclient.Dial(ctx, "ws://"+n.api.Listener.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.close)
+	return n
+}
+
+func (n *clusterNode) close() {
+	n.once.Do(func() {
+		_ = n.c.Close()
+		n.gw.Close()
+		n.ws.Close()
+		n.api.Close()
+		n.peers.Close()
+		n.relay.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = n.node.Stop(ctx)
+		n.intl.Close()
+		_ = n.eng.Close()
+	})
+}
+
+// startCluster starts a node per id and waits until each sees all the others.
+func startCluster(t testing.TB, ids ...string) []*clusterNode {
+	t.Helper()
+	redis := redistest.Start(t)
+	var nodes []*clusterNode
+	for _, id := range ids {
+		nodes = append(nodes, startClusterNode(t, redis.Addr(), id))
+	}
+	waitFor(t, "the nodes to see each other", 5*time.Second, func() bool {
+		for _, n := range nodes {
+			if len(n.node.Nodes()) != len(nodes) {
+				return false
+			}
+		}
+		return true
+	})
+	return nodes
+}
+
+// crash cuts the node off as a kill -9 would, seen from the others: it answers no node, reaches
+// none, and stops refreshing its record, which lapses after node_ttl without being deleted.
+func (n *clusterNode) crash() {
+	n.dead.Store(true)
+	_ = n.eng.Close()
+}
+
+// listed returns the mountpoints a node lists: id → the entry.
+func listed(t testing.TB, h *janusclient.Handle) map[uint64]map[string]any {
+	t.Helper()
+	data, _ := request(t, h, map[string]any{"request": "list"}, nil)
+	out := map[uint64]map[string]any{}
+	for _, e := range data["list"].([]any) {
+		m := e.(map[string]any)
+		out[uint64(m["id"].(float64))] = m
+	}
+	return out
+}
+
+// waitFor polls cond every 20 ms until it holds or within passes.
+func waitFor(t testing.TB, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// feedOpus sends an Opus RTP packet (payload type 111) to 127.0.0.1:port every 20 ms until stop
+// is called or the test ends.
+func feedOpus(t testing.TB, port int) (stop func()) {
+	return feedRTP(t, port, 111, 960, []byte{0xfc}) // an Opus TOC byte (20 ms frame)
+}
+
+// feedVP8 sends a one-packet VP8 keyframe (payload type 100) every 20 ms: every frame can start a
+// viewer, so no keyframe request needs answering.
+func feedVP8(t testing.TB, port int) (stop func()) {
+	return feedRTP(t, port, 100, 1800, []byte{0x10, 0x00, 0x00, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00})
+}
+
+// feedRTP sends an RTP packet (payload type pt, marker set, the timestamp advancing by tsStep,
+// payload then padding to 40 bytes) to 127.0.0.1:port every 20 ms until stop is called or the
+// test ends.
+func feedRTP(t testing.TB, port int, pt byte, tsStep uint32, payload []byte) (stop func()) {
+	t.Helper()
+	conn, err := net.Dial("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		pkt := make([]byte, 12+40)
+		pkt[0], pkt[1] = 0x80, 0x80|pt
+		binary.BigEndian.PutUint32(pkt[8:], uint32(port)) // an SSRC of its own per source
+		copy(pkt[12:], payload)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for i := uint32(0); ; i++ {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			binary.BigEndian.PutUint16(pkt[2:], uint16(i))
+			binary.BigEndian.PutUint32(pkt[4:], i*tsStep)
+			_, _ = conn.Write(pkt)
+		}
+	}()
+	stop = func() {
+		once.Do(func() {
+			close(done)
+			<-finished
+			_ = conn.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// opusStream and vp8Stream are an rtp mountpoint's streams (strata picks the ports).
+var (
+	opusStream = map[string]any{"type": "audio", "mid": "a", "port": 0, "pt": 111, "codec": "opus"}
+	vp8Stream  = map[string]any{"type": "video", "mid": "v", "port": 0, "pt": 100, "codec": "vp8"}
+)
