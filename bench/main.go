@@ -34,6 +34,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -225,7 +226,7 @@ func preflight(c *config) error {
 			errs = append(errs, fmt.Errorf("lab-speed needs the strata binary: %w (run make build)", err))
 		}
 	}
-	if c.only[clusterScenario] {
+	if c.only[clusterScenario] && slices.Contains(c.targets, "strata") {
 		errs = append(errs, clusterPreflight(c)...)
 	}
 	if c.only[sipScenario] {
