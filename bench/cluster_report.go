@@ -168,8 +168,8 @@ func writeCluster(b *strings.Builder, c config, o *outcome) {
 		b.WriteString("No step completed.\n\n")
 		return
 	}
-	b.WriteString("| nodes | subscribers | clean | loss % | frozen % | freezes | late skips | CPU % per node (steady) | total CPU % | RSS MB per node (steady) | between nodes Mbit/s | publisher × pairs Mbit/s | measured / expected | layers per node | load avg |\n")
-	b.WriteString("|---:|---:|---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|---|---:|\n")
+	b.WriteString("| nodes | subscribers | clean | loss % | frozen % | freezes | late skips | CPU % per node (steady) | total CPU % | generator CPU % | RSS MB per node (steady) | between nodes Mbit/s | publisher × pairs Mbit/s | measured / expected | layers per node | load avg |\n")
+	b.WriteString("|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---|---:|\n")
 	for _, s := range o.cluster {
 		r := s.res
 		var cpu, rss []string
@@ -205,8 +205,12 @@ func writeCluster(b *strings.Builder, c config, o *outcome) {
 			subs = fmt.Sprintf("%d of %d", r.Totals.Subscribers, r.Plan.Subscribers)
 		}
 		loss, frozen := quality(r)
-		fmt.Fprintf(b, "| %s | %s | %v | %.3f | %.3f | %d | %d | %s | %.0f | %s | %s | %.2f | %s | %s | %.1f |\n", nodes, subs,
-			clusterClean(r), 100*loss, 100*frozen, r.Totals.Freezes, r.Generator.LateSkips, strings.Join(cpu, " / "), total,
+		gen := 0.0
+		if r.Totals.SteadySeconds > 0 {
+			gen = 100 * r.Generator.SteadyCPUSeconds / r.Totals.SteadySeconds
+		}
+		fmt.Fprintf(b, "| %s | %s | %v | %.3f | %.3f | %d | %d | %s | %.0f | %.0f | %s | %s | %.2f | %s | %s | %.1f |\n", nodes, subs,
+			clusterClean(r), 100*loss, 100*frozen, r.Totals.Freezes, r.Generator.LateSkips, strings.Join(cpu, " / "), total, gen,
 			strings.Join(rss, " / "), between, s.expectedMbps(), ratioText, strings.Join(lay, "; "), r.Machine.LoadAvg)
 	}
 	b.WriteString("\n")

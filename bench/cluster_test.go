@@ -167,6 +167,7 @@ func TestClusterVerdict(t *testing.T) {
 		{nodes: 3, res: frozen, linksOK: true, links: twoNodeLinks(2.1, 3), pubMbps: 1.9},
 		{nodes: 3, limited: true, res: lim, linksOK: true, links: twoNodeLinks(2.0, 3), pubMbps: 1.9, relayErr: errors.New("node2: refused")},
 	}
+	steps[1].res.Generator.SteadyCPUSeconds, steps[1].res.Totals.SteadySeconds = 5, 10
 	o := &outcome{name: clusterScenario, cluster: steps, runs: map[string][]*report.Result{}}
 	c := config{targets: []string{"strata"}, cluster: clusterScale{PerNode: 4, MaxNodes: 3, LimitKbps: 600}, scale: scales["small"]}
 	got := map[string]goal{}
@@ -212,7 +213,7 @@ func TestClusterVerdict(t *testing.T) {
 
 	var b strings.Builder
 	writeCluster(&b, c, o)
-	for _, want := range []string{"| 3 + limited | 13 | true |", "| 2 | 8 | true |", "1: f×4; 2: f×4; 3: h×4", "1→2 2.10, 1→3 2.10, 2→1 0.00",
+	for _, want := range []string{"| 3 + limited | 13 | true |", "| 2 | 8 | true | 0.000 | 0.000 | 0 | 0 | 40 / 40 | 80 | 50 | 30 / 30 | 2.00 | 1.90 | 1.05 |", "1: f×4; 2: f×4; 3: h×4", "1→2 2.10, 1→3 2.10, 2→1 0.00",
 		"received layer h (380 kbit/s of video, mean over its life; loss 10.00 %)",
 		"4200 packets sent, 5 asked again (NACK), 4 retransmitted, 2 keyframe requests from edges", "could not be read: node2: refused", "Subscribers on the other nodes on another layer than without it: 4."} {
 		if !strings.Contains(b.String(), want) {
