@@ -396,3 +396,17 @@ func relayPackets(t *testing.T, node *clusterrig.Node, direction string) float64
 	t.Fatalf("%s /metrics has no strata_cluster_relay_packets_total{direction=%q}", node.ID, direction)
 	return 0
 }
+
+// clusterStatus is node's admin API `cluster` reply.
+func clusterStatus(t *testing.T, node *clusterrig.Node) cluster.Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var reply struct {
+		Cluster cluster.Status `json:"cluster"`
+	}
+	if err := adminRequest(ctx, node, map[string]any{"janus": "cluster"}, &reply); err != nil {
+		t.Fatalf("%s: admin cluster: %v", node.ID, err)
+	}
+	return reply.Cluster
+}

@@ -67,6 +67,19 @@ func TestCluster(t *testing.T) {
 		}
 	}
 
+	// The admin API shows the cluster: every node lists the three, and the room's owner counts the
+	// rooms it owns in its load (written with its next heartbeat).
+	owner := leaseHolder(t, c, "videoroom/1234")
+	waitFor(t, 3*time.Second, func() bool {
+		st := clusterStatus(t, c.Nodes[2])
+		for _, n := range st.Nodes {
+			if n.ID == owner.Holder {
+				return len(st.Nodes) == 3 && n.Load.Rooms >= 1
+			}
+		}
+		return false
+	}, func() string { return fmt.Sprintf("the owner %s does not count its rooms: %+v", owner.Holder, clusterStatus(t, c.Nodes[2])) })
+
 	// A session created on node1 is used through node2 (requests) and node3 (its long-poll).
 	t.Run("SessionProxied", func(t *testing.T) {
 		var created struct {

@@ -54,6 +54,8 @@ type Load struct {
 	// MaxSessions is the node's limit (0: none); a node at its limit refuses create.
 	MaxSessions int `json:"max_sessions"`
 	Relays      int `json:"relays"`
+	// Rooms is how many rooms (leases: videoroom and audiobridge rooms) this node owns.
+	Rooms int `json:"rooms"`
 }
 
 // Full reports whether the node takes no more sessions.

@@ -154,6 +154,7 @@ func New(cfg Config, eng Engine, opts ...Option) (*Node, error) {
 func (n *Node) currentLoad() Load {
 	l := n.load()
 	l.MaxSessions = n.cfg.MaxSessions
+	l.Rooms = int(n.leasesHeld.Load())
 	return l
 }
 

@@ -35,7 +35,7 @@ type Node struct {
 	ID    string
 	Eng   *redisengine.Engine
 	Node  *cluster.Node
-	Relay *relay.Relay
+	Relay *relay.Relay // nil when started WithoutRelay
 
 	intl *httptest.Server
 	dead atomic.Bool
@@ -52,10 +52,23 @@ func (d deadTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
+// Option changes how Start runs a node.
+type Option func(*options)
+
+type options struct{ noRelay bool }
+
+// WithoutRelay starts the node with no media relay: for tests of what crosses nodes other than
+// media, and for a bare node that only publishes on the cluster's topics.
+func WithoutRelay() Option { return func(o *options) { o.noRelay = true } }
+
 // Start runs node id of the cluster whose keys have prefix in the redis-server at redisAddr;
 // it stops when the test ends (a clean stop, unless it crashed first).
-func Start(t testing.TB, redisAddr, prefix, id string, log *slog.Logger) *Node {
+func Start(t testing.TB, redisAddr, prefix, id string, log *slog.Logger, opts ...Option) *Node {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -85,6 +98,10 @@ func Start(t testing.TB, redisAddr, prefix, id string, log *slog.Logger) *Node {
 	}
 	h := n.Node.Handler()
 	handler.Store(&h)
+	t.Cleanup(n.Close)
+	if o.noRelay {
+		return n
+	}
 	n.Relay, err = relay.New(relay.Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: LinkFailed,
 		ConnectTimeout: connectBudget, Log: log}, n.Node)
 	if err != nil {
@@ -96,7 +113,6 @@ func Start(t testing.TB, redisAddr, prefix, id string, log *slog.Logger) *Node {
 			go n.Relay.PeerGone(ev.Node.ID)
 		}
 	})
-	t.Cleanup(n.Close)
 	t.Cleanup(stopWatch)
 	return n
 }
@@ -105,7 +121,9 @@ func Start(t testing.TB, redisAddr, prefix, id string, log *slog.Logger) *Node {
 // node still holds in this process.
 func (n *Node) Close() {
 	n.once.Do(func() {
-		n.Relay.Close()
+		if n.Relay != nil {
+			n.Relay.Close()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = n.Node.Stop(ctx) // after a crash: ends its goroutines (the engine calls fail)
@@ -116,9 +134,11 @@ func (n *Node) Close() {
 
 // Crash cuts the node off as a kill -9 would, seen from the others: it answers no node and
 // reaches none, its record and leases, no longer refreshed, lapse after NodeTTL, and its media
-// relay stops sending.
+// relay (if it has one) stops sending.
 func (n *Node) Crash() {
 	n.dead.Store(true)
 	_ = n.Eng.Close()
-	n.Relay.Close()
+	if n.Relay != nil {
+		n.Relay.Close()
+	}
 }

@@ -7,15 +7,21 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/peer"
+	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/server"
+	"github.com/strata-rtc/strata/internal/transport/wsapi"
 )
 
 // Logger is the server's logger in tests: silent unless STRATA_TEST_LOG is set.
@@ -65,6 +71,47 @@ func Start(t testing.TB, edit func(*config.Config), log *slog.Logger) (*server.S
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return srv, c
+}
+
+// StartPlugin runs one plugin behind a gateway and a WebSocket Janus API on loopback (ICE on lo),
+// without the rest of a server: for tests that wire the plugin themselves (a cluster node's, say).
+// edit (if not nil) changes the configuration first; newPlugin makes the plugin with the
+// configuration and the gateway's peer factory. All is stopped when the test ends, the plugin's
+// side before whatever the test set up earlier; it returns a WebSocket client.
+func StartPlugin(t testing.TB, edit func(*config.Config), log *slog.Logger,
+	newPlugin func(*config.Config, *peer.Factory) plugin.Plugin) *janusclient.Client {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Media.ICE.Loopback = true
+	cfg.Media.ICE.Interfaces = []string{"lo"}
+	if edit != nil {
+		edit(cfg)
+	}
+	ccOpts, err := bwe.PeerOptions(cfg.Media, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers, err := peer.NewFactory(cfg.Media, log, ccOpts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := gateway.New(cfg, peers, []plugin.Plugin{newPlugin(cfg, peers)}, log, nil)
+	ws := wsapi.New(gw, cfg)
+	api := httptest.NewServer(ws)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := janusclient.Dial(ctx, "ws://"+api.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Close()
+		gw.Close()
+		ws.Close()
+		api.Close()
+		peers.Close()
+	})
+	return c
 }
 
 // Attach creates a session and attaches a handle of plugin pkg.

@@ -3,25 +3,21 @@ package audiobridge_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/clustertest"
 	"github.com/strata-rtc/strata/internal/cluster/redistest"
 	"github.com/strata-rtc/strata/internal/config"
-	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/audiobridge"
 	"github.com/strata-rtc/strata/internal/record"
-	"github.com/strata-rtc/strata/internal/transport/wsapi"
 )
 
 // clusterNode is a strata node of a test cluster: a clustertest node (engine, Node, relay) with
@@ -35,33 +31,8 @@ func startClusterNode(t testing.TB, redisAddr, id string) *clusterNode {
 	t.Helper()
 	log := janustest.Logger().With("node", id)
 	cn := clustertest.Start(t, redisAddr, "ab", id, log)
-	cfg := config.Default()
-	cfg.Media.ICE.Loopback = true
-	cfg.Media.ICE.Interfaces = []string{"lo"}
-	ccOpts, err := bwe.PeerOptions(cfg.Media, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	peers, err := peer.NewFactory(cfg.Media, log, ccOpts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ab := audiobridge.New(cfg.Plugins.AudioBridge, record.SessionOptions{}, log, audiobridge.WithCluster(cn.Node, cn.Relay))
-	gw := gateway.New(cfg, peers, []plugin.Plugin{ab}, log, nil)
-	ws := wsapi.New(gw, cfg)
-	api := httptest.NewServer(ws)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := janusclient.Dial(ctx, "ws://"+api.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = c.Close()
-		gw.Close()
-		ws.Close()
-		api.Close()
-		peers.Close()
+	c := janustest.StartPlugin(t, nil, log, func(cfg *config.Config, _ *peer.Factory) plugin.Plugin {
+		return audiobridge.New(cfg.Plugins.AudioBridge, record.SessionOptions{}, log, audiobridge.WithCluster(cn.Node, cn.Relay))
 	})
 	return &clusterNode{Node: cn, c: c}
 }

@@ -1,148 +1,60 @@
 package streaming_test
 
 import (
-	"context"
 	"encoding/binary"
-	"errors"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/cluster"
+	"github.com/strata-rtc/strata/internal/cluster/clustertest"
 	"github.com/strata-rtc/strata/internal/cluster/redisengine"
 	"github.com/strata-rtc/strata/internal/cluster/redistest"
 	clusterrelay "github.com/strata-rtc/strata/internal/cluster/relay"
 	"github.com/strata-rtc/strata/internal/config"
-	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/streaming"
 	"github.com/strata-rtc/strata/internal/record"
-	"github.com/strata-rtc/strata/internal/transport/wsapi"
 )
 
-// The cluster's clock in these tests: a node is gone 600 ms after its last heartbeat.
-const (
-	testHeartbeat = 100 * time.Millisecond
-	testNodeTTL   = 600 * time.Millisecond
-)
-
-// clusterNode is one strata node of a test cluster in this process: its cluster.Node over the
-// test's redis-server with its cluster listener, its relay, a streaming plugin with both, and a
-// Janus API (WebSocket) in front of it.
+// clusterNode is one strata node of a test cluster in this process: a clustertest node (engine,
+// cluster listener, Node, relay), a streaming plugin with its Node and relay, and a Janus API
+// (WebSocket) in front of it.
 type clusterNode struct {
-	t     testing.TB
-	id    string
+	cn    *clustertest.Node
 	eng   *redisengine.Engine
 	node  *cluster.Node
 	relay *clusterrelay.Relay
 	sp    *streaming.Plugin
 	c     *janusclient.Client
-	intl  *httptest.Server
-	api   *httptest.Server
-	gw    *gateway.Gateway
-	peers *peer.Factory
-	ws    *wsapi.Handler
-	// dead makes the node unreachable by the others and them by it (a crash).
-	dead atomic.Bool
-	once sync.Once
-}
-
-// deadTransport fails every node-to-node request of a crashed node.
-type deadTransport struct{ n *clusterNode }
-
-func (d deadTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if d.n.dead.Load() {
-		return nil, errors.New("node crashed")
-	}
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 func startClusterNode(t testing.TB, redisAddr, id string) *clusterNode {
 	t.Helper()
+	cn := clustertest.Start(t, redisAddr, "streamtest", id, janustest.Logger())
+	n := &clusterNode{cn: cn, eng: cn.Eng, node: cn.Node, relay: cn.Relay}
 	log := janustest.Logger().With("node", id)
-	n := &clusterNode{t: t, id: id}
-	eng, err := redisengine.New(redisengine.Options{Address: redisAddr, Prefix: "streamtest"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.eng = eng
-	var handler atomic.Pointer[http.Handler]
-	n.intl = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := handler.Load()
-		if n.dead.Load() || h == nil {
-			http.Error(w, "node down", http.StatusServiceUnavailable)
-			return
+	n.c = janustest.StartPlugin(t, func(cfg *config.Config) {
+		// The sample file mountpoints every node has (live id 2, ondemand id 3) stay local on each.
+		var files []config.StreamingMountpoint
+		for _, m := range cfg.Plugins.Streaming.Mountpoints {
+			if m.Type == "live" || m.Type == "ondemand" {
+				files = append(files, m)
+			}
 		}
-		(*h).ServeHTTP(w, r)
-	}))
-	if n.node, err = cluster.New(cluster.Config{NodeID: id, Internal: n.intl.URL, Secret: "test-secret", Heartbeat: testHeartbeat,
-		NodeTTL: testNodeTTL, LeaseTTL: testNodeTTL}, eng, cluster.WithLogger(log),
-		cluster.WithHTTPClient(&http.Client{Transport: deadTransport{n}})); err != nil {
-		t.Fatal(err)
-	}
-	h := n.node.Handler()
-	handler.Store(&h)
-	if n.relay, err = clusterrelay.New(clusterrelay.Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: time.Second,
-		ConnectTimeout: 5 * time.Second, Log: log}, n.node); err != nil {
-		t.Fatal(err)
-	}
-
-	cfg := config.Default()
-	cfg.Media.ICE.Loopback = true
-	cfg.Media.ICE.Interfaces = []string{"lo"}
-	// The sample file mountpoints every node has (live id 2, ondemand id 3) stay local on each.
-	var files []config.StreamingMountpoint
-	for _, m := range cfg.Plugins.Streaming.Mountpoints {
-		if m.Type == "live" || m.Type == "ondemand" {
-			files = append(files, m)
-		}
-	}
-	cfg.Plugins.Streaming.Mountpoints = files
-	cfg.Plugins.Streaming.Host = "127.0.0.1"
-	ccOpts, err := bwe.PeerOptions(cfg.Media, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n.peers, err = peer.NewFactory(cfg.Media, log, ccOpts...); err != nil {
-		t.Fatal(err)
-	}
-	n.sp = streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, record.SessionOptions{}, n.peers.Batcher(), log,
-		streaming.WithCluster(n.node, n.relay))
-	n.gw = gateway.New(cfg, n.peers, []plugin.Plugin{n.sp}, log, nil)
-	n.ws = wsapi.New(n.gw, cfg)
-	n.api = httptest.NewServer(n.ws)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if n.c, err = janusclient.Dial(ctx, "ws://"+n.api.Listener.Addr().String()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.close)
-	return n
-}
-
-func (n *clusterNode) close() {
-	n.once.Do(func() {
-		_ = n.c.Close()
-		n.gw.Close()
-		n.ws.Close()
-		n.api.Close()
-		n.peers.Close()
-		n.relay.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = n.node.Stop(ctx)
-		n.intl.Close()
-		_ = n.eng.Close()
+		cfg.Plugins.Streaming.Mountpoints = files
+		cfg.Plugins.Streaming.Host = "127.0.0.1"
+	}, log, func(cfg *config.Config, peers *peer.Factory) plugin.Plugin {
+		n.sp = streaming.New(cfg.Plugins.Streaming, cfg.Plugins.VideoRoom.Allocation, record.SessionOptions{}, peers.Batcher(), log,
+			streaming.WithCluster(n.node, n.relay))
+		return n.sp
 	})
+	return n
 }
 
 // startCluster starts a node per id and waits until each sees all the others.
@@ -164,12 +76,8 @@ func startCluster(t testing.TB, ids ...string) []*clusterNode {
 	return nodes
 }
 
-// crash cuts the node off as a kill -9 would, seen from the others: it answers no node, reaches
-// none, and stops refreshing its record, which lapses after node_ttl without being deleted.
-func (n *clusterNode) crash() {
-	n.dead.Store(true)
-	_ = n.eng.Close()
-}
+// crash cuts the node off as a kill -9 would (clustertest.Node.Crash).
+func (n *clusterNode) crash() { n.cn.Crash() }
 
 // listed returns the mountpoints a node lists: id → the entry.
 func listed(t testing.TB, h *janusclient.Handle) map[uint64]map[string]any {

@@ -3,160 +3,62 @@ package videoroom_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/strata-rtc/strata/internal/bwe"
 	"github.com/strata-rtc/strata/internal/cluster"
+	"github.com/strata-rtc/strata/internal/cluster/clustertest"
 	"github.com/strata-rtc/strata/internal/cluster/redisengine"
 	"github.com/strata-rtc/strata/internal/cluster/relay"
 	"github.com/strata-rtc/strata/internal/config"
-	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/janusclient"
+	"github.com/strata-rtc/strata/internal/janusclient/janustest"
 	"github.com/strata-rtc/strata/internal/peer"
 	"github.com/strata-rtc/strata/internal/plugin"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
 	"github.com/strata-rtc/strata/internal/record"
-	"github.com/strata-rtc/strata/internal/transport/wsapi"
 )
 
-// clusterTiming is the cluster's clock in these tests: a node is gone 600 ms after its last
-// heartbeat, a lease lapses as soon.
-const (
-	testHeartbeat = 100 * time.Millisecond
-	testNodeTTL   = 600 * time.Millisecond
-)
-
-// testNode is one strata node of a test cluster in this process: its own cluster.Node over the
-// test's redis-server, its cluster listener, a videoroom plugin with the Node as its View, and a
+// testNode is one strata node of a test cluster in this process: a clustertest node (engine,
+// cluster listener, Node, optional relay), a videoroom plugin with the Node as its View, and a
 // Janus API (WebSocket) in front of it.
 type testNode struct {
 	t     testing.TB
+	cn    *clustertest.Node
 	id    string
 	eng   *redisengine.Engine
 	node  *cluster.Node
+	relay *relay.Relay // nil without media between nodes
 	vr    *videoroom.Plugin
 	c     *janusclient.Client
-	intl  *httptest.Server
-	api   *httptest.Server
-	gw    *gateway.Gateway
-	peers *peer.Factory
-	ws    *wsapi.Handler
-	relay *relay.Relay // nil without media between nodes
-	// unwatch stops telling the relay of gone nodes.
-	unwatch func()
-	// dead makes the node unreachable by the others and them by it (crash).
-	dead atomic.Bool
-	once sync.Once
-}
-
-// deadTransport fails every node-to-node request of a crashed node.
-type deadTransport struct{ n *testNode }
-
-func (d deadTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if d.n.dead.Load() {
-		return nil, errors.New("node crashed")
-	}
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // startNode starts a node; withRelay gives it a media relay (internal/cluster/relay) on loopback.
 func startNode(t testing.TB, redisAddr, prefix, id string, withRelay bool) *testNode {
 	t.Helper()
+	var opts []clustertest.Option
+	if !withRelay {
+		opts = append(opts, clustertest.WithoutRelay())
+	}
+	cn := clustertest.Start(t, redisAddr, prefix, id, testLogger(), opts...)
+	n := &testNode{t: t, cn: cn, id: id, eng: cn.Eng, node: cn.Node, relay: cn.Relay}
+	var rl videoroom.Relay // a nil interface, not a nil *relay.Relay, when there is no relay
+	if n.relay != nil {
+		rl = n.relay
+	}
 	log := testLogger().With("node", id)
-	n := &testNode{t: t, id: id}
-	eng, err := redisengine.New(redisengine.Options{Address: redisAddr, Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.eng = eng
-	var handler atomic.Pointer[http.Handler]
-	n.intl = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := handler.Load()
-		if n.dead.Load() || h == nil {
-			http.Error(w, "node down", http.StatusServiceUnavailable)
-			return
-		}
-		(*h).ServeHTTP(w, r)
-	}))
-	node, err := cluster.New(cluster.Config{NodeID: id, Internal: n.intl.URL, Secret: "test-secret", Heartbeat: testHeartbeat,
-		NodeTTL: testNodeTTL, LeaseTTL: testNodeTTL}, eng, cluster.WithLogger(log),
-		cluster.WithHTTPClient(&http.Client{Transport: deadTransport{n}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n.node = node
-	h := node.Handler()
-	handler.Store(&h)
-
-	cfg := config.Default()
-	cfg.Media.ICE.Loopback = true
-	cfg.Media.ICE.Interfaces = []string{"lo"}
-	ccOpts, err := bwe.PeerOptions(cfg.Media, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n.peers, err = peer.NewFactory(cfg.Media, log, ccOpts...); err != nil {
-		t.Fatal(err)
-	}
-	var rl videoroom.Relay
-	if withRelay {
-		r, err := relay.New(relay.Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: time.Second, Log: log}, node)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n.relay, rl = r, r
-		n.unwatch = node.Watch(func(ev cluster.NodeEvent) {
-			if ev.Kind == cluster.NodeGone {
-				r.PeerGone(ev.Node.ID)
-			}
-		})
-	}
-	n.vr = videoroom.New(cfg.Plugins.VideoRoom, record.SessionOptions{}, log, videoroom.WithCluster(node, rl))
-	n.gw = gateway.New(cfg, n.peers, []plugin.Plugin{n.vr}, log, nil)
-	n.ws = wsapi.New(n.gw, cfg)
-	n.api = httptest.NewServer(n.ws)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if n.c, err = janusclient.Dial(ctx, "ws://"+n.api.Listener.Addr().String()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.close)
+	n.c = janustest.StartPlugin(t, nil, log, func(cfg *config.Config, _ *peer.Factory) plugin.Plugin {
+		n.vr = videoroom.New(cfg.Plugins.VideoRoom, record.SessionOptions{}, log, videoroom.WithCluster(n.node, rl))
+		return n.vr
+	})
 	return n
 }
 
-func (n *testNode) close() {
-	n.once.Do(func() {
-		_ = n.c.Close()
-		n.gw.Close()
-		n.ws.Close()
-		n.api.Close()
-		n.peers.Close()
-		if n.relay != nil {
-			n.unwatch()
-			n.relay.Close()
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = n.node.Stop(ctx)
-		n.intl.Close()
-		_ = n.eng.Close()
-	})
-}
-
-// crash cuts the node off as a kill -9 would, seen from the others: it answers no node, reaches
-// none, and stops refreshing its record and leases (which lapse after node_ttl).
-func (n *testNode) crash() {
-	n.dead.Store(true)
-	_ = n.eng.Close()
-}
+// crash cuts the node off as a kill -9 would (clustertest.Node.Crash).
+func (n *testNode) crash() { n.cn.Crash() }
 
 // observer is a participant that publishes nothing and records every event of its handle.
 type observer struct {
@@ -293,20 +195,5 @@ func roomOwner(t testing.TB, within time.Duration, room uint64, n *testNode, not
 // rooms' topics is remote input to the others.
 func startRogue(t testing.TB, redisAddr, prefix string) *cluster.Node {
 	t.Helper()
-	eng, err := redisengine.New(redisengine.Options{Address: redisAddr, Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := cluster.New(cluster.Config{NodeID: "rogue", Secret: "test-secret", Heartbeat: testHeartbeat,
-		NodeTTL: testNodeTTL, LeaseTTL: testNodeTTL}, eng, cluster.WithLogger(testLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = n.Stop(ctx)
-		_ = eng.Close()
-	})
-	return n
+	return clustertest.Start(t, redisAddr, prefix, "rogue", testLogger(), clustertest.WithoutRelay()).Node
 }

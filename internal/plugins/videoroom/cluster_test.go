@@ -10,6 +10,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/strata-rtc/strata/internal/cluster/clustertest"
 	"github.com/strata-rtc/strata/internal/cluster/redistest"
 	"github.com/strata-rtc/strata/internal/janusclient"
 	"github.com/strata-rtc/strata/internal/plugins/videoroom"
@@ -314,7 +315,7 @@ func TestClusterRedisRestart(t *testing.T) {
 	p2 := startPublisher(t, nodes[1].c, room, "pub2")
 	o1, _ := joinObserver(t, nodes[0], room, "o1")
 	waitParticipants(t, 5*time.Second, room, map[uint64]bool{o1.id: false, o2.id: false, p1.id: true, p2.id: true}, nodes...)
-	time.Sleep(3 * testNodeTTL) // past when a lapsed node would be declared gone
+	time.Sleep(3 * clustertest.NodeTTL) // past when a lapsed node would be declared gone
 	for _, e := range o2.summary() {
 		if e == fmt.Sprintf("unpublished:%d", p1.id) || e == fmt.Sprintf("leaving:%d", p1.id) {
 			t.Fatalf("node 1's publisher dropped across the Redis restart: %v", o2.summary())
