@@ -234,20 +234,6 @@ func listParticipants(ctx context.Context, node *clusterrig.Node) ([]uint64, err
 	return ids, nil
 }
 
-// adminRequest sends an admin API request to node and decodes the reply.
-func adminRequest(ctx context.Context, node *clusterrig.Node, body map[string]any, out any) error {
-	body["admin_secret"] = clusterrig.AdminSecret
-	body["transaction"] = fmt.Sprintf("t%d", time.Now().UnixNano())
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, node.Admin(), strings.NewReader(string(b)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	return json.NewDecoder(resp.Body).Decode(out)
-}
-
 // requireMedia waits until every stream of sub received media after since.
 func requireMedia(t *testing.T, env *client.Env, sub *client.Subscriber, want int, within time.Duration) {
 	t.Helper()
@@ -347,7 +333,7 @@ func logClusterStatus(t *testing.T, c *clusterrig.Cluster) {
 			continue
 		}
 		var reply json.RawMessage
-		err := adminRequest(ctx, n, map[string]any{"janus": "cluster"}, &reply)
+		err := n.AdminRequest(ctx, map[string]any{"janus": "cluster"}, &reply)
 		t.Logf("%s's view of the cluster: %s %v", n.ID, reply, err)
 	}
 }
@@ -405,7 +391,7 @@ func clusterStatus(t *testing.T, node *clusterrig.Node) cluster.Status {
 	var reply struct {
 		Cluster cluster.Status `json:"cluster"`
 	}
-	if err := adminRequest(ctx, node, map[string]any{"janus": "cluster"}, &reply); err != nil {
+	if err := node.AdminRequest(ctx, map[string]any{"janus": "cluster"}, &reply); err != nil {
 		t.Fatalf("%s: admin cluster: %v", node.ID, err)
 	}
 	return reply.Cluster

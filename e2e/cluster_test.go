@@ -78,7 +78,9 @@ func TestCluster(t *testing.T) {
 			}
 		}
 		return false
-	}, func() string { return fmt.Sprintf("the owner %s does not count its rooms: %+v", owner.Holder, clusterStatus(t, c.Nodes[2])) })
+	}, func() string {
+		return fmt.Sprintf("the owner %s does not count its rooms: %+v", owner.Holder, clusterStatus(t, c.Nodes[2]))
+	})
 
 	// A session created on node1 is used through node2 (requests) and node3 (its long-poll).
 	t.Run("SessionProxied", func(t *testing.T) {
@@ -263,7 +265,7 @@ func TestCluster(t *testing.T) {
 		requireMedia(t, envs[0], viewer, 2, 15*time.Second)
 		d := c.Nodes[0]
 		var reply map[string]any
-		if err := adminRequest(ctx, d, map[string]any{"janus": "drain"}, &reply); err != nil || reply["janus"] != "success" {
+		if err := d.AdminRequest(ctx, map[string]any{"janus": "drain"}, &reply); err != nil || reply["janus"] != "success" {
 			t.Fatalf("drain %s: %v %v", d.ID, reply, err)
 		}
 		if code := createStatus(t, d); code != http.StatusServiceUnavailable {

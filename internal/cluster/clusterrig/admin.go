@@ -47,10 +47,13 @@ func (n *Node) Members(ctx context.Context) (int, error) {
 	return len(r.Cluster.Nodes), nil
 }
 
-// WaitMembers waits until every node sees every other (heartbeats spread membership; a load
-// started before that asks nodes for links to nodes they do not know yet).
+// WaitMembers waits until every running node sees every node (heartbeats spread membership; a
+// load started before that asks nodes for links to nodes they do not know yet).
 func (c *Cluster) WaitMembers(ctx context.Context) error {
 	for _, n := range c.Nodes {
+		if !n.Alive() {
+			continue
+		}
 		for {
 			got, err := n.Members(ctx)
 			if err == nil && got == len(c.Nodes) {

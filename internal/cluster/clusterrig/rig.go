@@ -7,7 +7,6 @@ package clusterrig
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -158,54 +157,9 @@ func (c *Cluster) up(ctx context.Context, sub int) error {
 	if first != nil {
 		return first
 	}
-	return c.WaitMembership(ctx, len(c.Nodes))
-}
-
-// WaitMembership waits until every running node sees n live nodes (itself included), as its
-// admin API's cluster request says.
-func (c *Cluster) WaitMembership(ctx context.Context, n int) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	wait, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	for _, node := range c.Nodes {
-		if !node.Alive() {
-			continue
-		}
-		for {
-			got, err := node.liveNodes(ctx)
-			if err == nil && got == n {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("clusterrig: %s sees %d live nodes, want %d (%v)", node.ID, got, n, err)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
-	return nil
-}
-
-// liveNodes is how many live nodes the node's admin API lists.
-func (n *Node) liveNodes(ctx context.Context) (int, error) {
-	body := fmt.Sprintf(`{"janus":"cluster","transaction":"rig","admin_secret":%q}`, AdminSecret)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.Admin(), strings.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var reply struct {
-		Cluster struct {
-			Nodes []json.RawMessage `json:"nodes"`
-		} `json:"cluster"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&reply); err != nil {
-		return 0, err
-	}
-	return len(reply.Cluster.Nodes), nil
+	return c.WaitMembers(wait)
 }
 
 // addNamespace creates the node's namespace and its veth pair to the bridge.
