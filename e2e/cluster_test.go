@@ -196,7 +196,7 @@ func TestCluster(t *testing.T) {
 		if after := packets(sub); sumOf(after) <= sumOf(before) {
 			t.Error("the subscriber's remaining feed stopped after node2 died")
 		}
-		if err := c.StartNode(ctx, 1); err != nil {
+		if err := c.RestartNode(ctx, 1); err != nil {
 			t.Fatalf("node2 restarted: %v", err)
 		}
 	})
@@ -244,7 +244,7 @@ func TestCluster(t *testing.T) {
 				t.Errorf("%s lists publishers %v after the owner's death, want %v", c.Nodes[i].ID, got, want)
 			}
 		}
-		if err := c.StartNode(ctx, o); err != nil {
+		if err := c.RestartNode(ctx, o); err != nil {
 			t.Fatalf("%s restarted: %v", c.Nodes[o].ID, err)
 		}
 	})

@@ -236,7 +236,8 @@ func (c *Cluster) RestartRedis() error {
 	return c.StartRedis()
 }
 
-// StartNode starts node i (again) and waits until its API answers.
+// StartNode starts node i (again) and waits until its API answers; RestartNode also waits until
+// every node sees it.
 func (c *Cluster) StartNode(ctx context.Context, i int) error {
 	n := c.Nodes[i]
 	cmd := exec.Command("ip", "netns", "exec", n.NS, c.opts.Bin, "serve", "-config", n.cfg)
@@ -247,6 +248,15 @@ func (c *Cluster) StartNode(ctx context.Context, i int) error {
 	}
 	n.proc = p
 	return p.WaitHTTP(ctx, http.DefaultClient, n.API()+"/info")
+}
+
+func (c *Cluster) RestartNode(ctx context.Context, i int) error {
+	if err := c.StartNode(ctx, i); err != nil {
+		return err
+	}
+	wait, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	return c.WaitMembers(wait)
 }
 
 // Kill ends node i with SIGKILL, as a crash would.
