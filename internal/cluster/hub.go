@@ -38,8 +38,13 @@ func (h *hub) poke() {
 // add registers a subscriber of topic and returns its cancel.
 func (h *hub) add(topic string, f func(Envelope), gap func(string)) (cancel func()) {
 	s := &subscriber{topic: topic, f: f, gap: gap, inbox: make(chan delivery, subscriberInbox), done: make(chan struct{})}
-	h.n.subs.Add(1)
-	go s.run(h.n)
+	// The goroutines are counted before Stop waits for them, or not started at all: a plugin may
+	// still follow a room while the node stops.
+	h.n.subsMu.Lock()
+	if h.n.subsClosed {
+		h.n.subsMu.Unlock()
+		return func() {}
+	}
 	h.mu.Lock()
 	if h.subs[topic] == nil {
 		h.subs[topic] = make(map[*subscriber]struct{})
@@ -48,9 +53,14 @@ func (h *hub) add(topic string, f func(Envelope), gap func(string)) (cancel func
 	start := !h.running
 	h.running = true
 	h.mu.Unlock()
-	h.poke()
+	h.n.subs.Add(1)
 	if start {
 		h.n.subs.Add(1)
+	}
+	h.n.subsMu.Unlock()
+	go s.run(h.n)
+	h.poke()
+	if start {
 		go h.run()
 	}
 	var once sync.Once

@@ -95,6 +95,9 @@ type Node struct {
 	loopDone chan struct{}
 	hub      *hub           // the one subscription to the engine, for every topic
 	subs     sync.WaitGroup // the hub's and the topic subscribers' goroutines
+	// subsMu guards subsClosed, set by Stop before it waits for subs: no goroutine is counted after.
+	subsMu     sync.Mutex
+	subsClosed bool
 }
 
 var (
@@ -325,6 +328,9 @@ func (n *Node) Stop(ctx context.Context) error {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.loopDone
+	n.subsMu.Lock()
+	n.subsClosed = true
+	n.subsMu.Unlock()
 	n.subs.Wait()
 	var errs []error
 	for _, o := range owners {
@@ -349,6 +355,9 @@ func (n *Node) halt() {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.loopDone
+	n.subsMu.Lock()
+	n.subsClosed = true
+	n.subsMu.Unlock()
 	n.subs.Wait()
 }
 

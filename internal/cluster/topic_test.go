@@ -295,3 +295,26 @@ func TestTopicsShareOneSubscription(t *testing.T) {
 		t.Fatal("a cancelled subscriber got an event")
 	}
 }
+
+// TestSubscribeWhileStopping: a plugin may follow a room while its node stops. Subscriptions
+// made while Stop waits for the subscribers' goroutines must not be counted after the wait began
+// (WaitGroup misuse, which -race reports); one made after Stop is a no-op.
+func TestSubscribeWhileStopping(t *testing.T) {
+	srv := redistest.Start(t)
+	n := startNode(t, srv.Addr(), "a")
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cancel := n.Topic(fmt.Sprintf("room/%d", i)).Subscribe(func(cluster.Envelope) {}, func(string) {})
+			defer cancel()
+		}()
+	}
+	if err := n.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	cancel := n.Topic("room/after").Subscribe(func(cluster.Envelope) { t.Error("an event after Stop") }, func(string) {})
+	cancel()
+}
