@@ -120,8 +120,11 @@ func TestTwoImportsShareOneStream(t *testing.T) {
 		if len(st.Links) != 1 || st.Links[0].Exports != 1 || rs[1].Stats().Imports != 1 {
 			t.Fatalf("origin %+v, edge %+v", st, rs[1].Stats())
 		}
-		// Every packet written at the origin is sent once, not once per importer.
-		if sent, wrote := st.PacketsSent-st.Retransmitted, uint64(written()); sent > wrote {
+		// Every packet written at the origin is sent once, not once per importer. The source counts
+		// a frame's packets (2 layers × 2) once it wrote them all, after the relay sent them: one
+		// frame may be sent and not yet counted as written.
+		const frame = 4
+		if sent, wrote := st.PacketsSent-st.Retransmitted, uint64(written()); sent > wrote+frame {
 			t.Fatalf("%d packets sent for %d written", sent, wrote)
 		}
 		one.Release()
