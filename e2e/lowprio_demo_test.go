@@ -67,7 +67,15 @@ func TestLowprioDemo(t *testing.T) {
 		const hash = await crypto.subtle.digest('SHA-256', await blob.arrayBuffer());
 		return [...new Uint8Array(hash)].map((x) => x.toString(16).padStart(2, '0')).join('');
 	})()`)
-	stored, err := os.ReadFile(filepath.Join(uploads, "random.bin"))
+	// The sender's transfer ends when its last bytes are acknowledged; the server renames the
+	// finished upload into place just after.
+	var stored []byte
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if stored, err = os.ReadFile(filepath.Join(uploads, "random.bin")); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("the upload is not in lowprio.upload_dir: %v", err)
 	}
