@@ -140,6 +140,11 @@ func TestTemporalSessionNetworkPolicy(t *testing.T) {
 	if !waitFor(5*time.Second, func() bool { return switchDropCount(t, direct, marks[2]) > 0 }) {
 		t.Errorf("the restarted switch drops no DSCP 38")
 	}
+	// Until the rules were back the link carried TL2 too and its queue filled: what it held still
+	// crosses the link after the switch drops again.
+	if !waitFor(5*time.Second, func() bool { return linkDrained(ss, net, marks[2], 2) }) {
+		t.Errorf("DSCP 38 still crossing the link 5 s after the restarted switch dropped it: %+v", net.FlowClasses("s"))
+	}
 	r := measure(t, ss, net, 2*time.Second)
 	t.Logf("after the switch's restart, over %v: received per TID %v", r.span, r.recv)
 	if r.recv[0] == 0 || r.recv[1] == 0 || r.recv[2] != 0 {
@@ -201,6 +206,25 @@ func measure(t *testing.T, ss *Sessions, net *topo.Network, span time.Duration) 
 		w.swDropped[l] = st1.Layers[l].SwitchDropped - st0.Layers[l].SwitchDropped
 	}
 	return w
+}
+
+// linkDrained says whether no packet of mark is on the link any more (each that arrived was
+// dropped or delivered) and layer tid's count at the receiver stood still over the last 300 ms.
+func linkDrained(ss *Sessions, net *topo.Network, mark uint8, tid int) bool {
+	inFlight := func() bool {
+		for _, c := range net.FlowClasses("s") {
+			if c.DSCP == mark {
+				return c.Arrived != c.Dropped+c.Delivered
+			}
+		}
+		return false
+	}
+	if inFlight() {
+		return false
+	}
+	before := ss.Stats()[0].Layers[tid].Received
+	time.Sleep(300 * time.Millisecond)
+	return !inFlight() && ss.Stats()[0].Layers[tid].Received == before
 }
 
 // waitDecision waits for the session's decision to be (or stop being) enforced and returns it.
