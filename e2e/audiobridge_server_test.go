@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/syncbuf"
 	"github.com/strata-rtc/strata/web"
 )
 
@@ -91,7 +92,7 @@ func startJanus(t *testing.T, env, plugin string, pluginFiles map[string]string)
 			t.Fatal(err)
 		}
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd := exec.Command(janusBin, "-C", filepath.Join(dir, "janus.jcfg"), "-F", dir, "-o")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -108,7 +109,7 @@ func startJanus(t *testing.T, env, plugin string, pluginFiles map[string]string)
 			<-done
 		}
 		if t.Failed() {
-			t.Logf("Janus log:\n%s", logs.tail(64<<10))
+			t.Logf("Janus log:\n%s", logs.Tail(64<<10))
 		}
 	})
 	s := &abServer{
@@ -121,7 +122,7 @@ func startJanus(t *testing.T, env, plugin string, pluginFiles map[string]string)
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		select {
 		case <-done:
-			t.Fatalf("Janus exited at start-up:\n%s", logs.tail(8<<10))
+			t.Fatalf("Janus exited at start-up:\n%s", logs.Tail(8<<10))
 		default:
 		}
 		if res, err := http.Get(s.HTTPAPI + "/info"); err == nil {
@@ -131,7 +132,7 @@ func startJanus(t *testing.T, env, plugin string, pluginFiles map[string]string)
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("Janus did not answer %s/info within 15 s:\n%s", s.HTTPAPI, logs.tail(8<<10))
+			t.Fatalf("Janus did not answer %s/info within 15 s:\n%s", s.HTTPAPI, logs.Tail(8<<10))
 		}
 	}
 	// strata serves its pages next to the API; for Janus a test server does, and the pages are

@@ -1,16 +1,16 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/syncbuf"
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/server"
@@ -33,7 +33,7 @@ func startStrata(t *testing.T, mods ...func(*config.Config)) *server.Server {
 		m(cfg)
 	}
 
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv, err := server.New(cfg, log, nil)
 	if err != nil {
@@ -45,37 +45,10 @@ func startStrata(t *testing.T, mods ...func(*config.Config)) *server.Server {
 	t.Cleanup(func() {
 		srv.Close()
 		if t.Failed() {
-			t.Logf("strata log:\n%s", logs.tail(64<<10))
+			t.Logf("strata log:\n%s", logs.Tail(64<<10))
 		}
 	})
 	return srv
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-// tail returns the last n bytes, starting at a line boundary.
-func (s *syncBuffer) tail(n int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.buf.Bytes()
-	if len(b) <= n {
-		return string(b)
-	}
-	b = b[len(b)-n:]
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[i+1:]
-	}
-	return "…\n" + string(b)
 }
 
 // adminSessions asks the admin API for the list of live sessions.

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/syncbuf"
 )
 
 // The streaming tests run against strata. With STRATA_E2E_STREAMING=janus they run, unchanged,
@@ -245,7 +247,7 @@ func sendRTP(t *testing.T, outs ...rtpOut) {
 		}
 		args = append(args, "-map", "1:a", "-c:a", "libopus", "-b:a", "32k", "-vn", "-f", "rtp", url)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd := exec.Command(ffmpegBin, args...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -261,8 +263,8 @@ func sendRTP(t *testing.T, outs ...rtpOut) {
 			_ = cmd.Process.Kill()
 			<-done
 		}
-		if t.Failed() && logs.buf.Len() > 0 {
-			t.Logf("ffmpeg:\n%s", logs.tail(8<<10))
+		if t.Failed() && logs.String() != "" {
+			t.Logf("ffmpeg:\n%s", logs.Tail(8<<10))
 		}
 	})
 }

@@ -40,3 +40,20 @@ func AskOwner[A any](ctx context.Context, v View, own Ownership, path string, re
 		}
 	}
 }
+
+// CallOthers sends req to path on every other live node, one after the other, each call bounded
+// by timeout, and hands f each node's answer or error: what a plugin asks of the whole cluster
+// (the rooms the others know, a kick of every viewer).
+func CallOthers[A any](ctx context.Context, v View, path string, req any, timeout time.Duration, f func(node string, ans A, err error)) {
+	self := v.Self().ID
+	for _, n := range v.Nodes() {
+		if n.ID == self {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		var ans A
+		err := v.Call(cctx, n.ID, path, req, &ans)
+		cancel()
+		f(n.ID, ans, err)
+	}
+}

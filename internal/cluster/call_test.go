@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/redistest"
@@ -71,5 +72,35 @@ func TestCallAndHandle(t *testing.T) {
 	big := `{"text":"` + strings.Repeat("x", cluster.MaxCallBody) + `"}`
 	if err := n1.Call(ctx, "n2", "/relay/offer", json.RawMessage(big), nil); err == nil || !strings.Contains(err.Error(), "413") {
 		t.Fatalf("oversized: %v", err)
+	}
+}
+
+// TestCallOthers: every other live node is asked once, this one never; a node that fails is
+// reported with its error and the others still answer.
+func TestCallOthers(t *testing.T) {
+	srv := redistest.Start(t)
+	nodes := []*cluster.Node{startNode(t, srv.Addr(), "n1"), startNode(t, srv.Addr(), "n2"), startNode(t, srv.Addr(), "n3")}
+	for _, n := range nodes[1:] {
+		n.Handle("/who", func(_ context.Context, from string, _ json.RawMessage) (any, error) {
+			if n.Self().ID == "n3" {
+				return nil, errors.New("busy")
+			}
+			return n.Self().ID + " answers " + from, nil
+		})
+	}
+	nodes[0].Handle("/who", func(context.Context, string, json.RawMessage) (any, error) {
+		t.Error("CallOthers asked the calling node")
+		return nil, nil
+	})
+	waitFor(t, 2*heartbeat+nodeTTL, "n1 sees n2 and n3", func() bool { return len(nodes[0].Nodes()) == 3 })
+	got := map[string]string{}
+	cluster.CallOthers(context.Background(), nodes[0], "/who", nil, time.Second, func(node, ans string, err error) {
+		if err != nil {
+			ans = "error: " + err.Error()
+		}
+		got[node] = ans
+	})
+	if len(got) != 2 || got["n2"] != "n2 answers n1" || !strings.Contains(got["n3"], "busy") {
+		t.Fatalf("answers %v", got)
 	}
 }

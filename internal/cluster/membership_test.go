@@ -1,13 +1,13 @@
 package cluster_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/syncbuf"
 
 	"github.com/strata-rtc/strata/internal/cluster"
 	"github.com/strata-rtc/strata/internal/cluster/redistest"
@@ -183,7 +183,7 @@ func TestRedisRestartKeepsMembers(t *testing.T) {
 // Two processes configured with one node id: the node says so (and keeps running).
 func TestDuplicateNodeID(t *testing.T) {
 	srv := redistest.Start(t)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	eng := rawPublisher(t, srv.Addr())
 	n, err := cluster.New(cluster.Config{NodeID: "n1", Secret: secret, Heartbeat: heartbeat, NodeTTL: nodeTTL,
 		LeaseTTL: leaseTTL}, eng, cluster.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
@@ -199,22 +199,4 @@ func TestDuplicateNodeID(t *testing.T) {
 	waitFor(t, 2*time.Second, "the duplicate reported", func() bool {
 		return strings.Contains(logs.String(), "another node runs with this node id")
 	})
-}
-
-// syncBuffer is a bytes.Buffer for a logger written from the node's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -9,35 +9,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/syncbuf"
 
 	"github.com/strata-rtc/strata/internal/netctl/api"
 )
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader at a time.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestMainServe(t *testing.T) {
 	noSwitch := filepath.Join(t.TempDir(), "br0.mgmt") // a switch that is not there
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, []string{"serve", "-topology", "../../configs/netctl/seed000-exp1.yaml", "-listen", "127.0.0.1:0", "-hold", "1s",
@@ -135,7 +118,7 @@ func TestMainUsageAndCheck(t *testing.T) {
 		{[]string{"check", "-topology", "../../configs/netctl/geant.yaml"}, 0, "8 nodes, 20 links"},
 	}
 	for _, c := range cases {
-		var stdout, stderr syncBuffer
+		var stdout, stderr syncbuf.Buffer
 		got := run(context.Background(), c.args, &stdout, &stderr)
 		out := stdout.String() + stderr.String()
 		if got != c.code || !strings.Contains(out, c.output) {

@@ -12,6 +12,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/media/mediatest"
 )
 
 // replay feeds recorded packets of several layers to a receiver again and again, renumbered so
@@ -97,7 +98,7 @@ func TestForwardingAllocatesNothing(t *testing.T) {
 		seq := uint16(0)
 		var pkts [][]byte
 		for pic := range 8 {
-			pkts = append(pkts, vp9Picture(&seq, 0, uint16(pic), 0, 0, pic == 0)...)
+			pkts = append(pkts, mediatest.VP9Picture(&seq, 0, uint16(pic), 0, 0, pic == 0)...)
 		}
 		r := &replay{recv: recv, frames: 3, seq: []uint16{7}, layers: [][][]byte{pkts}}
 		mustNotAllocate(t, "vp9", r, low)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/strata-rtc/strata/cc"
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/media/mediatest"
 	"github.com/strata-rtc/strata/internal/sfu/policy"
 )
 
@@ -179,7 +180,7 @@ func TestEnforcedSVCForwardsEverySpatialLayerMarked(t *testing.T) {
 			if tid == 0 && pic > 0 {
 				tl0++
 			}
-			for _, p := range vp9Picture(&seq, ts, pic, tl0, tid, pic == keyAt) {
+			for _, p := range mediatest.VP9Picture(&seq, ts, pic, tl0, tid, pic == keyAt) {
 				recv.WriteRTP(0, p, time.Duration(pic)*33*time.Millisecond)
 			}
 			ts += 3000

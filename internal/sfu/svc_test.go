@@ -7,33 +7,8 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/media/mediatest"
 )
-
-// vp9Picture builds the packets of one VP9 k-SVC picture with three spatial layers, one packet per
-// layer frame: non-flexible mode, 15-bit picture id, TL0PICIDX, the U bit on temporal layers above
-// 0; on keyframes every layer frame is P=0.
-func vp9Picture(seq *uint16, ts uint32, pic uint16, tl0 uint8, tid uint8, key bool) [][]byte {
-	var out [][]byte
-	for sid := uint8(0); sid < 3; sid++ {
-		b0 := byte(0xA0 | 0x08 | 0x04) // I, L, B, E
-		if !key {
-			b0 |= 0x40 // P
-		}
-		marker := byte(0)
-		if sid == 2 {
-			marker = 0x80
-		}
-		u := byte(0)
-		if tid > 0 {
-			u = 0x10
-		}
-		pkt := []byte{0x80, marker | 98, byte(*seq >> 8), byte(*seq), byte(ts >> 24), byte(ts >> 16), byte(ts >> 8), byte(ts), 0, 0, 0, 9,
-			b0, 0x80 | byte(pic>>8), byte(pic), tid<<5 | u | sid<<1, tl0, 0xAA, sid}
-		out = append(out, pkt)
-		*seq++
-	}
-	return out
-}
 
 func TestSVCSelectorDropsLayersAndMovesTheMarker(t *testing.T) {
 	bind := &fakeBinding{record: true}
@@ -57,7 +32,7 @@ func TestSVCSelectorDropsLayersAndMovesTheMarker(t *testing.T) {
 			if tid == 0 && pic > 0 {
 				tl0++
 			}
-			for _, p := range vp9Picture(&seq, ts, pic, tl0, tid, key) {
+			for _, p := range mediatest.VP9Picture(&seq, ts, pic, tl0, tid, key) {
 				recv.WriteRTP(0, p, now)
 			}
 			ts += 3000
@@ -117,7 +92,7 @@ func TestVP9KeepsPictureIDDistances(t *testing.T) {
 		if tid == 0 && pic > 0 {
 			tl0++
 		}
-		for _, p := range vp9Picture(&seq, ts, pic, tl0, tid, pic == 0) {
+		for _, p := range mediatest.VP9Picture(&seq, ts, pic, tl0, tid, pic == 0) {
 			recv.WriteRTP(0, p, time.Duration(pic)*33*time.Millisecond)
 		}
 		ts += 3000

@@ -8,32 +8,9 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/media"
+	"github.com/strata-rtc/strata/internal/media/mediatest"
 	"github.com/strata-rtc/strata/internal/sfu"
 )
-
-// vp9Picture builds the packets of one VP9 k-SVC picture with three spatial layers, one packet per
-// layer frame (non-flexible mode, 15-bit picture id, TL0PICIDX).
-func vp9Picture(seq *uint16, ts uint32, pic uint16, tl0, tid uint8, key bool) [][]byte {
-	var out [][]byte
-	for sid := uint8(0); sid < 3; sid++ {
-		b0 := byte(0xA0 | 0x08 | 0x04) // I, L, B, E
-		if !key {
-			b0 |= 0x40 // P
-		}
-		marker := byte(0)
-		if sid == 2 {
-			marker = 0x80
-		}
-		u := byte(0)
-		if tid > 0 {
-			u = 0x10
-		}
-		out = append(out, []byte{0x80, marker | 98, byte(*seq >> 8), byte(*seq), byte(ts >> 24), byte(ts >> 16), byte(ts >> 8), byte(ts), 0, 0, 0, 9,
-			b0, 0x80 | byte(pic>>8), byte(pic), tid<<5 | u | sid<<1, tl0, 0xAA, sid})
-		*seq++
-	}
-	return out
-}
 
 // spatialSink records the spatial layers the edge's Receiver parsed.
 type spatialSink struct {
@@ -77,7 +54,7 @@ func TestSVCStreamCrossesWithEveryLayer(t *testing.T) {
 			if tid == 0 && pic > 0 {
 				tl0++
 			}
-			for _, p := range vp9Picture(&seq, ts, pic, tl0, tid, key) {
+			for _, p := range mediatest.VP9Picture(&seq, ts, pic, tl0, tid, key) {
 				origin.WriteRTP(0, p, sfu.Now())
 			}
 			ts += 3000

@@ -184,27 +184,20 @@ func (c *clusterNode) knownRooms() []wireRoom {
 
 // fetchRooms learns the rooms the other nodes have (at start, and after missed announcements).
 func (c *clusterNode) fetchRooms() {
-	for _, n := range c.view.Nodes() {
-		if n.ID == c.self {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
-		var ans ownerAnswer
-		err := c.view.Call(ctx, n.ID, ownerPath, ownerRequest{Op: opRooms}, &ans)
-		cancel()
+	cluster.CallOthers(c.ctx, c.view, ownerPath, ownerRequest{Op: opRooms}, 2*time.Second, func(node string, ans ownerAnswer, err error) {
 		if err != nil {
-			c.log.Debug("fetching a node's audiobridge rooms", "node", n.ID, "err", err)
-			continue
+			c.log.Debug("fetching a node's audiobridge rooms", "node", node, "err", err)
+			return
 		}
 		if len(ans.Rooms) > maxWireRooms {
-			continue
+			return
 		}
 		for _, w := range ans.Rooms {
 			if w.check() == nil {
 				c.adopt(w)
 			}
 		}
-	}
+	})
 }
 
 // announce tells the other nodes of a room this node created or destroyed (a destroy reaches

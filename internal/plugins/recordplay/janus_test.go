@@ -1,7 +1,6 @@
 package recordplay_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -9,10 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/syncbuf"
 
 	"github.com/pion/ice/v4"
 	"github.com/pion/webrtc/v4"
@@ -86,7 +86,7 @@ events: { broadcast = false }
 			t.Fatal(err)
 		}
 	}
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	cmd := exec.Command(bin, "-C", filepath.Join(conf, "janus.jcfg"), "-F", conf, "-o")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -179,22 +179,4 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// syncBuffer is Janus's output, written by the process and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

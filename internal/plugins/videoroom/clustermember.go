@@ -1,7 +1,6 @@
 package videoroom
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -292,25 +291,18 @@ func (c *clusterNode) knownRooms() []wireRoom {
 
 // fetchRooms learns the rooms the other nodes know (at start, and after missed announcements).
 func (c *clusterNode) fetchRooms() {
-	for _, n := range c.view.Nodes() {
-		if n.ID == c.self {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
-		var ans ownerAnswer
-		err := c.view.Call(ctx, n.ID, clusterPath, ownerRequest{Op: opRooms}, &ans)
-		cancel()
+	cluster.CallOthers(c.ctx, c.view, clusterPath, ownerRequest{Op: opRooms}, 2*time.Second, func(node string, ans ownerAnswer, err error) {
 		if err != nil {
-			c.log.Debug("fetching a node's rooms", "node", n.ID, "err", err)
-			continue
+			c.log.Debug("fetching a node's rooms", "node", node, "err", err)
+			return
 		}
 		if len(ans.Rooms) > maxWireRooms {
-			continue
+			return
 		}
 		for _, w := range ans.Rooms {
 			if w.Room != 0 && w.Options.check() == nil {
 				c.adopt(w.Room, w.Options)
 			}
 		}
-	}
+	})
 }

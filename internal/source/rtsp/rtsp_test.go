@@ -1,35 +1,17 @@
 package rtsp
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/syncbuf"
 
 	"github.com/strata-rtc/strata/internal/media"
 	"github.com/strata-rtc/strata/internal/sfu"
 	"github.com/strata-rtc/strata/internal/source"
 )
-
-// syncBuffer is a log destination the test reads while the source writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func openCaptured(t *testing.T, cfg Config) (*Source, []*capture) {
 	t.Helper()
@@ -61,7 +43,7 @@ func TestPlayReconnect(t *testing.T) {
 			}
 			srv := startServer(t, o)
 			o.addr = srv.addr()
-			logs := &syncBuffer{}
+			logs := &syncbuf.Buffer{}
 			s, caps := openCaptured(t, Config{URL: srv.url(), Transport: transport, AudioPT: 109,
 				ReconnectDelay: 100 * time.Millisecond, Timeout: 2 * time.Second,
 				Log: slog.New(slog.NewTextHandler(logs, nil))})
