@@ -40,6 +40,7 @@ packages_test=(
   openvswitch-switch   # Open vSwitch (userspace datapath), the switch netctl programs (internal/ovs, netctl's switch enforcer)
   ethtool              # turns checksum offload off on veths that send into the userspace datapath (internal/ovs)
   redis-server         # the cluster's shared state and events (internal/cluster's tests start their own server)
+  nftables             # nft: random loss on the link between two cluster nodes (internal/cluster/clusterrig, TestCluster)
 )
 
 install() {
