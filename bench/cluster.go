@@ -26,7 +26,8 @@ import (
 // namespace each, a bridge, a real redis-server), one simulcast publisher on node 1 and the same
 // number of subscribers on every node, with 1, 2, then up to 3 nodes, each step on a fresh
 // cluster; then the largest cluster again with one more subscriber on node 2 behind a rate-limited
-// link, to check the subscribers on the other nodes keep their layers. Janus has no cluster, so
+// link, to check the subscribers on the other nodes keep their layers; then two nodes whose link
+// loses 5 % of its packets each way (cluster_loss.go). Janus has no cluster, so
 // the scenario runs strata only. Every layer of the feed crosses each link from node 1 to another
 // node once, whatever the number of subscribers there, so the traffic between nodes should be the
 // publisher's rate times the node pairs it spans (cluster_net.go measures it in the kernel).
@@ -87,6 +88,11 @@ const (
 type clusterStep struct {
 	nodes   int
 	limited bool
+	// lossy: the link between nodes 1 and 2 loses clusterLossPercent of its UDP each way; loss is
+	// what it dropped (lossErr why that is unknown).
+	lossy   bool
+	loss    clusterrig.LossCounts
+	lossErr error
 	res     *report.Result
 	// links is the traffic between nodes in the run's steady window (linksOK says whether it was
 	// measured); pubMbps what the publisher sent then.
@@ -122,14 +128,14 @@ func clusterPlan(sc scale, cs clusterScale, apis []string, bridge, apartAddr str
 }
 
 // clusterSteps are the steps to run: 1 … MaxNodes nodes, then MaxNodes again with the limited
-// subscriber (when there are at least two nodes).
+// subscriber and two nodes over a lossy link (when there are at least two nodes).
 func clusterSteps(cs clusterScale) []clusterStep {
 	var out []clusterStep
 	for n := 1; n <= cs.MaxNodes; n++ {
 		out = append(out, clusterStep{nodes: n})
 	}
 	if cs.MaxNodes > clusterApartNode {
-		out = append(out, clusterStep{nodes: cs.MaxNodes, limited: true})
+		out = append(out, clusterStep{nodes: cs.MaxNodes, limited: true}, clusterStep{nodes: 2, lossy: true})
 	}
 	return out
 }
@@ -154,7 +160,7 @@ func runCluster(ctx context.Context, c config, log io.Writer) (steps []*clusterS
 			err = runClusterStep(ctx, c, &step, log)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%d nodes (limited %v): %w", step.nodes, step.limited, err))
+			errs = append(errs, fmt.Errorf("%s: %w", step.name(), err))
 		}
 		if step.res != nil {
 			steps = append(steps, &step)
@@ -164,11 +170,7 @@ func runCluster(ctx context.Context, c config, log io.Writer) (steps []*clusterS
 }
 
 func runClusterStep(ctx context.Context, c config, step *clusterStep, log io.Writer) error {
-	name := fmt.Sprintf("%d-nodes", step.nodes)
-	if step.limited {
-		name += "-limited"
-	}
-	dir, _ := filepath.Abs(filepath.Join(c.out, clusterScenario, name))
+	dir, _ := filepath.Abs(filepath.Join(c.out, clusterScenario, step.name()))
 	extra := benchStrataYAML
 	if c.extra != "" {
 		var err error
@@ -211,7 +213,16 @@ func runClusterStep(ctx context.Context, c config, step *clusterStep, log io.Wri
 	if err := classifyLinks(cl, clusterApartNode, limit); err != nil {
 		return err
 	}
+	var loss *clusterrig.Loss
+	if step.lossy {
+		if loss, err = cl.LoseBetween(0, 1, clusterLossPercent); err != nil {
+			return err
+		}
+	}
 	p := clusterPlan(c.scale, c.cluster, apis, cl.Bridge, apartAddr)
+	if step.lossy {
+		p.Name += "-lossy"
+	}
 	if c.receiver != "" {
 		p.Receiver = c.receiver
 	}
@@ -221,6 +232,9 @@ func runClusterStep(ctx context.Context, c config, step *clusterStep, log io.Wri
 	all := stop()
 	if err != nil {
 		return err
+	}
+	if loss != nil {
+		step.loss, step.lossErr = loss.Counts()
 	}
 	step.res = res
 	end := res.Started.Add(time.Duration(res.Seconds * float64(time.Second)))
@@ -240,6 +254,18 @@ func runClusterStep(ctx context.Context, c config, step *clusterStep, log io.Wri
 		}
 	}
 	return nil
+}
+
+// name names the step's directory: 3-nodes, 3-nodes-limited, 2-nodes-lossy.
+func (s *clusterStep) name() string {
+	name := fmt.Sprintf("%d-nodes", s.nodes)
+	if s.limited {
+		name += "-limited"
+	}
+	if s.lossy {
+		name += "-lossy"
+	}
+	return name
 }
 
 // apartAddress is the apart subscriber's address on the bridge: the host's address there with
@@ -340,6 +366,9 @@ func clusterPreflight(c *config) []error {
 	}
 	if _, err := exec.LookPath("tc"); err != nil {
 		errs = append(errs, errors.New("cluster needs tc (iproute2)"))
+	}
+	if _, err := exec.LookPath("nft"); err != nil {
+		errs = append(errs, errors.New("cluster needs nft for its lossy link (apt-get install -y nftables)"))
 	}
 	if c.cluster.Pin {
 		if _, err := exec.LookPath("taskset"); err != nil {

@@ -27,31 +27,44 @@ const (
 // frozen time over every video stream held for the whole hold (a stream also lives through the
 // ramp-up, so this errs high).
 func quality(r *report.Result) (loss, frozen float64) {
-	apart := map[int]bool{}
+	q := qualityWhere(r, func(s report.Subscription) bool { return !s.Apart })
+	return q.loss, q.frozen
+}
+
+// streamQuality is what quality measures, and the number of freezes, over some subscribers.
+type streamQuality struct {
+	loss, frozen float64
+	freezes      uint64
+}
+
+// qualityWhere is quality over the receive-only subscribers keep accepts.
+func qualityWhere(r *report.Result, keep func(report.Subscription) bool) streamQuality {
+	subs := map[int]report.Subscription{}
 	for _, s := range r.Subscriptions {
-		apart[s.Index] = s.Apart
+		subs[s.Index] = s
 	}
-	var lossSum float64
+	var q streamQuality
+	var lossSum, frozenMs float64
 	streams, videos := 0, 0
 	for _, st := range r.Streams {
-		if st.Owner >= 0 || apart[st.Subscription] {
+		if s, ok := subs[st.Subscription]; st.Owner >= 0 || ok && !keep(s) {
 			continue
 		}
 		lossSum += st.LossRatio
 		streams++
 		if st.Kind == "video" {
-			frozen += st.FreezeMs
+			frozenMs += st.FreezeMs
+			q.freezes += st.Freezes
 			videos++
 		}
 	}
 	if streams > 0 {
-		loss = lossSum / float64(streams)
+		q.loss = lossSum / float64(streams)
 	}
-	hold := float64(r.Plan.Duration.Milliseconds())
-	if videos == 0 || hold <= 0 {
-		return loss, 0
+	if hold := float64(r.Plan.Duration.Milliseconds()); videos > 0 && hold > 0 {
+		q.frozen = frozenMs / (float64(videos) * hold)
 	}
-	return loss, frozen / (float64(videos) * hold)
+	return q
 }
 
 // clusterClean is a step where every client joined and received every stream, the subscribers
@@ -193,6 +206,9 @@ func writeCluster(b *strings.Builder, c config, o *outcome) {
 		if s.limited {
 			nodes += " + limited"
 		}
+		if s.lossy {
+			nodes += fmt.Sprintf(" + %d %% loss", clusterLossPercent)
+		}
 		between, ratioText := "–", "–"
 		if s.linksOK {
 			between = fmt.Sprintf("%.2f", s.links.total())
@@ -230,6 +246,9 @@ func writeCluster(b *strings.Builder, c config, o *outcome) {
 		if s.limited {
 			label = " (limited step)"
 		}
+		if s.lossy {
+			label = " (lossy step)"
+		}
 		fmt.Fprintf(b, "- between nodes, %d nodes%s, Mbit/s: %s (publisher sent %.2f)", s.nodes, label, strings.Join(pairs, ", "), s.pubMbps)
 		if s.relayErr != nil {
 			fmt.Fprintf(b, "; the relays' counters could not be read: %v.\n", s.relayErr)
@@ -240,28 +259,35 @@ func writeCluster(b *strings.Builder, c config, o *outcome) {
 			r.PacketsSent, r.NACKsReceived, r.Retransmitted, r.KeyframeRequestsReceived)
 	}
 	writeClusterLimited(b, c, o)
+	writeClusterLossy(b, o)
 	for _, n := range o.notes {
 		fmt.Fprintf(b, "- note: %s\n", n)
 	}
-	fmt.Fprintf(b, "\nReports in `%s/<N>-nodes[-limited]/report.md` (per node in its Nodes table); each node's log beside it.\n\n", clusterScenario)
+	fmt.Fprintf(b, "\nReports in `%s/<N>-nodes[-limited|-lossy]/report.md` (per node in its Nodes table); each node's log beside it.\n\n", clusterScenario)
 }
 
 // limitedPair is the limited step and the step of as many nodes without the limit.
 func limitedPair(o *outcome) (base, limited *clusterStep) {
+	return stepWithBase(o, func(s *clusterStep) bool { return s.limited })
+}
+
+// stepWithBase is the last step pick takes and the plain step (neither limited nor lossy) of as
+// many nodes, to compare it with.
+func stepWithBase(o *outcome, pick func(*clusterStep) bool) (base, step *clusterStep) {
 	for _, s := range o.cluster {
-		if s.limited {
-			limited = s
+		if pick(s) {
+			step = s
 		}
 	}
-	if limited == nil {
+	if step == nil {
 		return nil, nil
 	}
 	for _, s := range o.cluster {
-		if !s.limited && s.nodes == limited.nodes {
+		if !s.limited && !s.lossy && s.nodes == step.nodes {
 			base = s
 		}
 	}
-	return base, limited
+	return base, step
 }
 
 func writeClusterLimited(b *strings.Builder, c config, o *outcome) {
@@ -312,7 +338,7 @@ func clusterGoals(c config, o *outcome) []goal {
 	growth := goal{name: "cluster: subscribers held clean, over one node's (near-linear growth with nodes)", scenario: o.name, where: "no clean step",
 		bound: goalClusterGrowth * float64(c.cluster.MaxNodes), format: "%.2f", higher: true}
 	for _, s := range o.cluster {
-		if !s.limited && clusterClean(s.res) && perNode > 0 {
+		if !s.limited && !s.lossy && clusterClean(s.res) && perNode > 0 {
 			if v := float64(s.res.Totals.Subscribers) / float64(perNode); v > growth.value {
 				growth.value, growth.where = v, nodesLabel(s.nodes)
 			}
@@ -330,6 +356,9 @@ func clusterGoals(c config, o *outcome) []goal {
 			traffic.value, traffic.where = v, nodesLabel(s.nodes)
 			if s.limited {
 				traffic.where += " + limited"
+			}
+			if s.lossy {
+				traffic.where += " + loss"
 			}
 		}
 	}
@@ -349,5 +378,5 @@ func clusterGoals(c config, o *outcome) []goal {
 		}
 		out = append(out, changed, goal{name: "cluster: the limited subscriber kept the top layer (1 = the limit did not bite)", scenario: o.name, where: where, value: top, format: "%.0f"})
 	}
-	return out
+	return append(out, lossyGoals(o)...)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-rtc/strata/internal/cluster/clusterrig"
 	"github.com/strata-rtc/strata/internal/load/plan"
 	"github.com/strata-rtc/strata/internal/load/report"
 	"github.com/strata-rtc/strata/internal/load/rtpstats"
@@ -97,11 +98,12 @@ func TestClusterPlans(t *testing.T) {
 		t.Errorf("limited plan: subscribers per node %v, %+v", perNode, lim)
 	}
 	steps := clusterSteps(cs)
-	if len(steps) != 4 || steps[0].nodes != 1 || steps[2].nodes != 3 || steps[2].limited || !steps[3].limited || steps[3].nodes != 3 {
+	if len(steps) != 5 || steps[0].nodes != 1 || steps[2].nodes != 3 || steps[2].limited || !steps[3].limited || steps[3].nodes != 3 ||
+		!steps[4].lossy || steps[4].nodes != 2 || steps[4].name() != "2-nodes-lossy" {
 		t.Errorf("steps %+v", steps)
 	}
 	if len(clusterSteps(clusterScale{MaxNodes: 1})) != 1 {
-		t.Error("one node has no limited step (node 2 is where the limited subscriber goes)")
+		t.Error("one node has no limited or lossy step (node 2 is where the limited subscriber goes, and the lossy link's end)")
 	}
 	if a, err := apartAddress("10.233.7.1"); err != nil || a != "10.233.7.2" {
 		t.Errorf("apart address %q, %v", a, err)
@@ -160,12 +162,23 @@ func TestClusterVerdict(t *testing.T) {
 	frozen := clusterRun(3, 4, top, 0)
 	frozen.Streams[0].FreezeMs = 2000 // 2 s of 12 × 20 s of video: 0.8 %, still clean
 	lim := clusterRun(3, 4, []float64{1200, 1200, 400}, 380)
+	// Across the lossy link node 2's subscribers lose 0.5 % and one freezes for 400 ms (0.5 % of
+	// four 20 s videos).
+	lossy := clusterRun(2, 4, top, 0)
+	for i := range lossy.Streams {
+		if lossy.Streams[i].Server == 1 {
+			lossy.Streams[i].LossRatio = 0.005
+		}
+	}
+	lossy.Streams[2].Freezes, lossy.Streams[2].FreezeMs = 1, 400
 	steps := []*clusterStep{
 		{nodes: 1, res: clusterRun(1, 4, top, 0), linksOK: true, links: twoNodeLinks(0, 1), pubMbps: 1.9},
 		{nodes: 2, res: clusterRun(2, 4, top, 0), linksOK: true, links: twoNodeLinks(2.0, 2), pubMbps: 1.9,
 			relay: relayCounters{PacketsSent: 4200, NACKsReceived: 5, Retransmitted: 4, KeyframeRequestsReceived: 2}},
 		{nodes: 3, res: frozen, linksOK: true, links: twoNodeLinks(2.1, 3), pubMbps: 1.9},
 		{nodes: 3, limited: true, res: lim, linksOK: true, links: twoNodeLinks(2.0, 3), pubMbps: 1.9, relayErr: errors.New("node2: refused")},
+		{nodes: 2, lossy: true, res: lossy, linksOK: true, links: twoNodeLinks(2.1, 2), pubMbps: 1.9,
+			loss: clusterrig.LossCounts{Arrived: 2000, Dropped: 100}, relay: relayCounters{NACKsReceived: 90, Retransmitted: 95}},
 	}
 	steps[1].res.Generator.SteadyCPUSeconds, steps[1].res.Totals.SteadySeconds = 5, 10
 	o := &outcome{name: clusterScenario, cluster: steps, runs: map[string][]*report.Result{}}
@@ -189,6 +202,16 @@ func TestClusterVerdict(t *testing.T) {
 	}
 	if kept := got["cluster: the limited subscriber kept the top layer (1 = the limit did not bite)"]; kept.value != 0 || !kept.met() {
 		t.Errorf("limited subscriber %+v", kept)
+	}
+	lossLoss := got["cluster: loss % of the subscribers across a link between nodes that loses 5 %"]
+	lossFrozen := got["cluster: frozen % of the subscribers across a link between nodes that loses 5 %"]
+	if math.Abs(lossLoss.value-0.5) > 1e-9 || !lossLoss.met() || math.Abs(lossFrozen.value-0.5) > 1e-9 || !lossFrozen.met() ||
+		lossFrozen.where != "2 nodes + 5 % loss" {
+		t.Errorf("lossy goals %+v, %+v", lossLoss, lossFrozen)
+	}
+	// The lossy step counts neither for growth nor as the limited step's base.
+	if base, _ := limitedPair(o); base != steps[2] {
+		t.Errorf("limited step's base %+v", base)
 	}
 
 	// A step that froze 2 % of its video is not clean, and growth stops at the steps before it.
@@ -215,7 +238,10 @@ func TestClusterVerdict(t *testing.T) {
 	writeCluster(&b, c, o)
 	for _, want := range []string{"| 3 + limited | 13 | true |", "| 2 | 8 | true | 0.000 | 0.000 | 0 | 0 | 40 / 40 | 80 | 50 | 30 / 30 | 2.00 | 1.90 | 1.05 |", "1: f×4; 2: f×4; 3: h×4", "1→2 2.10, 1→3 2.10, 2→1 0.00",
 		"received layer h (380 kbit/s of video, mean over its life; loss 10.00 %)",
-		"4200 packets sent, 5 asked again (NACK), 4 retransmitted, 2 keyframe requests from edges", "could not be read: node2: refused", "Subscribers on the other nodes on another layer than without it: 4."} {
+		"4200 packets sent, 5 asked again (NACK), 4 retransmitted, 2 keyframe requests from edges", "could not be read: node2: refused", "Subscribers on the other nodes on another layer than without it: 4.",
+		"| 2 + 5 % loss | 8 | true |", "it dropped 100 of 2000 packets (5.00 %)",
+		"Node 1's subscribers, served as by one node: loss 0.000 %, frozen 0.000 % (freezes: 0); node 2's, across the lossy link: loss 0.500 %, frozen 0.500 % (freezes: 1); node 2's in the 2-node step without loss: loss 0.000 %",
+		"node 1 resent 95 packets from its cache"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("cluster table lacks %q:\n%s", want, b.String())
 		}
