@@ -116,12 +116,12 @@ func (l *Lab) newBaresip(u User, o UAOptions) (*Baresip, error) {
 	b.proc = p
 	l.t.Cleanup(func() {
 		if l.t.Failed() {
-			l.t.Logf("baresip %s log:\n%s", u.Name, p.out.String())
+			l.t.Logf("baresip %s log:\n%s", u.Name, p.tail())
 		}
 	})
 	err = waitFor(10*time.Second, func() (bool, error) {
 		if p.exited() {
-			return false, fmt.Errorf("exited:\n%s", p.out.String())
+			return false, fmt.Errorf("exited:\n%s", p.tail())
 		}
 		c, err := net.DialTimeout("tcp", net.JoinHostPort(addr, "4444"), time.Second)
 		if err != nil {
@@ -144,7 +144,7 @@ func (l *Lab) newBaresip(u User, o UAOptions) (*Baresip, error) {
 		return strings.Contains(resp.Data, "OK"), nil
 	}, "baresip did not register")
 	if err != nil {
-		return nil, fmt.Errorf("%v\n%s", err, p.out.String())
+		return nil, fmt.Errorf("%v\n%s", err, p.tail())
 	}
 	return b, nil
 }
@@ -217,7 +217,7 @@ func (b *Baresip) Wait(typ string, timeout time.Duration) (Event, error) {
 func (b *Baresip) Events() []Event { return b.ctrl.all() }
 
 // Log is the agent's output so far.
-func (b *Baresip) Log() string { return b.proc.out.String() }
+func (b *Baresip) Log() string { return b.proc.tail() }
 
 // Received is the audio the agent decoded in its latest call (sndfile's "-dec" recording; the
 // file grows while the call lasts). baresip 1.0 drops the recorder from its receive pipeline

@@ -158,7 +158,7 @@ func (l *Lab) startKamailio() error {
 func waitUDPService(p *proc, ns string, port int, timeout time.Duration) error {
 	return waitFor(timeout, func() (bool, error) {
 		if p.exited() {
-			return false, fmt.Errorf("%s exited:\n%s", p.name, p.out.String())
+			return false, fmt.Errorf("%s exited:\n%s", p.name, p.tail())
 		}
 		out, err := runIn(ns, "ss", "-Hlnu", fmt.Sprintf("sport = :%d", port))
 		return err == nil && strings.TrimSpace(out) != "", nil

@@ -73,7 +73,7 @@ func Start(t testing.TB, opts Options) *Lab {
 	l.HostIP = nw.hostIP()
 	t.Cleanup(func() {
 		if t.Failed() && l.kamailio != nil {
-			t.Logf("kamailio log:\n%s", l.kamailio.out.String())
+			t.Logf("kamailio log:\n%s", l.kamailio.tail())
 		}
 		if err := nw.down(); err != nil {
 			t.Errorf("%v", err)
@@ -89,7 +89,7 @@ func Start(t testing.TB, opts Options) *Lab {
 func (l *Lab) URI(u User) string { return "sip:" + u.Name + "@" + l.Domain }
 
 // KamailioLog is kamailio's output so far.
-func (l *Lab) KamailioLog() string { return l.kamailio.out.String() }
+func (l *Lab) KamailioLog() string { return l.kamailio.tail() }
 
 // randomSecret is a password of 12 hex digits.
 func randomSecret() string {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/strata-rtc/strata/internal/syncbuf"
 )
 
 // network is one lab's private network: a hub namespace holding a bridge, a namespace per
@@ -217,7 +219,7 @@ func waitEmpty(ns string) error {
 type proc struct {
 	name string
 	cmd  *exec.Cmd
-	out  *logBuffer
+	out  *syncbuf.Buffer
 	done chan struct{}
 }
 
@@ -229,7 +231,7 @@ type proc struct {
 func (n *network) start(name, ns string, argv ...string) (*proc, error) {
 	args := append([]string{"netns", "exec", ns, "unshare", "--pid", "--kill-child=SIGKILL"}, argv...)
 	cmd := exec.Command("ip", args...)
-	out := &logBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -263,28 +265,8 @@ func (p *proc) stop() {
 	<-p.done
 }
 
-// logBuffer is a goroutine-safe output sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// String returns the last 16 KiB of output.
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buf.Bytes()
-	if len(b) > 16<<10 {
-		b = b[len(b)-16<<10:]
-	}
-	return string(b)
-}
+// tail is the last 16 KiB of the process's output, for failure reports.
+func (p *proc) tail() string { return p.out.Tail(16 << 10) }
 
 func ipAll(steps [][]string) error {
 	for _, s := range steps {

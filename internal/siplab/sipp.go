@@ -74,7 +74,7 @@ func (s *Sipp) Wait(timeout time.Duration) error {
 }
 
 // Log is sipp's output so far (its final statistics screen once it has exited).
-func (s *Sipp) Log() string { return s.proc.out.String() }
+func (s *Sipp) Log() string { return s.proc.tail() }
 
 // URI is a SIP address at sipp for user.
 func (s *Sipp) URI(user string) string { return "sip:" + user + "@" + s.IP }

@@ -18,6 +18,7 @@ import (
 	"github.com/strata-rtc/strata/internal/gateway"
 	"github.com/strata-rtc/strata/internal/gateway/gatewaytest"
 	"github.com/strata-rtc/strata/internal/plugin"
+	"github.com/strata-rtc/strata/internal/syncbuf"
 )
 
 type env struct {
@@ -26,7 +27,7 @@ type env struct {
 	h    *Handler
 	echo *gatewaytest.Echo
 	url  string
-	logs *logBuffer
+	logs *syncbuf.Buffer
 }
 
 func newEnv(t *testing.T, mutate func(*config.Config)) *env {
@@ -36,7 +37,7 @@ func newEnv(t *testing.T, mutate func(*config.Config)) *env {
 		mutate(cfg)
 	}
 	echo := gatewaytest.NewEcho()
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	gw := gateway.New(cfg, nil, []plugin.Plugin{echo}, log, nil, gateway.WithWatchdogInterval(50*time.Millisecond))
 	h := New(gw, cfg)

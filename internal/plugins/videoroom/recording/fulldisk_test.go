@@ -1,37 +1,18 @@
 package recording_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"regexp"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/strata-rtc/strata/internal/config"
 	"github.com/strata-rtc/strata/internal/record/rectest"
+	"github.com/strata-rtc/strata/internal/syncbuf"
 )
-
-// lockedBuffer is a log destination the server's goroutines share with the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // mountTmpfs mounts a tmpfs of size bytes on dir for the test; it skips the test where mounting is
 // not permitted (not root, or no mount namespace rights).
@@ -56,7 +37,7 @@ func TestFullDiskLosesRecordingNotMedia(t *testing.T) {
 	dir := t.TempDir()
 	mountTmpfs(t, dir, 64<<10)
 	m := rectest.Media(t)
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c := startServerLogged(t, func(cfg *config.Config) {
 		cfg.Plugins.VideoRoom.RecordingsDir = dir
