@@ -2,7 +2,10 @@ package videoroom_test
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -17,8 +20,9 @@ import (
 // TestClusterMedia: publishers on nodes 1 and 2, subscribers on node 3 with the same join
 // requests as for a local feed: each feed is relayed once to node 3 (two subscribers of one feed
 // share its import), every simulcast layer crosses (the subscriber reaches the top one), one
-// PeerConnection takes feeds of two nodes, a switch moves an m-line to another node's feed, and
-// when a publisher's node dies its subscribers on node 3 lose the feed within 5 s.
+// PeerConnection takes feeds of two nodes, a switch moves an m-line to another node's feed, an
+// rtp_forward of another node's feed runs on that node, and when a publisher's node dies its
+// subscribers on node 3 lose the feed within 5 s.
 func TestClusterMedia(t *testing.T) {
 	nodes := startClusterWith(t, 3, true)
 	const room = 1234
@@ -50,10 +54,7 @@ func TestClusterMedia(t *testing.T) {
 		t.Fatalf("switch to another node's feed: %v", sw)
 	}
 
-	// rtp_forward of another node's feed is refused clearly.
-	_, _, err := request(t, attach(t, nodes[2].c), map[string]any{"request": "rtp_forward", "room": room, "publisher_id": p1.id,
-		"host": "127.0.0.1", "streams": []map[string]any{{"mid": "0", "port": 5000}}}, nil)
-	wantCode(t, err, videoroom.ErrNoSuchFeed)
+	forwardAcrossNodes(t, nodes, room, p1.id)
 
 	// Node 1 dies: its feed leaves node 3's subscriptions (renegotiated without it) within 5 s;
 	// node 2's keeps flowing.
@@ -120,6 +121,26 @@ func TestClusterBadInput(t *testing.T) {
 	_, _, err := request(t, h, map[string]any{"request": "join", "ptype": "subscriber", "room": room, "streams": []map[string]any{{"feed": 99}}}, nil)
 	wantCode(t, err, videoroom.ErrNoSuchFeed)
 	t.Logf("subscribing to a feed nobody has: %v", err)
+	// Another node's forwarding request is run only for the callee's own publishers, and only if
+	// it is one: anything else is refused with a Janus error.
+	for _, c := range []struct {
+		body string
+		code int
+	}{
+		{`{"request":"destroy","room":1234}`, videoroom.ErrInvalidRequest},
+		{`{"request":"rtp_forward","room":999,"publisher_id":1}`, videoroom.ErrInvalidElement},
+		{fmt.Sprintf(`{"request":"rtp_forward","room":1234,"publisher_id":%d,"host":"127.0.0.1","streams":[]}`, o2.id), videoroom.ErrNoSuchFeed},
+	} {
+		var ans struct {
+			Code int `json:"error_code"`
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := rogue.Call(cctx, "node1", "/videoroom", map[string]any{"op": "forward", "room": room, "body": json.RawMessage(c.body)}, &ans)
+		ccancel()
+		if err != nil || ans.Code != c.code {
+			t.Errorf("forward %s from another node: error code %d (%v), want %d", c.body, ans.Code, err, c.code)
+		}
+	}
 	// The room was not destroyed and the nodes go on deciding.
 	late, _ := joinObserver(t, n2, room, "late")
 	waitParticipants(t, 5*time.Second, room, map[uint64]bool{o1.id: false, o2.id: false, late.id: false, 99: true}, n1, n2)
@@ -192,4 +213,58 @@ func (m *multiSubscriber) waitTracks(t *testing.T, n int, within time.Duration) 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// forwardAcrossNodes: rtp_forward of node 1's publisher asked on node 3 runs on node 1, where the
+// publisher's Receiver is, and its packets arrive; listforwarders on node 2 lists it;
+// stop_rtp_forward on node 3 stops it; a publisher no node has is refused.
+func forwardAcrossNodes(t *testing.T, nodes []*testNode, room, pub uint64) {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	port := conn.LocalAddr().(*net.UDPAddr).Port
+	h3 := attach(t, nodes[2].c)
+	data, _ := mustRequest(t, h3, map[string]any{"request": "rtp_forward", "room": room, "publisher_id": pub, "host": "127.0.0.1",
+		"streams": []map[string]any{{"mid": "0", "port": port, "ssrc": 4321}}}, nil)
+	fwds, _ := data["forwarders"].([]any)
+	if data["videoroom"] != "rtp_forward" || data["publisher_id"] != float64(pub) || len(fwds) != 1 {
+		t.Fatalf("rtp_forward on node 3 of node 1's publisher: %v", data)
+	}
+	streamID := fwds[0].(map[string]any)["stream_id"]
+	buf := make([]byte, 1500)
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := conn.Read(buf)
+	if err != nil || n < 12 || buf[0]>>6 != 2 || binary.BigEndian.Uint32(buf[8:12]) != 4321 {
+		t.Fatalf("forwarded packet: %d bytes (%v), want RTP with SSRC 4321", n, err)
+	}
+
+	list, _ := mustRequest(t, attach(t, nodes[1].c), map[string]any{"request": "listforwarders", "room": room}, nil)
+	pubs, _ := list["publishers"].([]any)
+	if len(pubs) != 1 || pubs[0].(map[string]any)["publisher_id"] != float64(pub) {
+		t.Fatalf("listforwarders on node 2: %v, want node 1's publisher's forwarder", list)
+	}
+
+	stopped, _ := mustRequest(t, h3, map[string]any{"request": "stop_rtp_forward", "room": room, "publisher_id": pub, "stream_id": streamID}, nil)
+	if stopped["videoroom"] != "stop_rtp_forward" {
+		t.Fatalf("stop_rtp_forward on node 3: %v", stopped)
+	}
+	// What was in flight arrives; then nothing.
+	for _ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond)); ; {
+		if _, err := conn.Read(buf); err != nil {
+			break
+		}
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+	if n, err := conn.Read(buf); err == nil {
+		t.Fatalf("a %d-byte packet forwarded after stop_rtp_forward", n)
+	}
+	if list, _ := mustRequest(t, h3, map[string]any{"request": "listforwarders", "room": room}, nil); len(list["publishers"].([]any)) != 0 {
+		t.Fatalf("listforwarders after the stop: %v", list)
+	}
+	_, _, err = request(t, h3, map[string]any{"request": "rtp_forward", "room": room, "publisher_id": 424242, "host": "127.0.0.1",
+		"streams": []map[string]any{{"mid": "0", "port": port}}}, nil)
+	wantCode(t, err, videoroom.ErrNoSuchFeed)
 }

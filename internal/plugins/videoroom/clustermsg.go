@@ -26,6 +26,7 @@ const (
 	opSync    = "sync"    // a node re-announces its participants; the owner publishes the whole room
 	opAdmin   = "admin"   // a room-level request (edit, destroy, kick, moderate, ...) run by the owner
 	opRooms   = "rooms"   // the rooms a node knows (any node answers: a node that starts learns them)
+	opForward = "forward" // rtp_forward, stop_rtp_forward, listforwarders on the callee's own publishers
 )
 
 // Room events on a room's topic (the Envelope's Kind), stamped with the owner's epoch.
@@ -219,7 +220,7 @@ func (req ownerRequest) check() error {
 			return req.Options.check()
 		}
 		return nil
-	case opEvent, opAdmin:
+	case opEvent, opAdmin, opForward:
 		if len(req.Body) == 0 || len(req.Body) > maxWireJSON || bytes.TrimSpace(req.Body)[0] != '{' {
 			return fmt.Errorf("body is not a JSON object of at most %d bytes", maxWireJSON)
 		}

@@ -17,6 +17,7 @@ func FuzzClusterMessages(f *testing.F) {
 		`{"op":"sync","room":1,"members":[{"id":3,"node":"n2"}],"options":{"publishers":3,"videocodecs":["vp8"]}}`,
 		`{"op":"event","room":1,"body":{"videoroom":"event","unpublished":3}}`,
 		`{"op":"admin","room":1,"body":{"request":"kick","room":1,"id":3}}`,
+		`{"op":"forward","room":1,"body":{"request":"listforwarders","room":1}}`,
 		`{"op":"rooms"}`, `{"op":"leave","room":1,"member":{"id":0}}`, `{"op":"nope","room":1}`,
 		`{"id":3,"node":"n1","streams":[{"mid":"a","kind":"audio","codec":"opus"}]}`,
 		`{"room":1,"options":{"publishers":2},"nodes":["n1"],"members":[{"id":1,"node":"n1"}]}`,

@@ -21,8 +21,11 @@ var stateChanging = map[string]bool{"edit": true, "allowed": true, "enable_recor
 
 // serve answers a request as the room's owner (from is the asking node, this one included).
 func (c *clusterNode) serve(ctx context.Context, from string, req ownerRequest) ownerAnswer {
-	if req.Op == opRooms {
+	switch req.Op {
+	case opRooms:
 		return ownerAnswer{Rooms: c.knownRooms()}
+	case opForward: // any node, for its own publishers
+		return c.serveForward(req)
 	}
 	cr := c.roomOf(req.Room)
 	if cr == nil && req.Op == opSync && req.Options != nil {

@@ -39,7 +39,8 @@ func (f *forwarder) describe() map[string]any {
 	return d
 }
 
-// forwarderTarget finds the room and publisher an rtp_forward request names.
+// forwarderTarget finds the room and publisher an rtp_forward request names: an active one of
+// this node, or one of another node's (pub.node), whose forwarders are run there.
 func (p *Plugin) forwarderTarget(b body) (*room, *publisher, *requestError) {
 	if p.cfg.LockRTPForward {
 		if err := b.checkSecret("admin_key", p.cfg.AdminKey); err != nil {
@@ -54,11 +55,11 @@ func (p *Plugin) forwarderTarget(b body) (*room, *publisher, *requestError) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if pub := r.participant(id); pub != nil && pub.node != "" {
-		return nil, nil, errorf(ErrNoSuchFeed, "Publisher %d is on node %s: forward it from there", id, pub.node)
-	}
 	pub := r.participant(id)
-	if pub == nil || !pub.isActive() {
+	if pub != nil && pub.node != "" && p.cl != nil {
+		return r, pub, nil
+	}
+	if pub == nil || pub.node != "" || !pub.isActive() {
 		return nil, nil, errorf(ErrNoSuchFeed, "No such publisher (%d)", id)
 	}
 	return r, pub, nil
@@ -68,6 +69,9 @@ func (p *Plugin) rtpForward(b body) (map[string]any, *requestError) {
 	r, pub, err := p.forwarderTarget(b)
 	if err != nil {
 		return nil, err
+	}
+	if pub.node != "" {
+		return p.cl.forwardAt(r, pub.node, b)
 	}
 	key, err := forwardingKey(b)
 	if err != nil {
@@ -193,6 +197,9 @@ func (p *Plugin) stopRTPForward(b body) (map[string]any, *requestError) {
 	if err != nil {
 		return nil, err
 	}
+	if pub.node != "" {
+		return p.cl.forwardAt(r, pub.node, b)
+	}
 	id, _, err := b.uint("stream_id", true)
 	if err != nil {
 		return nil, err
@@ -213,7 +220,16 @@ func (p *Plugin) listForwarders(b body) (map[string]any, *requestError) {
 	if err != nil {
 		return nil, err
 	}
-	out := []map[string]any{}
+	out := localForwarders(r)
+	if p.cl != nil {
+		out = append(out, p.cl.otherForwarders(r, b)...)
+	}
+	return map[string]any{short: "forwarders", "room": r.id, "publishers": out}, nil
+}
+
+// localForwarders are the listforwarders entries of room r's publishers on this node.
+func localForwarders(r *room) []any {
+	out := []any{}
 	for _, pub := range r.members() {
 		pub.mu.Lock()
 		var fs []map[string]any
@@ -225,5 +241,5 @@ func (p *Plugin) listForwarders(b body) (map[string]any, *requestError) {
 			out = append(out, map[string]any{"publisher_id": pub.id, "forwarders": fs})
 		}
 	}
-	return map[string]any{short: "forwarders", "room": r.id, "publishers": out}, nil
+	return out
 }
