@@ -53,12 +53,15 @@ var (
 	relayNACKsDesc     = desc("cluster_relay_nacks_total", "Packets this node asked other nodes for again (sent) and they asked of it (received).", "direction")
 	relayRetransDesc   = desc("cluster_relay_retransmitted_total", "Packets this node sent again to other nodes from its cache.")
 	relayKeyframesDesc = desc("cluster_relay_keyframe_requests_total", "Keyframe requests sent to origins and received from edges (before the origin's rate limit merged them).", "direction")
+	relayDataDesc      = desc("cluster_relay_data_messages_total", "Data channel messages sent to and received from other nodes.", "direction")
+	relayDataDropDesc  = desc("cluster_relay_data_dropped_total", "Data channel messages this node did not send to another node because the link's queue was full.")
 )
 
 type relayCollector struct{ r Relay }
 
 func (c relayCollector) Describe(ch chan<- *prometheus.Desc) {
-	describe(ch, relayLinksDesc, relayFeedsDesc, relayPacketsDesc, relayNACKsDesc, relayRetransDesc, relayKeyframesDesc)
+	describe(ch, relayLinksDesc, relayFeedsDesc, relayPacketsDesc, relayNACKsDesc, relayRetransDesc, relayKeyframesDesc,
+		relayDataDesc, relayDataDropDesc)
 }
 
 func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
@@ -79,4 +82,7 @@ func (c relayCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- counter(relayRetransDesc, st.Retransmitted)
 	ch <- counter(relayKeyframesDesc, st.KeyframeRequestsSent, "sent")
 	ch <- counter(relayKeyframesDesc, st.KeyframeRequestsReceived, "received")
+	ch <- counter(relayDataDesc, st.DataSent, "sent")
+	ch <- counter(relayDataDesc, st.DataReceived, "received")
+	ch <- counter(relayDataDropDesc, st.DataDropped)
 }

@@ -26,7 +26,7 @@ type FeedDescriptor struct {
 // StreamDescriptor is one track of a feed as it crosses a link.
 type StreamDescriptor struct {
 	Mid  string `json:"mid"`
-	Kind string `json:"kind"` // "audio" or "video"
+	Kind string `json:"kind"` // "audio", "video" or "data" (data.go: no codec, no layers)
 	// Codec is the publisher's negotiated format (MIME type, clock rate, channels, fmtp): an edge
 	// offers it to its subscribers as the origin would.
 	Codec CodecDescriptor `json:"codec"`
@@ -100,7 +100,8 @@ func DecodeDescriptor(b []byte) (FeedDescriptor, error) {
 	return d, nil
 }
 
-// Validate checks everything an edge builds from: codec, kind, layer counts, extension ids.
+// Validate checks everything an edge builds from: codec, kind, layer counts, extension ids; a data
+// stream has a mid and nothing else.
 func (d FeedDescriptor) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: feed %q: %s", ErrBadDescriptor, d.Feed, fmt.Sprintf(format, args...))
@@ -117,6 +118,12 @@ func (d FeedDescriptor) Validate() error {
 			return bad("stream %d: mid %q empty, too long or repeated", i, s.Mid)
 		}
 		mids[s.Mid] = true
+		if s.Kind == dataKind {
+			if err := s.validateData(); err != nil {
+				return bad("%v", err)
+			}
+			continue
+		}
 		c := codecOf(s.Codec.MimeType)
 		if c == media.CodecUnknown {
 			return fmt.Errorf("%w: feed %q stream %q: %q", ErrUnknownCodec, d.Feed, s.Mid, s.Codec.MimeType)

@@ -12,14 +12,15 @@ import (
 const goodDescriptor = `{"feed":"f1","generation":3,"streams":[
  {"mid":"0","kind":"audio","codec":{"mime":"audio/opus","clock_rate":48000,"channels":2,"fmtp":"minptime=10"},"layers":1,
   "extensions":{"urn:ietf:params:rtp-hdrext:ssrc-audio-level":1}},
- {"mid":"1","kind":"video","codec":{"mime":"video/VP8","clock_rate":90000},"simulcast":true,"layers":3,"rids":["q","h","f"]}]}`
+ {"mid":"1","kind":"video","codec":{"mime":"video/VP8","clock_rate":90000},"simulcast":true,"layers":3,"rids":["q","h","f"]},
+ {"mid":"2","kind":"data"}]}`
 
 func TestDecodeDescriptor(t *testing.T) {
 	d, err := DecodeDescriptor([]byte(goodDescriptor))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Streams) != 2 || d.Streams[0].extIDs().AudioLevel != 1 || d.Streams[1].Layers != 3 || d.Streams[1].Codec.Capability().MimeType != "video/VP8" {
+	if len(d.Streams) != 3 || d.Streams[2].Kind != dataKind || d.Streams[0].extIDs().AudioLevel != 1 || d.Streams[1].Layers != 3 || d.Streams[1].Codec.Capability().MimeType != "video/VP8" {
 		t.Fatalf("%+v", d)
 	}
 	for _, c := range []struct {
@@ -39,6 +40,11 @@ func TestDecodeDescriptor(t *testing.T) {
 		{"an extension id not the link's", `-level":1`, `-level":7`, ErrBadDescriptor},
 		{"an unknown extension", `urn:ietf:params:rtp-hdrext:ssrc-audio-level`, `urn:x`, ErrBadDescriptor},
 		{"no feed id", `"feed":"f1"`, `"feed":""`, ErrBadDescriptor},
+		{"a data stream with layers", `"kind":"data"`, `"kind":"data","layers":1`, ErrBadDescriptor},
+		{"a data stream with a codec", `"kind":"data"`, `"kind":"data","codec":{"mime":"video/VP8","clock_rate":90000}`, ErrBadDescriptor},
+		{"a data stream with extensions", `"kind":"data"`, `"kind":"data","extensions":{"urn:x":1}`, ErrBadDescriptor},
+		{"an unknown kind without a codec", `"kind":"data"`, `"kind":"datum"`, ErrUnknownCodec},
+		{"a data stream's repeated mid", `{"mid":"2"`, `{"mid":"1"`, ErrBadDescriptor},
 	} {
 		in := strings.Replace(goodDescriptor, c.from, c.to, 1)
 		if in == goodDescriptor {
@@ -58,6 +64,7 @@ func TestDecodeDescriptor(t *testing.T) {
 func FuzzDecodeDescriptor(f *testing.F) {
 	f.Add([]byte(goodDescriptor))
 	f.Add([]byte(`{"feed":"x","streams":[{"mid":"a","kind":"video","codec":{"mime":"video/AV1","clock_rate":90000},"layers":1,"extensions":{"https://aomediacodec.github.io/av1-rtp-spec/#dependency-descriptor-rtp-header-extension":2}}]}`))
+	f.Add([]byte(`{"feed":"d","streams":[{"mid":"0","kind":"data"}]}`))
 	f.Add([]byte(`{"streams":null}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -69,6 +76,12 @@ func FuzzDecodeDescriptor(f *testing.F) {
 			t.Fatalf("a decoded descriptor does not validate: %v", err)
 		}
 		for _, s := range d.Streams {
+			if s.Kind == dataKind {
+				if s.Codec != (CodecDescriptor{}) || s.Layers != 0 || len(s.Extensions) != 0 {
+					t.Fatalf("data stream %+v", s)
+				}
+				continue
+			}
 			if codecOf(s.Codec.MimeType).String() == "" || s.Layers < 1 {
 				t.Fatalf("stream %+v", s)
 			}

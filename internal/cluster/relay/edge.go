@@ -71,6 +71,7 @@ type sharedImport struct {
 	desc  FeedDescriptor
 
 	streams []*streamIn
+	data    []*dataIn
 
 	// ready is closed when start has returned, with its error in err; the streams do not change
 	// after that.
@@ -159,8 +160,21 @@ func (si *sharedImport) start(ctx context.Context) error {
 	r.mu.Lock()
 	si.link, si.desc = l, desc // handleGone compares generations under r.mu
 	r.mu.Unlock()
-	req := subscribeRequest{Feed: desc.Feed, Generation: desc.Generation}
+	req := subscribeRequest{Feed: desc.Feed, Generation: desc.Generation, Channels: map[string]uint16{}}
 	for _, sd := range desc.Streams {
+		if sd.Kind == dataKind {
+			req.SSRCs = append(req.SSRCs, nil)
+			if l.plain != nil {
+				continue // no SCTP on a plain link: the data stays at the origin
+			}
+			d, err := si.openDataIn(l, sd)
+			if err != nil {
+				return err
+			}
+			si.data = append(si.data, d)
+			req.Channels[sd.Mid] = d.id
+			continue
+		}
 		s := &streamIn{desc: sd}
 		si.streams = append(si.streams, s)
 		kind := webrtc.RTPCodecTypeAudio
@@ -322,6 +336,9 @@ func (si *sharedImport) end(notify bool) bool {
 		if s.recv != nil {
 			s.recv.Close()
 		}
+	}
+	for _, d := range si.data {
+		d.close()
 	}
 	if notify {
 		for _, h := range handles {

@@ -12,6 +12,9 @@ type Feeds interface {
 	// Import receives another node's feed, crossing the link once for this node whatever the
 	// number of importers; its Receivers are fed by the link.
 	Import(ctx context.Context, originNode, feedID string) (*Import, error)
+	// CarriesData reports whether the links carry data streams (Stream.Data): plain RTP links do
+	// not, and an edge's Import then has the media of a feed without its data.
+	CarriesData() bool
 }
 
 var _ Feeds = (*Relay)(nil)

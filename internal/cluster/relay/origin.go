@@ -30,6 +30,10 @@ type Stream struct {
 	// RIDs name the layers (index = layer) when the publisher used RIDs.
 	RIDs     []string
 	Receiver *sfu.Receiver
+	// Data, instead of Receiver, makes this a data stream (Mid is the publisher's application
+	// m-line): its messages cross on a data channel of the link (data.go). Codec, PayloadType,
+	// Simulcast, Layers and RIDs are unused then.
+	Data *sfu.DataReceiver
 }
 
 // export is a feed this node offers, and the links it is sent on.
@@ -44,8 +48,12 @@ type export struct {
 func (r *Relay) Export(feedID string, streams []Stream) error {
 	desc := FeedDescriptor{Feed: feedID}
 	for _, s := range streams {
-		if s.Receiver == nil {
-			return fmt.Errorf("%w: feed %q stream %q has no receiver", ErrBadDescriptor, feedID, s.Mid)
+		if s.Data != nil && s.Receiver == nil {
+			desc.Streams = append(desc.Streams, dataStreamDescriptor(s))
+			continue
+		}
+		if s.Receiver == nil || s.Data != nil {
+			return fmt.Errorf("%w: feed %q stream %q has no receiver, or two", ErrBadDescriptor, feedID, s.Mid)
 		}
 		layers := max(s.Layers, 1)
 		desc.Streams = append(desc.Streams, StreamDescriptor{
@@ -59,7 +67,7 @@ func (r *Relay) Export(feedID string, streams []Stream) error {
 		return err
 	}
 	for _, s := range streams {
-		if codecOf(s.Codec.MimeType) != s.Receiver.Codec() {
+		if s.Receiver != nil && codecOf(s.Codec.MimeType) != s.Receiver.Codec() {
 			return fmt.Errorf("%w: feed %q stream %q: %s is not the receiver's %s", ErrBadDescriptor, feedID, s.Mid, s.Codec.MimeType, s.Receiver.Codec())
 		}
 	}
@@ -116,11 +124,14 @@ type feedRequest struct {
 	Generation uint64 `json:"generation,omitempty"`
 }
 
-// subscribeRequest carries the SSRCs the edge receives a feed on: per stream, per layer.
+// subscribeRequest carries the SSRCs the edge receives a feed on: per stream, per layer (none for
+// a data stream); and the SCTP stream ids of the data channels it receives the data streams on,
+// by mid (a data stream it leaves out is not sent).
 type subscribeRequest struct {
-	Feed       string     `json:"feed"`
-	Generation uint64     `json:"generation"`
-	SSRCs      [][]uint32 `json:"ssrcs"`
+	Feed       string            `json:"feed"`
+	Generation uint64            `json:"generation"`
+	SSRCs      [][]uint32        `json:"ssrcs"`
+	Channels   map[string]uint16 `json:"channels,omitempty"`
 }
 
 func (r *Relay) handleDescribe(_ context.Context, from string, body json.RawMessage) (any, error) {
@@ -174,8 +185,15 @@ func (r *Relay) handleSubscribe(ctx context.Context, from string, body json.RawM
 	if err := r.checkSSRCs(l, e, req.SSRCs); err != nil {
 		return nil, err
 	}
+	if err := r.checkDataChannels(l, e, req.Channels); err != nil {
+		return nil, err
+	}
 	fo, err := r.startOut(l, e, req.SSRCs)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.startDataOut(fo, e, req.Channels); err != nil {
+		fo.stop()
 		return nil, err
 	}
 	e.outs[l] = fo
@@ -235,8 +253,11 @@ func (r *Relay) handleRelease(_ context.Context, from string, body json.RawMessa
 
 // feedOut is one export sent on one link.
 type feedOut struct {
+	relay   *Relay
 	link    *link
 	streams []*streamOut
+	data    []*dataOut
+	dataIDs []uint16 // the data channels' SCTP stream ids
 }
 
 // streamOut is the Sink that sends one stream of an export on one link.
@@ -267,8 +288,11 @@ type outBuffer struct {
 
 // startOut creates the senders of e on l and adds the sinks. Called with r.mu held.
 func (r *Relay) startOut(l *link, e *export, ssrcs [][]uint32) (*feedOut, error) {
-	fo := &feedOut{link: l}
+	fo := &feedOut{relay: r, link: l}
 	for i, s := range e.streams {
+		if s.Receiver == nil {
+			continue // a data stream (startDataOut)
+		}
 		c := s.Receiver.Codec()
 		so := &streamOut{relay: r, recv: s.Receiver, pt: s.PayloadType, linkPT: linkPT(c), exts: s.Receiver.Config().Extensions}
 		fo.streams = append(fo.streams, so)
@@ -308,6 +332,7 @@ func (r *Relay) startOut(l *link, e *export, ssrcs [][]uint32) (*feedOut, error)
 
 // stop removes the sinks and stops the senders.
 func (fo *feedOut) stop() {
+	fo.stopData()
 	for _, so := range fo.streams {
 		so.recv.RemoveSink(so)
 		for _, lo := range so.layers {

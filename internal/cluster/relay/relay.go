@@ -19,9 +19,12 @@
 // keyframe requests go to the origin Receiver's RequestKeyframe, whose per-layer rate limit merges
 // those of every edge and local subscriber.
 //
+// A feed's data stream (a videoroom publisher's data channels) crosses on a data channel of the
+// link's SCTP association, negotiated by id as the media by SSRC (data.go).
+//
 // On networks between nodes that are trusted, links can carry plain RTP instead (Config.Transport
 // "rtp", plain.go): one UDP socket per node, the same descriptors, SSRCs, NACKs and keyframe
-// requests, no ICE, DTLS or SRTP.
+// requests, no ICE, DTLS or SRTP, and no data streams.
 package relay
 
 import (
@@ -40,6 +43,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/strata-rtc/strata/internal/config"
+	"github.com/strata-rtc/strata/internal/sfu"
 )
 
 // Signaler carries the relay's requests between nodes; cluster.View satisfies it.
@@ -82,6 +86,10 @@ type Config struct {
 	// socket (Address and the first free port of PortMin-PortMax), for networks between nodes
 	// that are trusted. Every node of a cluster must use the same.
 	Transport string
+	// Data bounds what the origin holds back of a data stream's messages for one link whose SCTP
+	// send buffer is full (sfu.DefaultDataSinkConfig when zero): beyond it they are dropped and
+	// counted, never stalling the publisher.
+	Data sfu.DataSinkConfig
 	// Log gets the relay's and Pion's messages (nil: discarded).
 	Log *slog.Logger
 }
@@ -95,6 +103,9 @@ func (c *Config) defaults() {
 	}
 	if c.NACKInterval <= 0 {
 		c.NACKInterval = 50 * time.Millisecond
+	}
+	if c.Data == (sfu.DataSinkConfig{}) {
+		c.Data = sfu.DefaultDataSinkConfig()
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -119,10 +130,13 @@ type Relay struct {
 	imports  map[importKey]*sharedImport
 	gen      uint64
 	nextSSRC uint32
+	// nextDataChannel is the last data channel id picked, without its parity bit (data.go).
+	nextDataChannel uint32
 
-	stop chan struct{}
-	done chan struct{}
-	c    counters
+	stop       chan struct{}
+	done       chan struct{}
+	c          counters
+	dataTotals dataTotals
 
 	// dropIncoming, when set (tests), drops an incoming link packet it returns true for.
 	dropIncoming atomic.Pointer[func(ssrc uint32, seq uint16) bool]
@@ -132,6 +146,8 @@ type counters struct {
 	packetsSent, packetsReceived, retransmitted atomic.Uint64
 	nacksSent, nacksReceived                    atomic.Uint64
 	keyframesAsked, keyframesRequested          atomic.Uint64
+	// dataReceived counts the data messages received from origins (dataTotals those sent).
+	dataReceived atomic.Uint64
 }
 
 // New creates a node's relay and registers its handlers with signal.
@@ -224,6 +240,11 @@ type Stats struct {
 	// origin Receiver's rate limit merged them).
 	KeyframeRequestsSent     uint64 `json:"keyframe_requests_sent"`
 	KeyframeRequestsReceived uint64 `json:"keyframe_requests_received"`
+	// Data channel messages sent to and received from other nodes; DataDropped those a link
+	// could not take (its queue full) and the origin dropped.
+	DataSent     uint64 `json:"data_sent"`
+	DataReceived uint64 `json:"data_received"`
+	DataDropped  uint64 `json:"data_dropped"`
 }
 
 // Stats returns the relay's counters and links.
@@ -248,6 +269,8 @@ func (r *Relay) Stats() Stats {
 	s.PacketsSent, s.PacketsReceived = r.c.packetsSent.Load(), r.c.packetsReceived.Load()
 	s.NACKsSent, s.NACKsReceived, s.Retransmitted = r.c.nacksSent.Load(), r.c.nacksReceived.Load(), r.c.retransmitted.Load()
 	s.KeyframeRequestsSent, s.KeyframeRequestsReceived = r.c.keyframesAsked.Load(), r.c.keyframesRequested.Load()
+	s.DataSent, s.DataDropped = r.dataTotals.totals()
+	s.DataReceived = r.c.dataReceived.Load()
 	return s
 }
 
