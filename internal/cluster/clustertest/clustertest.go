@@ -55,11 +55,19 @@ func (d deadTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // Option changes how Start runs a node.
 type Option func(*options)
 
-type options struct{ noRelay bool }
+type options struct {
+	noRelay        bool
+	relayTransport string
+}
 
 // WithoutRelay starts the node with no media relay: for tests of what crosses nodes other than
 // media, and for a bare node that only publishes on the cluster's topics.
 func WithoutRelay() Option { return func(o *options) { o.noRelay = true } }
+
+// WithRelayTransport sets the relay's transport (relay.Config.Transport: "srtp" or "rtp").
+func WithRelayTransport(transport string) Option {
+	return func(o *options) { o.relayTransport = transport }
+}
 
 // Start runs node id of the cluster whose keys have prefix in the redis-server at redisAddr;
 // it stops when the test ends (a clean stop, unless it crashed first).
@@ -103,7 +111,7 @@ func Start(t testing.TB, redisAddr, prefix, id string, log *slog.Logger, opts ..
 		return n
 	}
 	n.Relay, err = relay.New(relay.Config{NodeID: id, Address: "127.0.0.1", FailedTimeout: LinkFailed,
-		ConnectTimeout: connectBudget, Log: log}, n.Node)
+		ConnectTimeout: connectBudget, Transport: o.relayTransport, Log: log}, n.Node)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -342,14 +343,10 @@ func (cr *clusterRoom) forward(data map[string]any) {
 
 // wireOf describes a participant of this node for the others.
 func (c *clusterNode) wireOf(pub *publisher) wireMember {
-	pub.mu.Lock()
-	m := wireMember{ID: pub.id, Node: c.self, Display: pub.display, Metadata: pub.metadata, Active: pub.active && pub.publishedLocked()}
-	pub.mu.Unlock()
-	for _, st := range pub.streamList() {
-		st.mu.Lock()
-		m.Streams = append(m.Streams, wireStream{Mid: st.mid, MIndex: st.mindex, Kind: st.kind, Codec: st.codecName,
-			Fmtp: st.fmtp, Simulcast: st.simulcast, SVC: st.svc, Description: st.description, Moderated: st.moderated, Talking: st.talking})
-		st.mu.Unlock()
+	m := pub.wire()
+	m.Node = c.self
+	if c.relay == nil || !c.relay.CarriesData() { // the others could not subscribe to the data
+		m.Streams = slices.DeleteFunc(m.Streams, func(st wireStream) bool { return st.Kind == wireData })
 	}
 	return m
 }

@@ -37,9 +37,8 @@ type testNode struct {
 }
 
 // startNode starts a node; withRelay gives it a media relay (internal/cluster/relay) on loopback.
-func startNode(t testing.TB, redisAddr, prefix, id string, withRelay bool) *testNode {
+func startNode(t testing.TB, redisAddr, prefix, id string, withRelay bool, opts ...clustertest.Option) *testNode {
 	t.Helper()
-	var opts []clustertest.Option
 	if !withRelay {
 		opts = append(opts, clustertest.WithoutRelay())
 	}

@@ -32,6 +32,9 @@ func (c *clusterNode) export(pub *publisher) {
 		streams = append(streams, relay.Stream{Mid: st.mid, Codec: capability(st), PayloadType: st.pt,
 			Simulcast: st.simulcast, Layers: layers, RIDs: rids, Receiver: st.recv})
 	}
+	if d := pub.dataStream(); d != nil {
+		streams = append(streams, relay.Stream{Mid: d.mid, Data: d.recv})
+	}
 	if err := c.relay.Export(feedName(pub.room.id, pub.id), streams); err != nil {
 		c.log.Warn("exporting a feed to the relay", "room", pub.room.id, "id", pub.id, "err", err)
 	}
@@ -50,11 +53,11 @@ func (c *clusterNode) importFeeds(ctx context.Context, ws []wanted) *requestErro
 		if w.feed.node == "" {
 			continue
 		}
-		if w.st == nil {
-			return errorf(ErrNoSuchFeed, "The data of feed %d is on node %s and is not relayed", w.feed.id, w.feed.node)
-		}
 		if err := c.importFeed(ctx, w.feed); err != nil {
 			return err
+		}
+		if w.data != nil && !w.feed.remote.dataImported(w.data) {
+			return errorf(ErrNoSuchFeed, "The data of feed %d is on node %s and is not relayed (links of plain RTP between nodes carry media only)", w.feed.id, w.feed.node)
 		}
 	}
 	return nil
@@ -66,6 +69,7 @@ func (c *clusterNode) importFeed(ctx context.Context, pub *publisher) *requestEr
 	rf.mu.Lock()
 	defer rf.mu.Unlock()
 	if rf.imported != nil {
+		attachData(pub, rf.imported) // announced since the import
 		return nil
 	}
 	if c.relay == nil {
@@ -86,6 +90,7 @@ func (c *clusterNode) importFeed(ctx context.Context, pub *publisher) *requestEr
 	for _, st := range streams {
 		st.recv = recvs[st.mid]
 	}
+	attachData(pub, imp)
 	rf.imported = imp
 	imp.OnGone(func() { c.feedEnded(pub) })
 	return nil
@@ -108,6 +113,9 @@ func (c *clusterNode) feedEnded(pub *publisher) {
 			st.mu.Unlock()
 		}
 		pub.streams = fresh
+		if pub.data != nil {
+			pub.data = &pubData{mid: pub.data.mid, mindex: pub.data.mindex}
+		}
 		pub.mu.Unlock()
 	}
 	rf.mu.Unlock()
@@ -115,4 +123,19 @@ func (c *clusterNode) feedEnded(pub *publisher) {
 	if imp != nil {
 		imp.Release()
 	}
+}
+
+// attachData gives another node's publisher's data stream the import's receiver (none when the
+// link is plain RTP); rf.mu is held.
+func attachData(pub *publisher, imp *relay.Import) {
+	if d := pub.dataStream(); d != nil && d.recv == nil {
+		d.recv = imp.DataReceivers()[d.mid]
+	}
+}
+
+// dataImported reports whether d, another node's publisher's data stream, has its receiver here.
+func (rf *remoteFeed) dataImported(d *pubData) bool {
+	rf.mu.Lock()
+	defer rf.mu.Unlock()
+	return d.recv != nil
 }

@@ -32,7 +32,12 @@ func (pub *publisher) setRemote(m wireMember) {
 		old[st.mid] = st
 	}
 	var streams []*pubStream
+	var data *pubData
 	for _, w := range m.Streams {
+		if w.Kind == wireData {
+			data = &pubData{mid: w.Mid, mindex: w.MIndex}
+			continue
+		}
 		st := old[w.Mid]
 		if st == nil || st.kind != w.Kind || st.codecName != w.Codec || st.fmtp != w.Fmtp || st.simulcast != w.Simulcast || st.svc != w.SVC {
 			st = &pubStream{mid: w.Mid, mindex: w.MIndex, kind: w.Kind, codecName: w.Codec, fmtp: w.Fmtp, simulcast: w.Simulcast, svc: w.SVC}
@@ -45,10 +50,14 @@ func (pub *publisher) setRemote(m wireMember) {
 	pub.mu.Lock()
 	pub.display, pub.metadata, pub.active = m.Display, m.Metadata, m.Active
 	pub.streams = sortedMids(streams)
+	if data == nil || pub.data == nil || pub.data.mid != data.mid || pub.data.mindex != data.mindex {
+		pub.data = data // a data stream that stays keeps its imported receiver
+	}
 	pub.mu.Unlock()
 }
 
-// wire describes a copy of another node's participant (a new owner's state).
+// wire describes a participant: one of this node's for the others (clusterNode.wireOf), or a copy
+// of another node's (a new owner's state). The data stream is a stream of kind "data".
 func (pub *publisher) wire() wireMember {
 	pub.mu.Lock()
 	m := wireMember{ID: pub.id, Node: pub.node, Display: pub.display, Metadata: pub.metadata, Active: pub.active && pub.publishedLocked()}
@@ -58,6 +67,9 @@ func (pub *publisher) wire() wireMember {
 		m.Streams = append(m.Streams, wireStream{Mid: st.mid, MIndex: st.mindex, Kind: st.kind, Codec: st.codecName,
 			Fmtp: st.fmtp, Simulcast: st.simulcast, SVC: st.svc, Description: st.description, Moderated: st.moderated, Talking: st.talking})
 		st.mu.Unlock()
+	}
+	if d := pub.dataStream(); d != nil {
+		m.Streams = append(m.Streams, wireStream{Mid: d.mid, MIndex: d.mindex, Kind: wireData})
 	}
 	return m
 }

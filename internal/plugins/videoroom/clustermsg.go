@@ -65,6 +65,9 @@ type wireMember struct {
 	Gone     bool            `json:"gone,omitempty"` // evMember: the participant left
 }
 
+// wireData is the kind of a publisher's data stream (its application m-line) among its streams.
+const wireData = "data"
+
 // wireStream is one published stream: what subscribers on other nodes are offered.
 type wireStream struct {
 	Mid         string `json:"mid"`
@@ -251,16 +254,21 @@ func (m wireMember) check() error {
 	if len(m.Streams) > maxWireStreams {
 		return fmt.Errorf("%d streams", len(m.Streams))
 	}
-	mids := map[string]bool{}
+	mids, data := map[string]bool{}, false
 	for _, st := range m.Streams {
 		if st.Mid == "" || mids[st.Mid] {
 			return fmt.Errorf("stream mid %q empty or repeated", st.Mid)
 		}
 		mids[st.Mid] = true
-		if st.Kind != "audio" && st.Kind != "video" {
+		switch c := media.CodecByName(st.Codec); {
+		case st.Kind == wireData:
+			if st.Codec != "" || st.Fmtp != "" || st.Simulcast || st.SVC || data {
+				return fmt.Errorf("stream %q: a data stream with a codec, or a second one", st.Mid)
+			}
+			data = true
+		case st.Kind != "audio" && st.Kind != "video":
 			return fmt.Errorf("stream %q: kind %q", st.Mid, st.Kind)
-		}
-		if c := media.CodecByName(st.Codec); c.String() != st.Codec || st.Codec == "" {
+		case c.String() != st.Codec || st.Codec == "":
 			return fmt.Errorf("stream %q: unknown codec %q", st.Mid, st.Codec)
 		}
 		if st.MIndex < 0 || st.MIndex > 1024 {
