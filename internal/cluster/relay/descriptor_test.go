@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pion/webrtc/v4"
+
 	"github.com/strata-rtc/strata/internal/config"
 )
 
@@ -107,9 +109,10 @@ func TestConfigFrom(t *testing.T) {
 }
 
 // FuzzSubscribeRequest: an edge's subscribe request is either refused or names one SSRC of the
-// edge's half per layer, none twice.
+// edge's half per layer, none twice, and data channels of the edge's half for data streams only.
 func FuzzSubscribeRequest(f *testing.F) {
-	f.Add([]byte(`{"feed":"f1","generation":3,"ssrcs":[[2147483649],[2147483650,2147483651,2147483652]]}`))
+	f.Add([]byte(`{"feed":"f1","generation":3,"ssrcs":[[2147483649],[2147483650,2147483651,2147483652],null],"channels":{"2":17}}`))
+	f.Add([]byte(`{"ssrcs":[[2147483649],[2147483650,2147483651,2147483652],[]],"channels":{"1":17,"2":16}}`))
 	f.Add([]byte(`{"ssrcs":[[1],[2,3,4]]}`))
 	f.Add([]byte(`{"ssrcs":[[0]]}`))
 	desc, err := DecodeDescriptor([]byte(goodDescriptor))
@@ -117,15 +120,22 @@ func FuzzSubscribeRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	r := &Relay{cfg: Config{NodeID: "a"}, exports: map[string]*export{}}
-	l := &link{peer: "b"}
+	l := &link{peer: "b", pc: &webrtc.PeerConnection{}} // an SCTP link (never used: only checked)
 	e := &export{desc: desc, outs: map[*link]*feedOut{}}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var req subscribeRequest
 		if decode(pathSubscribe, b, &req) != nil {
 			return
 		}
-		if r.checkSSRCs(l, e, req.SSRCs) != nil {
+		if r.checkSSRCs(l, e, req.SSRCs) != nil || r.checkDataChannels(l, e, req.Channels) != nil {
 			return
+		}
+		ids := map[uint16]bool{}
+		for mid, id := range req.Channels {
+			if mid != "2" || ids[id] || !ownsDataChannel("b", "a", id) {
+				t.Fatalf("data channel %d for %q taken", id, mid)
+			}
+			ids[id] = true
 		}
 		seen := map[uint32]bool{}
 		for i, list := range req.SSRCs {
