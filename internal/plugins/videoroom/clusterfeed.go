@@ -47,7 +47,9 @@ func (c *clusterNode) unexport(pub *publisher) {
 	}
 }
 
-// importFeeds makes sure every stream a subscriber wants has a Receiver here.
+// importFeeds makes sure every stream a subscriber wants has a Receiver here (a data stream, a
+// DataReceiver: there is none when the link is plain RTP, or the publisher added its data channel
+// after it was exported).
 func (c *clusterNode) importFeeds(ctx context.Context, ws []wanted) *requestError {
 	for _, w := range ws {
 		if w.feed.node == "" {
@@ -57,7 +59,7 @@ func (c *clusterNode) importFeeds(ctx context.Context, ws []wanted) *requestErro
 			return err
 		}
 		if w.data != nil && !w.feed.remote.dataImported(w.data) {
-			return errorf(ErrNoSuchFeed, "The data of feed %d is on node %s and is not relayed (links of plain RTP between nodes carry media only)", w.feed.id, w.feed.node)
+			return errorf(ErrNoSuchFeed, "The data of feed %d is on node %s and its relay does not carry it", w.feed.id, w.feed.node)
 		}
 	}
 	return nil
