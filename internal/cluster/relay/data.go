@@ -57,19 +57,43 @@ func (i *Import) DataReceivers() map[string]*sfu.DataReceiver {
 func (r *Relay) CarriesData() bool { return r.plain == nil }
 
 // allocDataChannel returns an SCTP stream id for a data stream this node receives from peer: the
-// node with the smaller id of a pair takes even ids, the other odd ones (ownsDataChannel).
-func (r *Relay) allocDataChannel(peer string) uint16 {
+// node with the smaller id of a pair takes even ids, the other odd ones (ownsDataChannel). The ids
+// go round (there are 32 759 per direction), skipping those still in use with peer.
+func (r *Relay) allocDataChannel(peer string) (uint16, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	odd := uint32(0)
 	if r.cfg.NodeID > peer {
 		odd = 1
 	}
-	r.nextDataChannel += 2
-	if r.nextDataChannel < firstDataChannel || r.nextDataChannel+odd > 0xfffe {
-		r.nextDataChannel = firstDataChannel
+	inUse := r.dataChannels[peer]
+	for range 0x8000 {
+		r.nextDataChannel += 2
+		if r.nextDataChannel < firstDataChannel || r.nextDataChannel+odd > 0xfffe {
+			r.nextDataChannel = firstDataChannel
+		}
+		id := uint16(r.nextDataChannel + odd)
+		if inUse[id] {
+			continue
+		}
+		if inUse == nil {
+			inUse = map[uint16]bool{}
+			r.dataChannels[peer] = inUse
+		}
+		inUse[id] = true
+		return id, nil
 	}
-	return uint16(r.nextDataChannel + odd)
+	return 0, fmt.Errorf("relay: every data channel id with %s is in use", peer)
+}
+
+// freeDataChannel gives back an id allocDataChannel returned.
+func (r *Relay) freeDataChannel(peer string, id uint16) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.dataChannels[peer], id)
+	if len(r.dataChannels[peer]) == 0 {
+		delete(r.dataChannels, peer)
+	}
 }
 
 // ownsDataChannel reports whether id is in the part of the SCTP stream ids from picks on a link
@@ -89,10 +113,14 @@ func dataChannelLabel(feed, mid string) string { return "relay/" + feed + "/" + 
 
 // openDataIn opens the edge's channel of a data stream; its messages go to a new DataReceiver.
 func (si *sharedImport) openDataIn(l *link, sd StreamDescriptor) (*dataIn, error) {
-	d := &dataIn{desc: sd, id: si.relay.allocDataChannel(si.key.origin), recv: sfu.NewDataReceiver(false)}
+	id, err := si.relay.allocDataChannel(si.key.origin)
+	if err != nil {
+		return nil, err
+	}
+	d := &dataIn{desc: sd, id: id, recv: sfu.NewDataReceiver(false)}
 	dc, err := l.pc.CreateDataChannel(dataChannelLabel(si.key.feed, sd.Mid), negotiated(d.id))
 	if err != nil {
-		d.recv.Close()
+		d.close(si)
 		return nil, fmt.Errorf("relay: receiving the data of %q: %w", si.key.feed, err)
 	}
 	d.dc = dc
@@ -104,12 +132,14 @@ func (si *sharedImport) openDataIn(l *link, sd StreamDescriptor) (*dataIn, error
 	return d, nil
 }
 
-// close ends an imported data stream: the channel closes, and so does every sink of the receiver.
-func (d *dataIn) close() {
+// close ends an imported data stream: the channel closes, and so does every sink of the receiver;
+// its id is free again.
+func (d *dataIn) close(si *sharedImport) {
 	if d.dc != nil {
 		_ = d.dc.Close()
 	}
 	d.recv.Close()
+	si.relay.freeDataChannel(si.key.origin, d.id)
 }
 
 // checkDataChannels refuses channel ids that do not name the export's data streams, are not the

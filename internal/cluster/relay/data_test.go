@@ -121,6 +121,12 @@ func TestDataStreamCrosses(t *testing.T) {
 		messagesCross(t, dataA, subB, "one importer left")
 		again.Release()
 		eventually(t, "the edge's data stream closing", wait, func() bool { _, closed := subB.got(); return closed })
+		rs[1].mu.Lock()
+		inUse := len(rs[1].dataChannels["a"])
+		rs[1].mu.Unlock()
+		if inUse != 0 {
+			t.Fatalf("b holds %d data channel ids with a after the release", inUse)
+		}
 		eventually(t, "the origin's sink going", wait, func() bool { return dataA.Stats().Sinks == 0 })
 		messagesCross(t, dataB, subA, "the other direction goes on")
 
@@ -227,18 +233,24 @@ func TestSlowLinkDropsData(t *testing.T) {
 	eventually(t, "what the origin sent reaching the edge", wait, func() bool { got, _ := edge.got(); return uint64(len(got)) == st.DataSent })
 }
 
-// The ids an edge picks stay in its half, above the link's own channel, and wrap before 65535.
+// The ids an edge picks stay in its half, above the link's own channel, and go round before
+// 65535, skipping those in use; once all are, the next import's data is refused.
 func TestDataChannelIDs(t *testing.T) {
 	rs := newRelays(t, "a", "b")
 	for _, r := range rs {
 		peer := map[string]string{"a": "b", "b": "a"}[r.cfg.NodeID]
-		seen := map[uint16]bool{}
-		for range 40000 {
-			id := r.allocDataChannel(peer)
-			if !ownsDataChannel(r.cfg.NodeID, peer, id) {
-				t.Fatalf("%s picked %d, not its own", r.cfg.NodeID, id)
+		held, err := r.allocDataChannel(peer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[uint16]bool{held: true}
+		for range 70000 {
+			id, err := r.allocDataChannel(peer)
+			if err != nil || id == held || !ownsDataChannel(r.cfg.NodeID, peer, id) {
+				t.Fatalf("%s picked %d (%v), not its own or in use", r.cfg.NodeID, id, err)
 			}
 			seen[id] = true
+			r.freeDataChannel(peer, id)
 		}
 		owned := 0
 		for id := range 0x10000 {
@@ -248,6 +260,14 @@ func TestDataChannelIDs(t *testing.T) {
 		}
 		if len(seen) != owned {
 			t.Fatalf("%s picked %d different ids of the %d it owns", r.cfg.NodeID, len(seen), owned)
+		}
+		for range owned - 1 {
+			if _, err := r.allocDataChannel(peer); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if id, err := r.allocDataChannel(peer); err == nil {
+			t.Fatalf("%s picked %d with every id in use", r.cfg.NodeID, id)
 		}
 	}
 }

@@ -338,7 +338,7 @@ func (si *sharedImport) end(notify bool) bool {
 		}
 	}
 	for _, d := range si.data {
-		d.close()
+		d.close(si)
 	}
 	if notify {
 		for _, h := range handles {

@@ -130,8 +130,10 @@ type Relay struct {
 	imports  map[importKey]*sharedImport
 	gen      uint64
 	nextSSRC uint32
-	// nextDataChannel is the last data channel id picked, without its parity bit (data.go).
+	// nextDataChannel is the last data channel id picked, without its parity bit; dataChannels
+	// those in use, by origin (data.go).
 	nextDataChannel uint32
+	dataChannels    map[string]map[uint16]bool
 
 	stop       chan struct{}
 	done       chan struct{}
@@ -178,7 +180,7 @@ func New(cfg Config, signal Signaler) (*Relay, error) {
 	}
 	r := &Relay{
 		cfg: cfg, instance: newInstance(), sig: signal, api: api, mux: mux, plain: plain, log: cfg.Log.With("component", "relay"),
-		links: map[string]*link{}, exports: map[string]*export{}, imports: map[importKey]*sharedImport{},
+		links: map[string]*link{}, exports: map[string]*export{}, imports: map[importKey]*sharedImport{}, dataChannels: map[string]map[uint16]bool{},
 		nextSSRC: ssrcBase(), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	signal.Handle(pathLink, r.handleLink)
