@@ -80,18 +80,7 @@ func TestRoomSpansNodes(t *testing.T) {
 	}
 
 	// The mixes: a's from node 1's mixer directly, b's relayed back to node 2.
-	deadline := time.Now().Add(8 * time.Second)
-	for {
-		ga, gb := heardTones(a, 600*time.Millisecond), heardTones(b, 600*time.Millisecond)
-		ok := ga[2] >= 0.08 && ga[0] <= 0.01 && gb[0] >= 0.08 && gb[2] <= 0.01
-		if ok {
-			t.Logf("node 1's participant hears %.3f, node 2's %.3f", ga, gb)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node 1's participant (%v Hz) hears %.3f, node 2's (%v Hz) hears %.3f", tones[0], ga, tones[2], gb)
-		}
-	}
+	waitHearEachOther(t, a, b, 0, 2, 600*time.Millisecond, 8*time.Second, "node 1's and node 2's participants")
 
 	// Node 2's participant's decoder is node 1's: resetdecoder reaches it.
 	if data, _ := mustRequest(t, b.h, map[string]any{"request": "resetdecoder"}, nil); data["audiobridge"] != "success" {
@@ -134,17 +123,7 @@ func TestOwnerFailover(t *testing.T) {
 	c := joinTalker(t, n3.c, room, tones[2], 1, nil)
 	hearEachOther := func(within time.Duration, what string) {
 		t.Helper()
-		deadline := time.Now().Add(within)
-		for {
-			gb, gc := heardTones(b, 400*time.Millisecond), heardTones(c, 400*time.Millisecond)
-			if gb[2] >= 0.08 && gb[1] <= 0.01 && gc[1] >= 0.08 && gc[2] <= 0.01 {
-				t.Logf("%s: node 2's participant hears %.3f, node 3's %.3f", what, gb, gc)
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: node 2's participant hears %.3f, node 3's %.3f", what, gb, gc)
-			}
-		}
+		waitHearEachOther(t, b, c, 1, 2, 400*time.Millisecond, within, what)
 	}
 	hearEachOther(8*time.Second, "mixed on node 1")
 	before := roomLease(t, n2, room)
@@ -174,6 +153,23 @@ func TestOwnerFailover(t *testing.T) {
 	}
 }
 
+// waitHearEachOther waits up to within for p and q, sending tones[pi] and tones[qi], to hear each
+// other (the other's tone at least 8 % of a window of their mix) and not themselves (at most 1 %).
+func waitHearEachOther(t testing.TB, p, q *talker, pi, qi int, window, within time.Duration, what string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		gp, gq := heardTones(p, window), heardTones(q, window)
+		if gp[qi] >= 0.08 && gp[pi] <= 0.01 && gq[pi] >= 0.08 && gq[qi] <= 0.01 {
+			t.Logf("%s: one hears %.3f, the other %.3f", what, gp, gq)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the participant sending %v Hz hears %.3f, the one sending %v Hz %.3f", what, tones[pi], gp, tones[qi], gq)
+		}
+	}
+}
+
 // roomLease is the lease on a room as the engine holds it.
 func roomLease(t testing.TB, n *clusterNode, room uint64) cluster.Lease {
 	t.Helper()
@@ -199,17 +195,7 @@ func TestDrainHandsTheRoomOver(t *testing.T) {
 	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
 	hearEachOther := func(within time.Duration, what string) {
 		t.Helper()
-		deadline := time.Now().Add(within)
-		for {
-			ga, gb := heardTones(a, 400*time.Millisecond), heardTones(b, 400*time.Millisecond)
-			if ga[2] >= 0.08 && ga[0] <= 0.01 && gb[0] >= 0.08 && gb[2] <= 0.01 {
-				t.Logf("%s: node 1's participant hears %.3f, node 2's %.3f", what, ga, gb)
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: node 1's participant hears %.3f, node 2's %.3f", what, ga, gb)
-			}
-		}
+		waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, within, what)
 	}
 	hearEachOther(8*time.Second, "mixed on node 1")
 	before := roomLease(t, n2, room)
@@ -285,15 +271,7 @@ func TestCreatedRoomSpansNodes(t *testing.T) {
 	if l := roomLease(t, n1, room); l.Holder != "node-2" {
 		t.Errorf("room lease %+v: want node-2's, which created the room", l)
 	}
-	for {
-		ga, gb := heardTones(a, 400*time.Millisecond), heardTones(b, 400*time.Millisecond)
-		if ga[2] >= 0.08 && ga[0] <= 0.01 && gb[0] >= 0.08 && gb[2] <= 0.01 {
-			break
-		}
-		if time.Now().After(deadline.Add(3 * time.Second)) {
-			t.Fatalf("node 1's participant hears %.3f, node 2's %.3f", ga, gb)
-		}
-	}
+	waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, time.Until(deadline.Add(3*time.Second)), "in the API-created room")
 
 	talking := func(d map[string]any) bool { return d["audiobridge"] == "talking" && d["id"] == float64(a.id) }
 	waitEvent(t, b.h, 5*time.Second, talking)
@@ -430,16 +408,7 @@ func TestRedisRestartKeepsTheRoom(t *testing.T) {
 	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
 	hearEachOther := func(what string) {
 		t.Helper()
-		deadline := time.Now().Add(8 * time.Second)
-		for {
-			ga, gb := heardTones(a, 400*time.Millisecond), heardTones(b, 400*time.Millisecond)
-			if ga[2] >= 0.08 && ga[0] <= 0.01 && gb[0] >= 0.08 && gb[2] <= 0.01 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: node 1's participant hears %.3f, node 2's %.3f", what, ga, gb)
-			}
-		}
+		waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, 8*time.Second, what)
 	}
 	hearEachOther("before the restart")
 	before := roomLease(t, n1, room)
