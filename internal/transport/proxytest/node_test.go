@@ -212,6 +212,29 @@ func (c *wsClient) do(tx, format string, args ...any) msg {
 	}
 }
 
+// doAsync sends a request the plugin answers later and waits for its ack and its event, in
+// whichever order they come: the plugin may push the event before the ack is written (as a Janus
+// plugin's thread may), and the proxy keeps the order node 1 wrote them in.
+func (c *wsClient) doAsync(tx, format string, args ...any) {
+	c.t.Helper()
+	c.send(format, args...)
+	var acked, evented bool
+	for !acked || !evented {
+		m := c.read()
+		if m["transaction"] != tx {
+			continue
+		}
+		switch m.janus() {
+		case "ack":
+			acked = true
+		case "event":
+			evented = true
+		default:
+			c.t.Fatalf("reply to %s: %v, want an ack and an event", tx, m)
+		}
+	}
+}
+
 // eventually polls cond for up to 5 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
