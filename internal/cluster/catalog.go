@@ -75,24 +75,16 @@ const maxCatalogID = 256
 // catalogFetchTimeout bounds one request for another node's list.
 var catalogFetchTimeout = 5 * time.Second
 
-// DefaultCatalogResync is how often a catalog reads every other node's list again by default.
-const DefaultCatalogResync = 10 * time.Second
-
-// catalogSettle is when a catalog reads the lists a second time after Start: a subscription is
-// established asynchronously, so an announcement made between the first reading and the
-// subscription would otherwise wait for the periodic one.
-const catalogSettle = 500 * time.Millisecond
-
 // NewCatalog makes the catalog name on view (its topic is "catalog/<name>", its handler
 // "/catalog/<name>"); Start begins following the other nodes. Besides the announcements, every
-// other node's list is read again every resync (DefaultCatalogResync when 0), which repairs what
+// other node's list is read again every resync (DefaultResync when 0), which repairs what
 // a lost announcement left wrong even when no gap showed it.
 func NewCatalog(view View, name string, events CatalogEvents, resync time.Duration, log *slog.Logger) *Catalog {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if resync <= 0 {
-		resync = DefaultCatalogResync
+		resync = DefaultResync
 	}
 	c := &Catalog{view: view, name: name, events: events, log: log.With("catalog", name), resync: resync,
 		local: map[string]json.RawMessage{}, remote: map[string]map[string]json.RawMessage{}, applied: map[string]uint64{}}
@@ -123,7 +115,7 @@ func (c *Catalog) Start() {
 		c.topic().Subscribe(c.onEvent, func(from string) { go c.fetch(from) }),
 		c.view.Watch(c.onNode))
 	c.fetchAll()
-	go c.resyncLoop()
+	go ResyncLoop(c.ctx, c.resync, c.fetchAll)
 }
 
 // fetchAll reads every other live node's list.
@@ -132,19 +124,6 @@ func (c *Catalog) fetchAll() {
 		if !c.isSelf(n.ID) {
 			go c.fetch(n.ID)
 		}
-	}
-}
-
-func (c *Catalog) resyncLoop() {
-	wait := min(catalogSettle, c.resync)
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		c.fetchAll()
-		wait = c.resync
 	}
 }
 

@@ -227,7 +227,9 @@ func TestSlowLinkDropsData(t *testing.T) {
 		return st.DataSent+st.DataDropped == n
 	})
 	st := rs[0].Stats()
-	if st.DataDropped == 0 || st.DataSent < 9 {
+	// At least the queue's worth crosses (one more when the first message found the channel open
+	// and went at once).
+	if st.DataDropped == 0 || st.DataSent < 8 {
 		t.Fatalf("origin sent %d and dropped %d of %d messages", st.DataSent, st.DataDropped, n)
 	}
 	eventually(t, "what the origin sent reaching the edge", wait, func() bool { got, _ := edge.got(); return uint64(len(got)) == st.DataSent })

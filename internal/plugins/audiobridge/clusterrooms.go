@@ -70,6 +70,7 @@ func (w wireRoom) check() error {
 func (c *clusterNode) startRooms() {
 	c.stopRooms = c.view.Topic(roomsTopic).Subscribe(c.onRoomsEvent, func(string) { go c.fetchRooms() })
 	go c.fetchRooms()
+	go cluster.AfterSettle(c.ctx, c.fetchRooms)
 }
 
 // created announces a room this node created, and follows it (taking its lease first).

@@ -117,6 +117,7 @@ func (c *clusterNode) start() {
 		c.follow(r)
 	}
 	go c.fetchRooms()
+	go cluster.AfterSettle(c.ctx, c.fetchRooms)
 }
 
 func (c *clusterNode) close() {

@@ -226,6 +226,9 @@ func (c *clusterNode) create(b body) (map[string]any, *requestError) {
 			delete(c.p.rooms, id)
 			c.p.mu.Unlock()
 			if l.Holder != "" {
+				// The holder's announcement of the room may have been adopted into the room this
+				// request had just made, and gone with it: learn the room again from the others.
+				go c.fetchRooms()
 				return nil, errorf(ErrRoomExists, "Room %d already exists", id)
 			}
 			return nil, errorf(ErrUnknown, "Room %d: no lease from the cluster", id)
