@@ -53,10 +53,12 @@ lint:
 #
 # The browser tests (./e2e, five minutes of Chromium sessions) run once, under the race detector,
 # which checks strata's concurrency while real browsers drive it; only the test that must measure
-# real time without the detector runs in the plain pass.
+# real time without the detector runs in the plain pass. So do the other concurrent packages: the
+# plain pass takes of them only those with tests built without the detector (allocation counts,
+# real-time measurements; scripts/plain-packages.sh), so that no long test runs twice.
 unit: wasm
 	@echo "== go test"
-	$(GO) test -count=1 -timeout 15m $$($(GO) list ./... | grep -v -e /internal/siplab -e /e2e)
+	pkgs=$$(GO=$(GO) bash scripts/plain-packages.sh $(RACE_PKGS)) && test -n "$$pkgs" && $(GO) test -count=1 -timeout 15m $$pkgs
 	$(GO) test -count=1 -timeout 5m -run 'TestLowprioBrowsersThroughNamespaceLink' ./e2e
 	@echo "== go test -race (concurrent packages)"
 	$(GO) test -count=1 -race -timeout 15m -skip '^TestCluster' $(RACE_PKGS)
