@@ -121,11 +121,7 @@ func TestOwnerFailover(t *testing.T) {
 	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
 	b := joinTalker(t, n2.c, room, tones[1], 1, nil)
 	c := joinTalker(t, n3.c, room, tones[2], 1, nil)
-	hearEachOther := func(within time.Duration, what string) {
-		t.Helper()
-		waitHearEachOther(t, b, c, 1, 2, 400*time.Millisecond, within, what)
-	}
-	hearEachOther(8*time.Second, "mixed on node 1")
+	waitHearEachOther(t, b, c, 1, 2, 400*time.Millisecond, 8*time.Second, "mixed on node 1")
 	before := roomLease(t, n2, room)
 	if before.Holder != "node-1" {
 		t.Fatalf("room lease %+v: want node-1's", before)
@@ -133,7 +129,7 @@ func TestOwnerFailover(t *testing.T) {
 
 	crashed := time.Now()
 	n1.Crash()
-	hearEachOther(10*time.Second, "after node 1 crashed")
+	waitHearEachOther(t, b, c, 1, 2, 400*time.Millisecond, 10*time.Second, "after node 1 crashed")
 	after := roomLease(t, n2, room)
 	t.Logf("the room moved to %s at epoch %d (was %d) and its audio resumed %v after the crash", after.Holder, after.Epoch,
 		before.Epoch, time.Since(crashed).Round(time.Millisecond))
@@ -193,11 +189,7 @@ func TestDrainHandsTheRoomOver(t *testing.T) {
 
 	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
 	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
-	hearEachOther := func(within time.Duration, what string) {
-		t.Helper()
-		waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, within, what)
-	}
-	hearEachOther(8*time.Second, "mixed on node 1")
+	waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, 8*time.Second, "mixed on node 1")
 	before := roomLease(t, n2, room)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -220,7 +212,7 @@ func TestDrainHandsTheRoomOver(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	hearEachOther(8*time.Second, "mixed on node 2")
+	waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, 8*time.Second, "mixed on node 2")
 	if got := listed(t, n1, room); got != want {
 		t.Errorf("node 1 lists %s, want %s", got, want)
 	}
@@ -406,11 +398,7 @@ func TestRedisRestartKeepsTheRoom(t *testing.T) {
 
 	a := joinTalker(t, n1.c, room, tones[0], 1, nil)
 	b := joinTalker(t, n2.c, room, tones[2], 1, nil)
-	hearEachOther := func(what string) {
-		t.Helper()
-		waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, 8*time.Second, what)
-	}
-	hearEachOther("before the restart")
+	waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, 8*time.Second, "before the restart")
 	before := roomLease(t, n1, room)
 
 	redis.Restart()
@@ -431,7 +419,7 @@ func TestRedisRestartKeepsTheRoom(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second) // a roster, had anyone been lost, would have gone out by now
-	hearEachOther("after the restart")
+	waitHearEachOther(t, a, b, 0, 2, 400*time.Millisecond, 8*time.Second, "after the restart")
 	for _, p := range []*talker{a, b} {
 		for {
 			select {
