@@ -234,6 +234,14 @@ func forwardAcrossNodes(t *testing.T, nodes []*testNode, room, pub uint64) {
 		t.Fatalf("rtp_forward on node 3 of node 1's publisher: %v", data)
 	}
 	streamID := fwds[0].(map[string]any)["stream_id"]
+	// It runs on node 1, where the publisher's Receiver is: node 1 has it among its own
+	// forwarders, node 3 (which asked, and imports the feed) has none.
+	if got := ownForwarders(t, nodes[1], nodes[0].id, room); got != 1 {
+		t.Errorf("node 1 has %d publishers with forwarders of its own, want 1", got)
+	}
+	if got := ownForwarders(t, nodes[1], nodes[2].id, room); got != 0 {
+		t.Errorf("node 3 has %d publishers with forwarders of its own, want 0", got)
+	}
 	buf := make([]byte, 1500)
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	n, err := conn.Read(buf)
@@ -267,4 +275,23 @@ func forwardAcrossNodes(t *testing.T, nodes []*testNode, room, pub uint64) {
 	_, _, err = request(t, h3, map[string]any{"request": "rtp_forward", "room": room, "publisher_id": 424242, "host": "127.0.0.1",
 		"streams": []map[string]any{{"mid": "0", "port": port}}}, nil)
 	wantCode(t, err, videoroom.ErrNoSuchFeed)
+}
+
+// ownForwarders asks node to (as another node does) how many of room's publishers have forwarders
+// on it: a node answers a forwarding request for its own publishers only.
+func ownForwarders(t *testing.T, from *testNode, to string, room uint64) int {
+	t.Helper()
+	var ans struct {
+		Code int `json:"error_code"`
+		Data struct {
+			Publishers []any `json:"publishers"`
+		} `json:"data"`
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	body := map[string]any{"request": "listforwarders", "room": room}
+	if err := from.node.Call(ctx, to, "/videoroom", map[string]any{"op": "forward", "room": room, "body": body}, &ans); err != nil || ans.Code != 0 {
+		t.Fatalf("listforwarders of %s's own: %v (error %d)", to, err, ans.Code)
+	}
+	return len(ans.Data.Publishers)
 }
